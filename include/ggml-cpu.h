@@ -1,0 +1,26 @@
+/* ggml-cpu.h -- the multi-threaded CPU executor and CPU backend. */
+#ifndef GGML_CPU_H
+#define GGML_CPU_H
+
+#include "ggml.h"
+#include "ggml-backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of cores of this machine (the default thread count). */
+GGML_API int              ggml_cpu_n_cores(void);
+/* Name of the SIMD path chosen at run time: "avx512", "avx2" or "scalar". */
+GGML_API const char *     ggml_cpu_simd_name(void);
+GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
+
+GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
+GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
+GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGML_CPU_H */

@@ -1,0 +1,263 @@
+/*
+ * ggml.h -- public API of ggmlr, a C11 tensor library with a ggml-compatible
+ * interface whose fused attention is differentiable.
+ *
+ * Conventions (as upstream ggml): tensors have up to 4 dimensions, ne[0] varies
+ * fastest, nb[] are byte strides. Ops are lazy: constructors record a node, and
+ * nothing is computed until a graph containing it is computed.
+ *
+ * Errors never abort: constructors return NULL and set a thread-local message
+ * (ggml_last_error()); a NULL argument propagates as NULL; functions that run
+ * things return an enum ggml_status.
+ */
+#ifndef GGML_H
+#define GGML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(GGML_SHARED) && defined(GGML_BUILD)
+#define GGML_API __declspec(dllexport) extern
+#elif defined(__GNUC__) || defined(__clang__)
+#define GGML_API __attribute__((visibility("default"))) extern
+#else
+#define GGML_API extern
+#endif
+
+#define GGML_MAX_DIMS           4
+#define GGML_MAX_SRC            10
+#define GGML_MAX_NAME           64
+#define GGML_MAX_OP_PARAMS      64
+#define GGML_MEM_ALIGN          16
+#define GGML_DEFAULT_GRAPH_SIZE 2048
+
+typedef uint16_t ggml_fp16_t;
+
+/* Numbering follows upstream ggml; only F32, F16 and I32 are implemented. */
+enum ggml_type {
+    GGML_TYPE_F32   = 0,
+    GGML_TYPE_F16   = 1,
+    GGML_TYPE_I32   = 26,
+    GGML_TYPE_COUNT = 40
+};
+
+/* Values follow upstream ggml. */
+enum ggml_status {
+    GGML_STATUS_ALLOC_FAILED = -2,
+    GGML_STATUS_FAILED       = -1,
+    GGML_STATUS_SUCCESS      =  0,
+    GGML_STATUS_ABORTED      =  1
+};
+
+enum ggml_op {
+    GGML_OP_NONE = 0,
+    GGML_OP_DUP,
+    GGML_OP_ADD,
+    GGML_OP_SUB,
+    GGML_OP_MUL,
+    GGML_OP_DIV,
+    GGML_OP_SQR,
+    GGML_OP_SQRT,
+    GGML_OP_LOG,
+    GGML_OP_SUM,
+    GGML_OP_SUM_ROWS,
+    GGML_OP_MEAN,
+    GGML_OP_REPEAT,
+    GGML_OP_REPEAT_BACK,
+    GGML_OP_SCALE,
+    GGML_OP_CPY,
+    GGML_OP_CONT,
+    GGML_OP_RESHAPE,
+    GGML_OP_VIEW,
+    GGML_OP_PERMUTE,
+    GGML_OP_TRANSPOSE,
+    GGML_OP_ACC,
+    GGML_OP_MUL_MAT,
+    GGML_OP_SOFT_MAX,
+    GGML_OP_FLASH_ATTN_EXT,
+    GGML_OP_FLASH_ATTN_BACK,
+    GGML_OP_COUNT
+};
+
+enum ggml_tensor_flag {
+    GGML_TENSOR_FLAG_INPUT  = 1,
+    GGML_TENSOR_FLAG_OUTPUT = 2,
+    GGML_TENSOR_FLAG_PARAM  = 4,
+    GGML_TENSOR_FLAG_LOSS   = 8
+};
+
+struct ggml_backend_buffer;
+
+struct ggml_tensor {
+    enum ggml_type type;
+    struct ggml_backend_buffer * buffer;  /* backend buffer holding data, or NULL */
+
+    int64_t ne[GGML_MAX_DIMS];  /* number of elements per dimension */
+    size_t  nb[GGML_MAX_DIMS];  /* stride in bytes per dimension */
+
+    enum ggml_op op;
+    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
+    int32_t flags;
+
+    struct ggml_tensor * src[GGML_MAX_SRC];
+
+    struct ggml_tensor * view_src;  /* the tensor whose memory this one views */
+    size_t               view_offs; /* byte offset into view_src->data */
+
+    void * data;
+    char   name[GGML_MAX_NAME];
+    void * extra;
+};
+
+struct ggml_init_params {
+    size_t mem_size;    /* bytes */
+    void * mem_buffer;  /* if NULL, the context allocates it */
+    bool   no_alloc;    /* tensors get metadata only; a backend buffer holds data */
+};
+
+struct ggml_context;
+struct ggml_cgraph;
+
+/* errors */
+GGML_API const char * ggml_last_error(void);   /* "" when there was none */
+GGML_API void         ggml_clear_error(void);
+GGML_API const char * ggml_status_to_string(enum ggml_status status);
+
+/* fp16 */
+GGML_API float       ggml_fp16_to_fp32(ggml_fp16_t x);
+GGML_API ggml_fp16_t ggml_fp32_to_fp16(float x);
+GGML_API void        ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n);
+GGML_API void        ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n);
+
+/* context */
+GGML_API struct ggml_context * ggml_init(struct ggml_init_params params);
+GGML_API void   ggml_free(struct ggml_context * ctx);
+GGML_API void   ggml_set_no_alloc(struct ggml_context * ctx, bool no_alloc);
+GGML_API bool   ggml_get_no_alloc(struct ggml_context * ctx);
+GGML_API size_t ggml_used_mem(const struct ggml_context * ctx);
+GGML_API size_t ggml_get_mem_size(const struct ggml_context * ctx);
+GGML_API size_t ggml_tensor_overhead(void);
+GGML_API size_t ggml_graph_overhead(void);
+GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
+GGML_API struct ggml_tensor * ggml_get_first_tensor(const struct ggml_context * ctx);
+GGML_API struct ggml_tensor * ggml_get_next_tensor(const struct ggml_context * ctx, struct ggml_tensor * tensor);
+GGML_API struct ggml_tensor * ggml_get_tensor(struct ggml_context * ctx, const char * name);
+
+/* types and tensor facts */
+GGML_API size_t       ggml_type_size(enum ggml_type type);
+GGML_API const char * ggml_type_name(enum ggml_type type);
+GGML_API const char * ggml_op_name(enum ggml_op op);
+GGML_API size_t       ggml_element_size(const struct ggml_tensor * tensor);
+GGML_API int64_t      ggml_nelements(const struct ggml_tensor * tensor);
+GGML_API int64_t      ggml_nrows(const struct ggml_tensor * tensor);
+GGML_API size_t       ggml_nbytes(const struct ggml_tensor * tensor);
+GGML_API int          ggml_n_dims(const struct ggml_tensor * tensor);
+GGML_API bool         ggml_is_contiguous(const struct ggml_tensor * tensor);
+GGML_API bool         ggml_is_scalar(const struct ggml_tensor * tensor);
+GGML_API bool         ggml_are_same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b);
+GGML_API bool         ggml_can_repeat(const struct ggml_tensor * a, const struct ggml_tensor * b);
+
+/* tensors */
+GGML_API struct ggml_tensor * ggml_new_tensor(struct ggml_context * ctx, enum ggml_type type, int n_dims, const int64_t * ne);
+GGML_API struct ggml_tensor * ggml_new_tensor_1d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0);
+GGML_API struct ggml_tensor * ggml_new_tensor_2d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1);
+GGML_API struct ggml_tensor * ggml_new_tensor_3d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2);
+GGML_API struct ggml_tensor * ggml_new_tensor_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+GGML_API struct ggml_tensor * ggml_new_f32(struct ggml_context * ctx, float value);
+GGML_API struct ggml_tensor * ggml_dup_tensor(struct ggml_context * ctx, const struct ggml_tensor * src);
+GGML_API struct ggml_tensor * ggml_view_tensor(struct ggml_context * ctx, struct ggml_tensor * src);
+
+GGML_API struct ggml_tensor * ggml_set_name(struct ggml_tensor * tensor, const char * name);
+GGML_API const char *         ggml_get_name(const struct ggml_tensor * tensor);
+
+/* Element access on CPU-resident data; any layout (strides are honoured). */
+GGML_API struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor);
+GGML_API struct ggml_tensor * ggml_set_f32(struct ggml_tensor * tensor, float value); /* fill */
+GGML_API float ggml_get_f32_1d(const struct ggml_tensor * tensor, int64_t i);
+GGML_API void  ggml_set_f32_1d(const struct ggml_tensor * tensor, int64_t i, float value);
+GGML_API float ggml_get_f32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3);
+GGML_API void  ggml_set_f32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3, float value);
+
+/* ops (lazy) */
+GGML_API struct ggml_tensor * ggml_dup(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_cont(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_reshape(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_reshape_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0);
+GGML_API struct ggml_tensor * ggml_reshape_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1);
+GGML_API struct ggml_tensor * ggml_reshape_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+GGML_API struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+GGML_API struct ggml_tensor * ggml_view_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, size_t offset);
+GGML_API struct ggml_tensor * ggml_view_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
+GGML_API struct ggml_tensor * ggml_view_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t offset);
+GGML_API struct ggml_tensor * ggml_view_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+GGML_API struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor * a, int axis0, int axis1, int axis2, int axis3);
+GGML_API struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct ggml_tensor * a);
+
+/* Binary ops broadcast b over a (each a->ne[i] a multiple of b->ne[i]). */
+GGML_API struct ggml_tensor * ggml_add(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_sub(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_mul(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_div(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * a, float s);
+GGML_API struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_log(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sum(struct ggml_context * ctx, struct ggml_tensor * a);      /* -> [1] */
+GGML_API struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor * a); /* -> [1,ne1,ne2,ne3] */
+GGML_API struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_tensor * a);     /* row means -> [1,ne1,ne2,ne3] */
+GGML_API struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);      /* a tiled to b's shape */
+GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b); /* a summed down to b's shape */
+/* a + b written into the strided region of a (nb1..nb3, byte offset) -> new tensor shaped like a */
+GGML_API struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+
+/* a [K, M, ...], b [K, N, ...] -> [M, N, ...]; a broadcast over b's dims 2, 3. */
+GGML_API struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+
+GGML_API struct ggml_tensor * ggml_soft_max(struct ggml_context * ctx, struct ggml_tensor * a);
+/* softmax(a*scale + slope*mask) along rows; mask [ne0, >=ne1, ...] F16 or F32, may be NULL. */
+GGML_API struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * mask, float scale, float max_bias);
+
+/*
+ * Fused attention. q [DK,N,H,B] F32; k [DK,M,Hkv,B], v [DV,M,Hkv,B] F32 or F16;
+ * mask [M, >=N, mh, mb] F16 or F32 or NULL; H % Hkv == 0.  -> [DV, H, N, B] F32.
+ */
+GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                  struct ggml_tensor * v, struct ggml_tensor * mask,
+                                                  float scale, float max_bias, float logit_softcap);
+/*
+ * Gradients of sum(d * flash_attn_ext(q,k,v,mask,scale)) packed in one 1-D F32
+ * tensor [dq | dk | dv], each slice starting on a 16-byte boundary, zero padding.
+ */
+GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                   struct ggml_tensor * v, struct ggml_tensor * mask,
+                                                   struct ggml_tensor * d, float scale);
+
+/* graphs and autodiff */
+GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
+GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
+GGML_API void                 ggml_build_forward_expand(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+GGML_API enum ggml_status     ggml_build_forward_expand_status(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+GGML_API enum ggml_status     ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * graph, struct ggml_tensor ** grad_accs);
+GGML_API void                 ggml_set_param(struct ggml_tensor * tensor);
+GGML_API void                 ggml_set_loss(struct ggml_tensor * tensor);
+GGML_API void                 ggml_set_input(struct ggml_tensor * tensor);
+GGML_API void                 ggml_set_output(struct ggml_tensor * tensor);
+GGML_API void                 ggml_graph_reset(struct ggml_cgraph * graph);
+GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * graph, const struct ggml_tensor * node);
+GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * graph, const struct ggml_tensor * node);
+GGML_API int                  ggml_graph_size(const struct ggml_cgraph * graph);
+GGML_API int                  ggml_graph_n_nodes(const struct ggml_cgraph * graph);
+GGML_API struct ggml_tensor * ggml_graph_node(const struct ggml_cgraph * graph, int i); /* i < 0 counts from the end */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGML_H */

@@ -1,0 +1,103 @@
+/* copy.c -- kernels that move data: dup/cont/cpy (with type conversion),
+ * repeat (tiling), repeat_back (its adjoint: summing tiles) and acc. */
+#include "kernels.h"
+
+const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch) {
+    const char * row = (const char *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+    if (t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float)) return (const float *) row;
+    if (t->type == GGML_TYPE_F16 && t->nb[0] == sizeof(ggml_fp16_t)) {
+        ggml_fp16_to_fp32_row((const ggml_fp16_t *) row, scratch, t->ne[0]);
+    } else {
+        for (int64_t i = 0; i < t->ne[0]; i++) scratch[i] = ggmlr_load_f32(t->type, row + i * t->nb[0]);
+    }
+    return scratch;
+}
+
+/* dst := src element by element in logical (ne0-fastest) order; shapes may
+ * differ when the element counts agree (ggml_cpy). Split over dst rows. */
+void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = dst->src[0];
+    const bool same_shape = ggml_are_same_shape(src, dst);
+    const bool plain_copy = same_shape && src->type == dst->type && src->nb[0] == ggml_type_size(src->type) &&
+                            dst->nb[0] == ggml_type_size(dst->type);
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+        char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        if (plain_copy) {
+            memcpy(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), (size_t) dst->ne[0] * dst->nb[0]);
+            continue;
+        }
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
+            int64_t s0 = i0, s1 = i1, s2 = i2, s3 = i3;
+            if (!same_shape) {
+                int64_t lin = i0 + dst->ne[0] * r;
+                s0 = lin % src->ne[0]; lin /= src->ne[0];
+                s1 = lin % src->ne[1]; lin /= src->ne[1];
+                s2 = lin % src->ne[2]; s3 = lin / src->ne[2];
+            }
+            const float v = ggmlr_load_f32(src->type, ggmlr_elem_ptr(src, s0, s1, s2, s3));
+            ggmlr_store_f32(dst->type, drow + i0 * dst->nb[0], v);
+        }
+    }
+}
+
+/* dst[i] = a[i mod a.ne] per dimension. */
+void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * arow = ggmlr_elem_ptr(a, 0, i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) d[i0] = *(const float *) (arow + (i0 % a->ne[0]) * a->nb[0]);
+    }
+}
+
+/* dst[j] = sum of a over every index that reduces to j (mod dst.ne). Each dst
+ * row is summed by one thread in a fixed order. */
+void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const int64_t k0 = a->ne[0] / dst->ne[0], k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t j1, j2, j3;
+        ggmlr_row_index(dst, r, &j1, &j2, &j3);
+        float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
+        for (int64_t j0 = 0; j0 < dst->ne[0]; j0++) {
+            double sum = 0.0;
+            for (int64_t t3 = 0; t3 < k3; t3++)
+                for (int64_t t2 = 0; t2 < k2; t2++)
+                    for (int64_t t1 = 0; t1 < k1; t1++) {
+                        const char * arow = ggmlr_elem_ptr(a, 0, j1 + t1 * dst->ne[1], j2 + t2 * dst->ne[2], j3 + t3 * dst->ne[3]);
+                        for (int64_t t0 = 0; t0 < k0; t0++) sum += *(const float *) (arow + (j0 + t0 * dst->ne[0]) * a->nb[0]);
+                    }
+            d[j0] = (float) sum;
+        }
+    }
+}
+
+/* dst = a (or zeros), then b added into the region (nb1..nb3, offset) of dst.
+ * Rare (the backward of a view), so one thread does it. */
+void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    if (p->ith != 0) return;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    size_t prm[4];
+    memcpy(prm, dst->op_params, sizeof prm);
+    const bool zero_base = dst->op_params[8] != 0;
+    const int64_t n = ggml_nelements(dst);
+    float * d = dst->data;
+    for (int64_t i = 0; i < n; i++) d[i] = zero_base ? 0.0f : ((const float *) a->data)[i];
+    for (int64_t i3 = 0; i3 < b->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < b->ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < b->ne[1]; i1++)
+                for (int64_t i0 = 0; i0 < b->ne[0]; i0++) {
+                    float * t = (float *) ((char *) dst->data + prm[3] + i0 * sizeof(float) + i1 * prm[0] + i2 * prm[1] + i3 * prm[2]);
+                    *t += *(const float *) ggmlr_elem_ptr(b, i0, i1, i2, i3);
+                }
+}

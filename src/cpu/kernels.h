@@ -1,0 +1,60 @@
+/* kernels.h -- the CPU kernels the executor dispatches to, one family per file.
+ *
+ * Every kernel is called by all nth threads of the executor with its own ith,
+ * and splits the work into pieces whose result does not depend on which
+ * thread computes them: results are identical for any thread count. */
+#ifndef GGMLR_KERNELS_H
+#define GGMLR_KERNELS_H
+
+#include "../internal.h"
+#include "vec.h"
+
+struct ggmlr_compute_params {
+    int    ith, nth;      /* this thread, number of threads */
+    void * wdata;         /* this thread's scratch */
+    size_t wsize;         /* bytes of scratch per thread */
+};
+
+/* Piece [*i0, *i1) of n items for thread ith of nth. */
+static inline void ggmlr_split(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
+    const int64_t per = (n + nth - 1) / nth;
+    *i0 = per * ith < n ? per * ith : n;
+    *i1 = *i0 + per < n ? *i0 + per : n;
+}
+
+/* Row r of a tensor as (i1, i2, i3). */
+static inline void ggmlr_row_index(const struct ggml_tensor * t, int64_t r, int64_t * i1, int64_t * i2, int64_t * i3) {
+    *i1 = r % t->ne[1];
+    *i2 = (r / t->ne[1]) % t->ne[2];
+    *i3 = r / (t->ne[1] * t->ne[2]);
+}
+
+/* Row (i1,i2,i3) of t as F32: a pointer into t when its elements are packed
+ * F32, else converted into `scratch` (t->ne[0] floats). */
+const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);
+
+/* copy.c */
+void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* DUP, CONT, CPY */
+void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+/* elementwise.c */
+void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* ADD, SUB, MUL, DIV */
+void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);  /* SQR, SQRT, LOG, SCALE */
+/* reduce.c */
+void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* SUM_ROWS, MEAN */
+/* matmul.c */
+void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst);
+/* softmax.c */
+void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst);
+float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
+/* flash_attn.c */
+void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
+
+#endif

@@ -1,0 +1,45 @@
+/* softmax.c -- y = softmax(scale * x + slope * mask) along rows (ne0).
+ * A row whose inputs are all -Inf gives zeros (not NaN), as attention does. */
+#include "kernels.h"
+
+#include <math.h>
+
+/* ALiBi slope of head h (upstream ggml's formula); 1 when max_bias is 0. */
+float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
+    if (max_bias <= 0.0f) return 1.0f;
+    int64_t n_head_log2 = 1;
+    while (n_head_log2 * 2 <= n_head) n_head_log2 *= 2;
+    const float m0 = powf(2.0f, -max_bias / (float) n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_head_log2);
+    return h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
+}
+
+size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
+
+void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * mask = dst->src[1];
+    const float scale = ggmlr_get_op_param_f32(dst, 0), max_bias = ggmlr_get_op_param_f32(dst, 1);
+    const int64_t n = a->ne[0];
+    float * s = p->wdata, * mbuf = s + n;
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(a), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        ggmlr_row_index(a, r, &i1, &i2, &i3);
+        const float * x = ggmlr_row_f32(a, i1, i2, i3, s);
+        for (int64_t i = 0; i < n; i++) s[i] = x[i] * scale;
+        if (mask) {
+            const float slope = ggmlr_alibi_slope(max_bias, i2, a->ne[2]);
+            const float * m = ggmlr_row_f32(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], mbuf);
+            for (int64_t i = 0; i < n; i++) s[i] += slope * m[i];
+        }
+        float mx = -INFINITY;
+        for (int64_t i = 0; i < n; i++) if (s[i] > mx) mx = s[i];
+        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        if (mx == -INFINITY) { for (int64_t i = 0; i < n; i++) y[i] = 0.0f; continue; }
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; i++) { y[i] = expf(s[i] - mx); sum += y[i]; }
+        const float inv = (float) (1.0 / sum);
+        for (int64_t i = 0; i < n; i++) y[i] *= inv;
+    }
+}

@@ -1,0 +1,69 @@
+/* internal.h -- declarations shared by the library's own files (not installed). */
+#ifndef GGMLR_INTERNAL_H
+#define GGMLR_INTERNAL_H
+
+#include "ggml.h"
+#include "ggml-backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* error.c: record the message of the failure at hand (printf-style). */
+void ggmlr_set_error(const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* The backend buffer: one malloc'd block holding a context's tensor data. */
+struct ggml_backend_buffer {
+    void * data;
+    size_t size;
+};
+
+/* context.c */
+struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_type type, int n_dims,
+                                           const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs);
+void * ggmlr_ctx_alloc_object(struct ggml_context * ctx, size_t size); /* graphs; NULL + message when full */
+size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t);         /* bytes from data to last element */
+bool   ggmlr_type_is_supported(enum ggml_type type);
+/* Data pointer of element (i0,i1,i2,i3). */
+static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+/* Element as float / store a float, for F32, F16 and I32. */
+float ggmlr_load_f32(enum ggml_type type, const void * p);
+void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
+
+/* ops.c: ggml_acc, optionally into zeros shaped like a (the backward of a view) */
+struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                    size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base);
+
+/* op params are stored as raw 32-bit words */
+static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }
+static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }
+
+/* flash_attn_back packing (SPEC section 3): slice offsets in floats. */
+static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n * 4 + 15) / 16 * 16 / 4; }
+
+/* graph.c: hash set of visited tensors, shared with autodiff.c */
+struct ggml_cgraph {
+    int size;       /* capacity of nodes / leafs */
+    int n_nodes;
+    int n_leafs;
+    struct ggml_tensor ** nodes;
+    struct ggml_tensor ** leafs;
+    size_t hash_size;
+    struct ggml_tensor ** hash_keys;  /* open addressing, NULL = empty */
+    struct ggml_tensor ** grads;      /* by hash slot; NULL unless grads enabled */
+    struct ggml_tensor ** grad_accs;  /* by hash slot; accumulators of params */
+};
+size_t ggmlr_hash_find(const struct ggml_cgraph * g, const struct ggml_tensor * t); /* slot or SIZE_MAX */
+size_t ggmlr_hash_insert(struct ggml_cgraph * g, struct ggml_tensor * t);        /* slot or SIZE_MAX when full */
+void   ggmlr_graph_rebuild_hash(struct ggml_cgraph * g);
+
+/* cpu/compute.c */
+enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * graph, int n_threads);
+
+#endif
