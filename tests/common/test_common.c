@@ -1,0 +1,131 @@
+/* test_common.c -- see test_common.h. */
+#include "test_common.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tc_failures = 0;
+int tc_checks = 0;
+
+bool tc_check(bool ok, const char * file, int line, const char * fmt, ...) {
+    tc_checks++;
+    if (!ok) {
+        tc_failures++;
+        fprintf(stderr, "FAIL %s:%d: ", file, line);
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    return ok;
+}
+
+int tc_finish(const char * suite) {
+    printf("%s: %d checks\n", suite, tc_checks);
+    printf("%d passed, %d failed\n", tc_checks - tc_failures, tc_failures);
+    return tc_failures == 0 && tc_checks > 0 ? 0 : 1;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+void tc_seed(uint64_t seed) { rng_state = seed * 0x9E3779B97F4A7C15ull + 1; }
+uint64_t tc_next(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+double tc_uniform(double lo, double hi) { return lo + (hi - lo) * ((double) (tc_next() >> 11) / 9007199254740992.0); }
+int tc_randint(int lo, int hi) { return lo + (int) (tc_next() % (uint64_t) (hi - lo + 1)); }
+
+struct ggml_context * tc_ctx(size_t mb) {
+    struct ggml_init_params p = {mb * 1024 * 1024, NULL, false};
+    struct ggml_context * ctx = ggml_init(p);
+    if (!ctx) { fprintf(stderr, "ggml_init failed: %s\n", ggml_last_error()); exit(2); }
+    return ctx;
+}
+
+void tc_fill_uniform(struct ggml_tensor * t, double lo, double hi) {
+    for (int64_t i = 0; i < ggml_nelements(t); i++) ggml_set_f32_1d(t, i, (float) tc_uniform(lo, hi));
+}
+
+void tc_poison(struct ggml_tensor * t) {
+    for (int64_t i = 0; i < ggml_nelements(t); i++) ggml_set_f32_1d(t, i, NAN);
+}
+
+double tc_get(const struct ggml_tensor * t, int64_t i) { return ggml_get_f32_1d(t, i); }
+
+double tc_rel_err_f32(const float * x, const double * ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double) x[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    if (num != num) return INFINITY;  /* NaN anywhere fails */
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+double tc_rel_err_tensor(const struct ggml_tensor * t, const double * ref) {
+    const int64_t n = ggml_nelements(t);
+    float * x = malloc((size_t) (n > 0 ? n : 1) * sizeof *x);
+    for (int64_t i = 0; i < n; i++) x[i] = ggml_get_f32_1d(t, i);
+    const double e = tc_rel_err_f32(x, ref, n);
+    free(x);
+    return e;
+}
+
+void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads) {
+    enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, n_threads);
+    if (st != GGML_STATUS_SUCCESS) { fprintf(stderr, "graph compute failed: %s\n", ggml_last_error()); exit(2); }
+}
+
+int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_params, const int64_t (*shapes)[4],
+                 double lo, double hi, double eps, double atol, double rtol) {
+    struct ggml_context * ctx = tc_ctx(256);
+    struct ggml_tensor * params[8];
+    if (n_params > 8) { fprintf(stderr, "tc_gradcheck: too many params\n"); exit(2); }
+    for (int p = 0; p < n_params; p++) {
+        params[p] = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, shapes[p][0], shapes[p][1], shapes[p][2], shapes[p][3]);
+        tc_fill_uniform(params[p], lo, hi);
+        ggml_set_param(params[p]);
+    }
+    struct ggml_tensor * loss = build(ctx, params, user);
+    if (!CHECK(loss != NULL, "%s: building the loss failed: %s", what, ggml_last_error())) { ggml_free(ctx); return 1; }
+    ggml_set_loss(loss);
+    struct ggml_cgraph * fwd = ggml_new_graph_custom(ctx, 4096, false);
+    ggml_build_forward_expand(fwd, loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 4096, true);
+    ggml_build_forward_expand(g, loss);
+    if (!CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "%s: backward build failed: %s", what, ggml_last_error())) {
+        ggml_free(ctx);
+        return 1;
+    }
+    ggml_graph_reset(g);
+    tc_compute(ctx, g, 2);
+    int bad = 0;
+    for (int p = 0; p < n_params; p++) {
+        struct ggml_tensor * grad = ggml_graph_get_grad(g, params[p]);
+        if (!CHECK(grad != NULL, "%s: no gradient for param %d", what, p)) { bad++; continue; }
+        for (int64_t i = 0; i < ggml_nelements(params[p]); i++) {
+            const float x0 = ggml_get_f32_1d(params[p], i);
+            ggml_set_f32_1d(params[p], i, (float) (x0 + eps));
+            tc_compute(ctx, fwd, 1);
+            const double fp = ggml_get_f32_1d(loss, 0);
+            ggml_set_f32_1d(params[p], i, (float) (x0 - eps));
+            tc_compute(ctx, fwd, 1);
+            const double fm = ggml_get_f32_1d(loss, 0);
+            ggml_set_f32_1d(params[p], i, x0);
+            const double numeric = (fp - fm) / (2 * eps);
+            const double analytic = ggml_get_f32_1d(grad, i);
+            if (!(fabs(analytic - numeric) <= atol + rtol * fabs(numeric))) {
+                if (bad < 5) fprintf(stderr, "  %s: param %d element %lld: analytic %.6g numeric %.6g\n", what, p, (long long) i, analytic, numeric);
+                bad++;
+            }
+        }
+    }
+    CHECK(bad == 0, "%s: %d gradient elements disagree with finite differences", what, bad);
+    ggml_free(ctx);
+    return bad;
+}

@@ -1,0 +1,64 @@
+/* test_common.h -- helpers shared by the C tests: checks that count failures,
+ * a seeded RNG, relative errors against float64 references, and one generic
+ * finite-difference gradient checker used for every backward rule. */
+#ifndef GGMLR_TEST_COMMON_H
+#define GGMLR_TEST_COMMON_H
+
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "ggml-backend.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int tc_failures;
+extern int tc_checks;
+
+/* Record one check; print the location and message when it fails. */
+bool tc_check(bool ok, const char * file, int line, const char * fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define CHECK(cond, ...) tc_check((cond), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_REL(err, tol, what) tc_check((err) <= (tol), __FILE__, __LINE__, "%s: relative error %.3g > %.3g", (what), (double) (err), (double) (tol))
+
+/* Print "N passed, M failed" and return the process exit code. */
+int tc_finish(const char * suite);
+
+/* Deterministic xorshift RNG. */
+void     tc_seed(uint64_t seed);
+uint64_t tc_next(void);
+double   tc_uniform(double lo, double hi);
+int      tc_randint(int lo, int hi);  /* inclusive */
+
+/* A new context of `mb` MiB that holds data (aborts the test on failure). */
+struct ggml_context * tc_ctx(size_t mb);
+/* Fill every element of t (any layout, F32/F16/I32) with uniform values in [lo, hi]. */
+void tc_fill_uniform(struct ggml_tensor * t, double lo, double hi);
+/* Fill with NaN, so that an element a kernel forgets to write fails the test. */
+void tc_poison(struct ggml_tensor * t);
+/* Element i (logical ne0-fastest order) as double. */
+double tc_get(const struct ggml_tensor * t, int64_t i);
+
+/* ||x - ref|| / ||ref|| over n values (ref in double); ||x - ref|| when ref is 0. */
+double tc_rel_err_f32(const float * x, const double * ref, int64_t n);
+/* The same, reading x from a tensor in logical order. */
+double tc_rel_err_tensor(const struct ggml_tensor * t, const double * ref);
+
+/* Compute a graph with n threads and fail the test on a bad status. */
+void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads);
+
+/*
+ * Generic gradient check. `build` makes a scalar F32 loss from the n_params
+ * parameter tensors (already created and filled by the checker, shapes from
+ * `shapes`, values uniform in [lo, hi]). The checker builds the backward graph,
+ * then compares every analytic gradient element against central differences
+ * of the loss (step eps, forward recomputed in float32). Passes when
+ * |analytic - numeric| <= atol + rtol * |numeric| for every element.
+ * Returns the number of mismatching elements (also counted as failures).
+ */
+typedef struct ggml_tensor * (*tc_loss_builder)(struct ggml_context * ctx, struct ggml_tensor ** params, void * user);
+int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_params, const int64_t (*shapes)[4],
+                 double lo, double hi, double eps, double atol, double rtol);
+
+#endif
