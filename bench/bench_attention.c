@@ -1,0 +1,143 @@
+/* bench_attention.c -- fused attention forward and backward against the
+ * unfused path (mul_mat + soft_max + mul_mat, differentiated by autodiff)
+ * and against the machine's measured FMA peak, all in one run.
+ *
+ * Flops are counted the way the field does: forward 4*N*M*D*H*B, backward
+ * 10*N*M*D*H*B (with D = DK = DV). Each figure is the median of several runs.
+ *
+ *   bench_attention [threads] [reps]          (defaults: all cores, 5) */
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "fma_peak.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static int cmp_double(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static double median(double * v, int n) {
+    qsort(v, (size_t) n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void fill(struct ggml_tensor * t) {
+    float * d = t->data;
+    for (int64_t i = 0; i < ggml_nelements(t); i++) d[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
+}
+
+/* Median seconds of `reps` computes of graph g. */
+static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, int reps, bool reset) {
+    double t[32];
+    for (int r = 0; r < reps; r++) {
+        if (reset) ggml_graph_reset(g);
+        const double t0 = now();
+        if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
+            fprintf(stderr, "compute failed: %s\n", ggml_last_error());
+            exit(1);
+        }
+        t[r] = now() - t0;
+    }
+    return median(t, reps);
+}
+
+/* Peak GFLOP/s of all nth threads: single-core rate measured here, times nth. */
+static double measure_peak(const char * simd) {
+    double g[5];
+    for (int r = 0; r < 5; r++) {
+        const int64_t iters = 20 * 1000 * 1000;
+        const double t0 = now();
+        volatile float sink = fma_peak_run(simd, iters);
+        (void) sink;
+        g[r] = fma_peak_flops(iters) / (now() - t0) / 1e9;
+    }
+    return median(g, 5);
+}
+
+struct shape { int D, N, M, H, Hkv; bool causal; };
+
+static void bench_shape(struct shape s, int nth, int reps, double peak1) {
+    const size_t mem = (size_t) 2048 * 1024 * 1024;
+    struct ggml_init_params ip = {mem, NULL, false};
+    struct ggml_context * ctx = ggml_init(ip);
+    if (!ctx) { fprintf(stderr, "%s\n", ggml_last_error()); exit(1); }
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.N, s.H, 1);
+    struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.M, s.Hkv, 1);
+    struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.M, s.Hkv, 1);
+    struct ggml_tensor * mask = NULL;
+    fill(q); fill(k); fill(v);
+    if (s.causal) {
+        mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, s.M, s.N);
+        for (int n = 0; n < s.N; n++)
+            for (int m = 0; m < s.M; m++)
+                ((ggml_fp16_t *) mask->data)[m + (int64_t) s.M * n] = ggml_fp32_to_fp16(m <= n + (s.M - s.N) ? 0.0f : -INFINITY);
+    }
+    ggml_set_param(q); ggml_set_param(k); ggml_set_param(v);
+    const float scale = 1.0f / sqrtf((float) s.D);
+
+    /* fused */
+    struct ggml_tensor * fused = ggml_flash_attn_ext(ctx, q, k, v, mask, scale, 0.0f, 0.0f);
+    struct ggml_tensor * lf = ggml_sum(ctx, fused);
+    ggml_set_loss(lf);
+    struct ggml_cgraph * gf_fwd = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf_fwd, fused);
+    struct ggml_tensor * d = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.H, s.N, 1);
+    fill(d);
+    struct ggml_tensor * fab = ggml_flash_attn_back(ctx, q, k, v, mask, d, scale);
+    struct ggml_cgraph * gf_bwd = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf_bwd, fab);
+
+    /* unfused: S = K^T Q, P = softmax, O = V P, differentiated by autodiff */
+    struct ggml_tensor * S = ggml_mul_mat(ctx, k, q);                          /* [M, N, H] */
+    struct ggml_tensor * P = ggml_soft_max_ext(ctx, S, mask, scale, 0.0f);
+    struct ggml_tensor * O = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, v)), P); /* [D, N, H] */
+    struct ggml_tensor * lu = ggml_sum(ctx, ggml_cont(ctx, ggml_permute(ctx, O, 0, 2, 1, 3)));
+    ggml_set_loss(lu);
+    struct ggml_cgraph * gu_fwd = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gu_fwd, lu);
+    struct ggml_cgraph * gu_all = ggml_new_graph_custom(ctx, 512, true);
+    ggml_build_forward_expand(gu_all, lu);
+    if (ggml_build_backward_expand(ctx, gu_all, NULL) != GGML_STATUS_SUCCESS) { fprintf(stderr, "%s\n", ggml_last_error()); exit(1); }
+
+    const double causal = s.causal ? 0.5 : 1.0;
+    const double f_fwd = 4.0 * s.N * s.M * s.D * s.H * causal, f_bwd = 10.0 * s.N * s.M * s.D * s.H * causal;
+    const double t_ff = time_graph(ctx, gf_fwd, nth, reps, false);
+    const double t_fb = time_graph(ctx, gf_bwd, nth, reps, false);
+    const double t_uf = time_graph(ctx, gu_fwd, nth, reps, false);
+    const double t_ua = time_graph(ctx, gu_all, nth, reps, true);
+    const double t_ub = t_ua - t_uf;  /* unfused backward = (forward + backward) - forward */
+    const double peak = peak1 * nth;
+    printf("D=%-3d N=%-5d M=%-5d H=%d/%d %-6s | fwd %7.1f GF/s %5.1f%% peak %5.1fx unfused | bwd %7.1f GF/s %5.1f%% peak %5.1fx unfused\n",
+           s.D, s.N, s.M, s.H, s.Hkv, s.causal ? "causal" : "full",
+           f_fwd / t_ff / 1e9, 100 * f_fwd / t_ff / 1e9 / peak, t_uf / t_ff,
+           f_bwd / t_fb / 1e9, 100 * f_bwd / t_fb / 1e9 / peak, t_ub / t_fb);
+    ggml_free(ctx);
+}
+
+int main(int argc, char ** argv) {
+    const int nth = argc > 1 ? atoi(argv[1]) : ggml_cpu_n_cores();
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    if (reps < 1) reps = 1;
+    if (reps > 31) reps = 31;
+    const char * simd = ggml_cpu_simd_name();
+    const double peak1 = measure_peak(simd);
+    printf("SIMD path %s, %d thread(s); measured FMA peak %.1f GFLOP/s per core (%.1f for %d)\n", simd, nth, peak1, peak1 * nth, nth);
+    printf("medians of %d runs; 'x unfused' = time of mul_mat+soft_max+mul_mat (autodiff for bwd) / fused time\n", reps);
+    const struct shape shapes[] = {
+        {64, 512, 512, 4, 4, false},
+        {64, 1024, 1024, 4, 2, true},
+        {128, 1024, 1024, 2, 2, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) bench_shape(shapes[i], nth, reps, peak1);
+    return 0;
+}
