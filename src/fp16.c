@@ -10,7 +10,7 @@ float ggml_fp16_to_fp32(ggml_fp16_t h) {
     const uint32_t sign = (uint32_t) (h & 0x8000u) << 16;
     const uint32_t exp  = (h >> 10) & 0x1fu;
     const uint32_t mant = h & 0x3ffu;
-    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));  /* Inf / NaN */
+    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0u));  /* Inf / NaN, quieted as F16C does */
     if (exp != 0)    return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
     /* zero or subnormal: mant * 2^-24, exact in float */
     const float mag = (float) mant * 5.9604644775390625e-8f;
@@ -38,10 +38,45 @@ ggml_fp16_t ggml_fp32_to_fp16(float f) {
     return (uint16_t) (sign | (m >> 13));
 }
 
+/* Row converters: F16C hardware conversion (8 values per instruction, the
+ * same IEEE round-to-nearest-even results) when the CPU has it. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+__attribute__((target("avx,f16c"))) static void to_fp32_f16c(const ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (x + i))));
+    for (; i < n; i++) y[i] = ggml_fp16_to_fp32(x[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void to_fp16_f16c(const float * x, ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++) y[i] = ggml_fp32_to_fp16(x[i]);
+}
+
+static bool has_f16c(void) {
+    static int cached = -1;  /* benign race: every thread computes the same answer */
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    }
+    return cached != 0;
+}
+#define GGMLR_HAVE_F16C_DISPATCH 1
+#endif
+
 void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) {
+#ifdef GGMLR_HAVE_F16C_DISPATCH
+    if (has_f16c()) { to_fp32_f16c(x, y, n); return; }
+#endif
     for (int64_t i = 0; i < n; i++) y[i] = ggml_fp16_to_fp32(x[i]);
 }
 
 void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n) {
+#ifdef GGMLR_HAVE_F16C_DISPATCH
+    if (has_f16c()) { to_fp16_f16c(x, y, n); return; }
+#endif
     for (int64_t i = 0; i < n; i++) y[i] = ggml_fp32_to_fp16(x[i]);
 }
