@@ -38,6 +38,10 @@ static size_t work_size(const struct ggml_tensor * t) {
     }
 }
 
+static size_t shared_size(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_FLASH_ATTN_BACK ? ggmlr_flash_attn_back_shared_size(t) : 0;
+}
+
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) {
     switch (t->op) {
         case GGML_OP_DUP: case GGML_OP_CONT: case GGML_OP_CPY: ggmlr_compute_dup(p, t); break;
@@ -83,12 +87,14 @@ struct executor {
     int nth;
     char * wdata;
     size_t wsize;  /* per thread */
+    void * shared;
     atomic_int arrived;
     atomic_int generation;
     atomic_int go;  /* 0: wait until every thread exists, 1: run, -1: give up */
 };
 
-static void barrier(struct executor * ex) {
+void ggmlr_barrier(const struct ggmlr_compute_params * p) {
+    struct executor * ex = p->executor;
     if (ex->nth == 1) return;
     const int gen = atomic_load_explicit(&ex->generation, memory_order_acquire);
     if (atomic_fetch_add_explicit(&ex->arrived, 1, memory_order_acq_rel) == ex->nth - 1) {
@@ -107,7 +113,7 @@ struct worker_arg { struct executor * ex; int ith; };
 static void * run_worker(void * arg) {
     const struct worker_arg * w = arg;
     struct executor * ex = w->ex;
-    const struct ggmlr_compute_params p = {w->ith, ex->nth, ex->wdata + (size_t) w->ith * ex->wsize, ex->wsize};
+    const struct ggmlr_compute_params p = {w->ith, ex->nth, ex->wdata + (size_t) w->ith * ex->wsize, ex->wsize, ex->shared, ex};
     int go;
     while ((go = atomic_load_explicit(&ex->go, memory_order_acquire)) == 0) sched_yield();
     if (go < 0) return NULL;
@@ -115,7 +121,7 @@ static void * run_worker(void * arg) {
         struct ggml_tensor * t = ex->graph->nodes[i];
         if (is_noop(t)) continue;
         compute_node(&p, t);
-        barrier(ex);
+        ggmlr_barrier(&p);
     }
     return NULL;
 }
@@ -125,17 +131,24 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     if (!check_graph(g)) return GGML_STATUS_FAILED;
     int nth = n_threads > 0 ? n_threads : ggml_cpu_n_cores();
     if (nth > MAX_THREADS) nth = MAX_THREADS;
-    size_t wsize = 0;
-    for (int i = 0; i < g->n_nodes; i++) { const size_t w = work_size(g->nodes[i]); if (w > wsize) wsize = w; }
+    size_t wsize = 0, ssize = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const size_t w = work_size(g->nodes[i]), s = shared_size(g->nodes[i]);
+        if (w > wsize) wsize = w;
+        if (s > ssize) ssize = s;
+    }
     wsize = (wsize + 63) / 64 * 64;
+    ssize = (ssize + 63) / 64 * 64;
     struct executor ex = {.graph = g, .nth = nth, .wsize = wsize};
     atomic_init(&ex.arrived, 0);
     atomic_init(&ex.generation, 0);
     void * wbuf = NULL;
-    if (wsize > 0) {
-        wbuf = malloc(wsize * (size_t) nth + 64);
-        if (!wbuf) { ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", wsize * (size_t) nth); return GGML_STATUS_ALLOC_FAILED; }
+    if (wsize + ssize > 0) {
+        const size_t total = wsize * (size_t) nth + ssize;
+        wbuf = malloc(total + 64);
+        if (!wbuf) { ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", total); return GGML_STATUS_ALLOC_FAILED; }
         ex.wdata = (char *) (((uintptr_t) wbuf + 63) / 64 * 64);
+        ex.shared = ex.wdata + wsize * (size_t) nth;
     }
     struct worker_arg args[MAX_THREADS];
     pthread_t threads[MAX_THREADS];

@@ -13,7 +13,12 @@ struct ggmlr_compute_params {
     int    ith, nth;      /* this thread, number of threads */
     void * wdata;         /* this thread's scratch */
     size_t wsize;         /* bytes of scratch per thread */
+    void * shared;        /* scratch shared by all threads of the node */
+    void * executor;      /* for ggmlr_barrier */
 };
+
+/* All nth threads wait here until each has arrived (for kernels in phases). */
+void ggmlr_barrier(const struct ggmlr_compute_params * p);
 
 /* Piece [*i0, *i1) of n items for thread ith of nth. */
 static inline void ggmlr_split(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
@@ -56,5 +61,6 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst);
 
 #endif

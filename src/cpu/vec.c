@@ -6,31 +6,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TILE_R GGMLR_TILE_R
+
 #define VEC_FN(name) name##_scalar
 #define VEC_TARGET
+#define TILE_VEC_BYTES 16
+#define TILE_NV 2
 #include "vec_impl.h"
+#include "tile_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
+#undef TILE_VEC_BYTES
+#undef TILE_NV
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GGMLR_X86_DISPATCH 1
 #define VEC_FN(name) name##_avx2
 #define VEC_TARGET __attribute__((target("avx2,fma")))
+#define TILE_VEC_BYTES 32
+#define TILE_NV 2
 #include "vec_impl.h"
+#include "tile_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
+#undef TILE_VEC_BYTES
+#undef TILE_NV
 #define VEC_FN(name) name##_avx512
 #define VEC_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma")))
+#define TILE_VEC_BYTES 64
+#define TILE_NV 4
 #include "vec_impl.h"
+#include "tile_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
+#undef TILE_VEC_BYTES
+#undef TILE_NV
 #endif
 
-static const struct ggmlr_vec_ops ops_scalar = {"scalar", dot_scalar, axpy_scalar, scal_scalar};
+#define OPS(isa, tile_c) {#isa, dot_##isa, axpy_##isa, scal_##isa, tile_c, tile_abt_##isa, tile_pv_##isa, tile_exp_##isa}
+static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8);
 #ifdef GGMLR_X86_DISPATCH
-static const struct ggmlr_vec_ops ops_avx2   = {"avx2", dot_avx2, axpy_avx2, scal_avx2};
-static const struct ggmlr_vec_ops ops_avx512 = {"avx512", dot_avx512, axpy_avx512, scal_avx512};
+static const struct ggmlr_vec_ops ops_avx2   = OPS(avx2, 16);
+static const struct ggmlr_vec_ops ops_avx512 = OPS(avx512, 64);
 #endif
+#undef OPS
 
 static const struct ggmlr_vec_ops * choose(void) {
     const char * want = getenv("GGMLR_SIMD");

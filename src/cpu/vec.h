@@ -4,11 +4,19 @@
 
 #include <stdint.h>
 
+/* Rows of every attention micro-tile (columns depend on the ISA: tile_c). */
+#define GGMLR_TILE_R 6
+
 struct ggmlr_vec_ops {
     const char * name;
     float (*dot)(int64_t n, const float * x, const float * y);
     void  (*axpy)(int64_t n, float a, const float * x, float * y);
     void  (*scal)(int64_t n, float a, float * y);
+    /* attention micro-kernels (tile_impl.h); tile_c columns per tile */
+    int   tile_c;
+    void  (*tile_abt)(int64_t D, const float * const * a, const float * bt, float * c, int64_t ldc);
+    void  (*tile_pv)(int64_t T, const float * p, int64_t prs, int64_t pts, const float * v, int64_t ldv, float * const * c);
+    void  (*tile_exp)(int64_t n, const float * x, float shift, float * y);
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */
