@@ -39,7 +39,11 @@ static size_t work_size(const struct ggml_tensor * t) {
 }
 
 static size_t shared_size(const struct ggml_tensor * t) {
-    return t->op == GGML_OP_FLASH_ATTN_BACK ? ggmlr_flash_attn_back_shared_size(t) : 0;
+    switch (t->op) {
+        case GGML_OP_FLASH_ATTN_EXT:  return ggmlr_flash_attn_ext_shared_size(t);
+        case GGML_OP_FLASH_ATTN_BACK: return ggmlr_flash_attn_back_shared_size(t);
+        default:                      return 0;
+    }
 }
 
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) {

@@ -53,12 +53,10 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     return a;
 }
 
-/* Tasks are taken dynamically (an atomic counter in shared scratch when there
- * is one, else a static split); each task's result is independent of who runs it. */
-static bool next_task(const struct ggmlr_compute_params * p, atomic_long * counter, int64_t n, int64_t * task, int64_t * cursor) {
-    if (counter) { *task = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed); return *task < n; }
-    *task = *cursor;
-    *cursor += p->nth;
+/* Threads take tasks from a shared counter; each task's result is independent
+ * of which thread runs it. */
+static bool next_task(atomic_long * counter, int64_t n, int64_t * task) {
+    *task = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
     return *task < n;
 }
 
@@ -75,22 +73,84 @@ static bool mask_tile(const struct fa * a, int64_t b, int64_t h, int64_t n0, int
     bool any = false;
     for (int64_t r = 0; r < QB; r++) {
         float * row = mt + r * a->TC;
-        for (int64_t j = 0; j < a->TC; j++) {
-            float x = -INFINITY;
-            if (r < nr && j < nk) {
-                x = a->mask ? slope * ggmlr_load_f32(a->mask->type, ggmlr_elem_ptr(a->mask, m0 + j, n0 + r, h % a->mask->ne[2], b % a->mask->ne[3])) : 0.0f;
-                any = any || x != -INFINITY;
+        int64_t j = 0;
+        if (r < nr) {
+            if (!a->mask) {
+                for (; j < nk; j++) row[j] = 0.0f;
+                any = any || nk > 0;
+            } else {
+                const struct ggml_tensor * m = a->mask;
+                const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
+                if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
+                else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
+                int64_t finite = 0;
+                for (j = 0; j < nk; j++) { row[j] *= slope; finite += row[j] != -INFINITY; }
+                any = any || finite > 0;
             }
-            row[j] = x;
         }
+        for (; j < a->TC; j++) row[j] = -INFINITY;
     }
     return any;
 }
 
-/* K rows [m0, m0+nk) of kv head hk, batch b: transposed into kt[d][j] (TC wide)
- * and/or row-major into kp[j][DKp]; rows past nk are zero. Same for V. */
-static void pack_kv(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
-                    int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
+/* ---- K/V packed once per node, in shared scratch ----
+ * Tile (b, hk, kb) covers keys [kb*TC, kb*TC + TC) of kv head hk, batch b:
+ *   kt [DK][TC]   K transposed (for S = Q K^T)
+ *   vp [TC][DVp]  V row-major  (for O += P V)
+ *   kp [TC][DKp]  K row-major  (backward: dQ += dS K)
+ *   vt [DV][TC]   V transposed (backward: dP = dO V^T)
+ * Keys past M are zero. Packing once costs O(M D); every query block reuses it. */
+
+struct fa_shared {
+    atomic_long counter[3];
+    float * kt, * vp, * kp, * vt;  /* packed tiles (kp, vt: backward only) */
+    float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
+};
+
+static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->TC - 1) / a->TC; }
+
+/* key chunks per (kv head, batch) in the backward: a function of the shape only */
+static int64_t n_chunks(const struct fa * a) {
+    const int64_t nkb = n_key_tiles(a), heads = a->B * a->Hkv;
+    int64_t c = (MIN_TASKS + heads - 1) / heads;
+    return c < 1 ? 1 : c > nkb ? (nkb > 0 ? nkb : 1) : c;
+}
+
+/* floats of each packed array, for all tiles */
+static int64_t tiles_floats(const struct fa * a, int64_t per_tile) { return a->B * a->Hkv * n_key_tiles(a) * per_tile; }
+
+static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
+    const int64_t rows = a->B * a->H * a->N, TC = a->TC;
+    const int64_t sizes[8] = {
+        tiles_floats(a, a->DK * TC), tiles_floats(a, TC * a->DVp),
+        backward ? tiles_floats(a, TC * a->DKp) : 0, backward ? tiles_floats(a, a->DV * TC) : 0,
+        backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
+    };
+    size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
+    float ** slots[8] = {NULL};
+    if (sh) {
+        float ** p[8] = {&sh->kt, &sh->vp, &sh->kp, &sh->vt, &sh->mx, &sh->lsum, &sh->D, &sh->dq};
+        memcpy(slots, p, sizeof p);
+    }
+    for (int i = 0; i < 8; i++) {
+        if (sh) *slots[i] = (float *) ((char *) base + off);
+        off += (size_t) round_up(sizes[i], 16) * sizeof(float);
+    }
+    return off;
+}
+
+static struct fa_shared * shared_layout(const struct fa * a, bool backward, void * base) {
+    struct fa_shared * sh = base;
+    shared_bytes(a, backward, sh, base);
+    return sh;
+}
+
+static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb) { return (b * a->Hkv + hk) * n_key_tiles(a) + kb; }
+
+/* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[TC][dimp]
+ * and/or transposed into tr[dim][TC]; rows past nk are zero. */
+static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
+                      int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
     for (int64_t j = 0; j < a->TC; j++) {
         float * rj = rows ? rows + j * dimp : tmp + dimp;
         if (j < nk) load_row(t, m0 + j, hk, b, 1.0f, rj, dimp, tmp);
@@ -99,28 +159,44 @@ static void pack_kv(const struct fa * a, const struct ggml_tensor * t, int64_t d
     }
 }
 
+/* Phase 0 of both ops: pack every K/V tile; ends with a barrier. */
+static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a, struct fa_shared * sh, bool backward, float * tmp) {
+    const int64_t TC = a->TC, nkb = n_key_tiles(a);
+    int64_t task;
+    while (next_task(&sh->counter[0], a->B * a->Hkv * nkb, &task)) {
+        const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
+        const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
+        pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * TC, backward ? sh->kp + t * TC * a->DKp : NULL, tmp);
+        pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * TC : NULL, sh->vp + t * TC * a->DVp, tmp);
+    }
+    ggmlr_barrier(p);
+}
+
+/* Thread 0 resets the task counters; everyone waits for that. */
+static void start_node(const struct ggmlr_compute_params * p, struct fa_shared * sh) {
+    if (p->ith == 0) for (int i = 0; i < 3; i++) atomic_store_explicit(&sh->counter[i], 0, memory_order_relaxed);
+    ggmlr_barrier(p);
+}
+
 /* ---- forward ---- */
 
-/* tmp: 2 * max(DKp, DVp) floats, for converting rows (load_row, pack_kv) */
-struct fwd_scratch { float * q, * kt, * v, * s, * mt, * o, * mx, * l, * dummy, * tmp; };
+/* per thread; tmp: 2 * max(DKp, DVp) floats, for converting rows */
+struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * tmp; };
 
 static size_t fwd_floats(const struct fa * a) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (QB * a->DKp + a->DK * TC + TC * a->DVp + (QB * TC + TR) + QB * TC + QB * a->DVp + 2 * QB + (wide + TC) + (2 * wide + 64));
+    return (size_t) (QB * a->DKp + (QB * TC + TR) + QB * TC + QB * a->DVp + 2 * QB + (2 * wide + 64));
 }
 
 static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
-    const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
+    const int64_t TC = a->TC;
     struct fwd_scratch s;
-    s.q = w;                 w += QB * a->DKp;
-    s.kt = w;                w += a->DK * TC;
-    s.v = w;                 w += TC * a->DVp;
-    s.s = w;                 w += QB * TC + TR;
-    s.mt = w;                w += QB * TC;
-    s.o = w;                 w += QB * a->DVp;
-    s.mx = w;                w += QB;
-    s.l = w;                 w += QB;
-    s.dummy = w;             w += wide + TC;
+    s.q = w;    w += QB * a->DKp;
+    s.s = w;    w += QB * TC + TR;
+    s.mt = w;   w += QB * TC;
+    s.o = w;    w += QB * a->DVp;
+    s.mx = w;   w += QB;
+    s.l = w;    w += QB;
     s.tmp = w;
     return s;
 }
@@ -129,56 +205,44 @@ static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
  * s->o (rows of DVp) and, when mx is given, each row's logsumexp as max (mx)
  * plus log of the sum (lsum): kept apart, since mx + lsum would round away
  * the digits that exp(s - mx - lsum) needs when scores are large. */
-static void forward_block(const struct fa * a, const struct fwd_scratch * s, int64_t b, int64_t h, int64_t n0, int64_t nr,
-                          float * mx, float * lsum) {
+static void forward_block(const struct fa * a, const struct fa_shared * sh, const struct fwd_scratch * s,
+                          int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum) {
     const int64_t TC = a->TC, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
     for (int64_t r = 0; r < QB; r++) {
         if (r < nr) load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
-        else for (int64_t i = 0; i < a->DKp; i++) s->q[r * a->DKp + i] = 0.0f;
-        for (int64_t i = 0; i < a->DVp; i++) s->o[r * a->DVp + i] = 0.0f;
+        else memset(s->q + r * a->DKp, 0, (size_t) a->DKp * sizeof(float));
+        memset(s->o + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         s->mx[r] = -INFINITY;
         s->l[r] = 0.0f;
     }
-    for (int64_t m0 = 0; m0 < a->M; m0 += TC) {
-        const int64_t nk = a->M - m0 < TC ? a->M - m0 : TC;
+    for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
+        const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
         if (!mask_tile(a, b, h, n0, nr, m0, nk, slope, s->mt)) continue;  /* nothing to attend to here */
-        pack_kv(a, a->k, a->DK, a->DKp, b, hk, m0, nk, s->kt, NULL, s->tmp);
-        pack_kv(a, a->v, a->DV, a->DVp, b, hk, m0, nk, NULL, s->v, s->tmp);
+        const float * kt = sh->kt + t * a->DK * TC, * vp = sh->vp + t * TC * a->DVp;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
-            a->vec->tile_abt(a->DK, rows, s->kt, s->s + r0 * TC, TC);
+            a->vec->tile_abt(a->DK, rows, kt, s->s + r0 * TC, TC);
         }
         for (int64_t r = 0; r < QB; r++) {
             float * sr = s->s + r * TC;
-            const float * mr = s->mt + r * TC;
-            float rmax = -INFINITY;
-            for (int64_t j = 0; j < TC; j++) {
-                float x = sr[j];
-                if (a->softcap > 0.0f) x = a->softcap * tanhf(x / a->softcap);
-                x += mr[j];
-                sr[j] = x;
-                rmax = x > rmax ? x : rmax;
-            }
-            if (r >= nr || rmax == -INFINITY) { for (int64_t j = 0; j < TC; j++) sr[j] = 0.0f; continue; }
-            const float mnew = rmax > s->mx[r] ? rmax : s->mx[r];
-            a->vec->tile_exp(TC, sr, mnew, sr);
-            float sum = 0.0f;
-            for (int64_t j = 0; j < TC; j++) sum += sr[j];
-            if (mnew > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
-                const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - mnew);
+            if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < TC; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+            const float rmax = r < nr ? a->vec->tile_add_max(TC, sr, s->mt + r * TC) : -INFINITY;
+            if (rmax == -INFINITY) { memset(sr, 0, (size_t) TC * sizeof(float)); continue; }
+            if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
+                const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
                 s->l[r] *= alpha;
                 a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
-                s->mx[r] = mnew;
+                s->mx[r] = rmax;
             }
-            s->l[r] += sum;
+            s->l[r] += a->vec->tile_exp(TC, sr, s->mx[r], sr);
         }
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {
                 float * out[TR];
                 for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp + f0;
-                a->vec->tile_pv(nk, s->s + r0 * TC, TC, 1, s->v + f0, a->DVp, out);
+                a->vec->tile_pv(nk, s->s + r0 * TC, TC, 1, vp + f0, a->DVp, out);
             }
         }
     }
@@ -194,35 +258,40 @@ size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst) {
     return fwd_floats(&a) * sizeof(float);
 }
 
+size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
+    const struct fa a = fa_of(dst);
+    return shared_bytes(&a, false, NULL, NULL);
+}
+
 void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = fa_of(dst);
+    struct fa_shared * sh = shared_layout(&a, false, p->shared);
     const struct fwd_scratch s = fwd_layout(&a, p->wdata);
+    start_node(p, sh);
+    pack_all(p, &a, sh, false, s.tmp);
     const int64_t nqb = (a.N + QB - 1) / QB;
-    int64_t task, cursor = p->ith;
-    while (next_task(p, NULL, nqb * a.H * a.B, &task, &cursor)) {
+    int64_t task;
+    while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
         const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
         const int64_t n0 = qb * QB, nr = a.N - n0 < QB ? a.N - n0 : QB;
-        forward_block(&a, &s, b, h, n0, nr, NULL, NULL);
+        forward_block(&a, sh, &s, b, h, n0, nr, NULL, NULL);
         for (int64_t r = 0; r < nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, h, n0 + r, b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
     }
 }
 
 /* ---- backward ---- */
 
-struct bwd_scratch { float * kt, * kp, * vt, * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
+/* per thread: accumulators of one key tile, one block of query rows */
+struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (a->DK * TC + TC * a->DKp + a->DV * TC + TC * a->DKp + TC * a->DVp + QB * a->DKp + QB * a->DVp +
-                     2 * (QB * TC + TR) + QB * TC + (wide + TC) + (2 * wide + 64));
+    return (size_t) (TC * a->DKp + TC * a->DVp + QB * a->DKp + QB * a->DVp + 2 * (QB * TC + TR) + QB * TC + (wide + TC) + (2 * wide + 64));
 }
 
 static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     struct bwd_scratch s;
-    s.kt = w;     w += a->DK * TC;
-    s.kp = w;     w += TC * a->DKp;
-    s.vt = w;     w += a->DV * TC;
     s.dk = w;     w += TC * a->DKp;
     s.dv = w;     w += TC * a->DVp;
     s.q = w;      w += QB * a->DKp;
@@ -235,30 +304,9 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     return s;
 }
 
-/* key chunks per (kv head, batch): a function of the shape only */
-static int64_t n_chunks(const struct fa * a) {
-    const int64_t nkb = (a->M + a->TC - 1) / a->TC, heads = a->B * a->Hkv;
-    int64_t c = (MIN_TASKS + heads - 1) / heads;
-    return c < 1 ? 1 : c > nkb ? (nkb > 0 ? nkb : 1) : c;
-}
-
-struct bwd_shared { atomic_long counter[3]; float * mx, * lsum, * D, * dq; };
-
-static struct bwd_shared * bwd_shared_layout(const struct fa * a, void * base) {
-    struct bwd_shared * sh = base;
-    float * f = (float *) ((char *) base + round_up((int64_t) sizeof *sh, 64));
-    const int64_t rows = a->B * a->H * a->N;
-    sh->mx = f;    f += rows;
-    sh->lsum = f;  f += rows;
-    sh->D = f;     f += rows;
-    sh->dq = f;
-    return sh;
-}
-
 size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst) {
     const struct fa a = fa_of(dst);
-    const int64_t rows = a.B * a.H * a.N;
-    return (size_t) round_up((int64_t) sizeof(struct bwd_shared), 64) + (size_t) (3 * rows + n_chunks(&a) * rows * a.DKp) * sizeof(float);
+    return shared_bytes(&a, true, NULL, NULL);
 }
 
 size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
@@ -267,19 +315,19 @@ size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
     return (f > b ? f : b) * sizeof(float);
 }
 
-/* Phase 2 for one key tile [m0, m0+nk) of kv head hk, batch b; dQ partials go to dq (chunk's rows). */
-static void backward_tile(const struct fa * a, const struct bwd_scratch * s, const struct bwd_shared * sh, float * dq,
-                          int64_t b, int64_t hk, int64_t m0, int64_t nk) {
-    const int64_t TC = a->TC;
-    pack_kv(a, a->k, a->DK, a->DKp, b, hk, m0, nk, s->kt, s->kp, s->tmp);
-    pack_kv(a, a->v, a->DV, a->DVp, b, hk, m0, nk, s->vt, NULL, s->tmp);
+/* Phase 2 for key tile kb of kv head hk, batch b: dK, dV of the tile into
+ * s->dk, s->dv; dQ partials added into dq (this chunk's rows). */
+static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, float * dq,
+                          int64_t b, int64_t hk, int64_t kb) {
+    const int64_t TC = a->TC, m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
+    const float * kt = sh->kt + t * a->DK * TC, * kp = sh->kp + t * TC * a->DKp, * vt = sh->vt + t * a->DV * TC;
     memset(s->dk, 0, (size_t) (TC * a->DKp) * sizeof(float));
     memset(s->dv, 0, (size_t) (TC * a->DVp) * sizeof(float));
     for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
         for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
             const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
             if (!mask_tile(a, b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
-            const int64_t row0 = (b * a->H + h) * a->N + n0;  /* index of row n0 in L, D, dq */
+            const int64_t row0 = (b * a->H + h) * a->N + n0;  /* index of row n0 in mx, lsum, D, dq */
             for (int64_t r = 0; r < QB; r++) {
                 if (r < nr) {
                     load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
@@ -292,18 +340,19 @@ static void backward_tile(const struct fa * a, const struct bwd_scratch * s, con
             for (int64_t r0 = 0; r0 < nr; r0 += TR) {
                 const float * qrows[TR], * drows[TR];
                 for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
-                a->vec->tile_abt(a->DK, qrows, s->kt, s->s + r0 * TC, TC);
-                a->vec->tile_abt(a->DV, drows, s->vt, s->dp + r0 * TC, TC);
+                a->vec->tile_abt(a->DK, qrows, kt, s->s + r0 * TC, TC);
+                a->vec->tile_abt(a->DV, drows, vt, s->dp + r0 * TC, TC);
             }
             /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
             for (int64_t r = 0; r < QB; r++) {
                 float * sr = s->s + r * TC, * dr = s->dp + r * TC;
-                const float * mr = s->mt + r * TC;
                 const float mx = r < nr ? sh->mx[row0 + r] : -INFINITY;
                 if (mx == -INFINITY) {
-                    for (int64_t j = 0; j < TC; j++) { sr[j] = 0.0f; dr[j] = 0.0f; }
+                    memset(sr, 0, (size_t) TC * sizeof(float));
+                    memset(dr, 0, (size_t) TC * sizeof(float));
                     continue;
                 }
+                const float * mr = s->mt + r * TC;
                 for (int64_t j = 0; j < TC; j++) sr[j] = (sr[j] + mr[j]) - mx;
                 a->vec->tile_exp(TC, sr, sh->lsum[row0 + r], sr);
                 const float D = sh->D[row0 + r];
@@ -327,7 +376,7 @@ static void backward_tile(const struct fa * a, const struct bwd_scratch * s, con
                 for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
                     float * out[TR];
                     for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? dq + (row0 + r0 + r) * a->DKp + f0 : s->dummy;
-                    a->vec->tile_pv(nk, s->dp + r0 * TC, TC, 1, s->kp + f0, a->DKp, out);
+                    a->vec->tile_pv(nk, s->dp + r0 * TC, TC, 1, kp + f0, a->DKp, out);
                 }
             }
         }
@@ -336,27 +385,26 @@ static void backward_tile(const struct fa * a, const struct bwd_scratch * s, con
 
 void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = fa_of(dst);
-    struct bwd_shared * sh = bwd_shared_layout(&a, p->shared);
+    struct fa_shared * sh = shared_layout(&a, true, p->shared);
     const int64_t nq = ggml_nelements(a.q), nk = ggml_nelements(a.k), nv = ggml_nelements(a.v);
     float * gq = dst->data, * gk = gq + ggmlr_pad16_floats(nq), * gv = gk + ggmlr_pad16_floats(nk);
-    const int64_t chunks = n_chunks(&a), rows = a.B * a.H * a.N;
-    if (p->ith == 0) {
-        for (int i = 0; i < 3; i++) atomic_store_explicit(&sh->counter[i], 0, memory_order_relaxed);
-        /* the padding between slices */
+    const int64_t chunks = n_chunks(&a), rows = a.B * a.H * a.N, nkb = n_key_tiles(&a);
+    if (p->ith == 0) {  /* the padding between slices */
         for (int64_t i = nq; i < ggmlr_pad16_floats(nq); i++) gq[i] = 0.0f;
         for (int64_t i = nk; i < ggmlr_pad16_floats(nk); i++) gk[i] = 0.0f;
         for (int64_t i = nv; i < ggmlr_pad16_floats(nv); i++) gv[i] = 0.0f;
     }
-    ggmlr_barrier(p);
-
-    /* phase 1: L and D per query row, from the forward */
     const struct fwd_scratch fs = fwd_layout(&a, p->wdata);
+    start_node(p, sh);
+    pack_all(p, &a, sh, true, fs.tmp);
+
+    /* phase 1: the forward gives each query row its statistics and D = dO . out */
     const int64_t nqb = (a.N + QB - 1) / QB;
-    int64_t task, cursor = 0;
-    while (next_task(p, &sh->counter[0], nqb * a.H * a.B, &task, &cursor)) {
+    int64_t task;
+    while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
         const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
         const int64_t n0 = qb * QB, nr = a.N - n0 < QB ? a.N - n0 : QB, row0 = (b * a.H + h) * a.N + n0;
-        forward_block(&a, &fs, b, h, n0, nr, sh->mx + row0, sh->lsum + row0);
+        forward_block(&a, sh, &fs, b, h, n0, nr, sh->mx + row0, sh->lsum + row0);
         for (int64_t r = 0; r < nr; r++) {
             const float * dO = ggmlr_row_f32(a.d, h, n0 + r, b, fs.tmp);
             sh->D[row0 + r] = a.vec->dot(a.DV, dO, fs.o + r * a.DVp);
@@ -366,15 +414,14 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
 
     /* phase 2: per (kv head, batch, key chunk) */
     const struct bwd_scratch bs = bwd_layout(&a, p->wdata);
-    const int64_t nkb = (a.M + a.TC - 1) / a.TC;
-    while (next_task(p, &sh->counter[1], a.B * a.Hkv * chunks, &task, &cursor)) {
+    while (next_task(&sh->counter[2], a.B * a.Hkv * chunks, &task)) {
         const int64_t c = task % chunks, hk = (task / chunks) % a.Hkv, b = task / (chunks * a.Hkv);
         float * dq = sh->dq + c * rows * a.DKp;
         for (int64_t h = hk * a.group; h < (hk + 1) * a.group; h++)
             memset(dq + (b * a.H + h) * a.N * a.DKp, 0, (size_t) (a.N * a.DKp) * sizeof(float));
         for (int64_t kb = c * nkb / chunks; kb < (c + 1) * nkb / chunks; kb++) {
+            backward_tile(&a, sh, &bs, dq, b, hk, kb);
             const int64_t m0 = kb * a.TC, nkt = a.M - m0 < a.TC ? a.M - m0 : a.TC;
-            backward_tile(&a, &bs, sh, dq, b, hk, m0, nkt);
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
             for (int64_t j = 0; j < nkt; j++) {

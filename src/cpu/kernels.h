@@ -60,6 +60,7 @@ float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
 void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst);
 

@@ -65,12 +65,28 @@ VEC_TARGET static void VEC_FN(tile_pv)(int64_t T, const float * p, int64_t prs, 
         for (int k = 0; k < TILE_NV; k++) *(TV *) (c[r] + k * TL) = acc[r][k];
 }
 
+/* s[i] += add[i] for i < n (a multiple of TL); returns max_i s[i] (-Inf if all are). */
+VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float * add) {
+    TV mx = (TV) {0} - __builtin_inff();
+    for (int64_t i = 0; i < n; i += TL) {
+        const TV x = *(TV *) (s + i) + *(const TV *) (add + i);
+        *(TV *) (s + i) = x;
+        const TI gt = x > mx;
+        mx = (TV) (((TI) x & gt) | ((TI) mx & ~gt));
+    }
+    float m = mx[0];
+    for (int j = 1; j < TL; j++) m = mx[j] > m ? mx[j] : m;
+    return m;
+}
+
 /* y[i] = exp(x[i] - shift) for i < n (a multiple of TL); exp(-Inf) = 0 exactly.
+ * Returns the sum of the y[i].
  * 2^t with t = (x - shift) log2(e) split as n + f, |f| <= 1/2: 2^f by a
  * degree-6 polynomial (relative error < 2e-7), 2^n by building the exponent. */
-VEC_TARGET static void VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
+VEC_TARGET static float VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
     const float c1 = 0.693147180559945f, c2 = 0.240226506959101f, c3 = 0.0555041086648216f,
                 c4 = 0.00961812910762848f, c5 = 0.00133335581464284f, c6 = 0.000154035303933816f;
+    TV sum = {0};
     for (int64_t i = 0; i < n; i += TL) {
         TV t = (*(const TV *) (x + i) - shift) * 1.44269504088896341f;
         const TI dead = t < -126.0f;                 /* underflow or -Inf: the result is 0 */
@@ -86,8 +102,13 @@ VEC_TARGET static void VEC_FN(tile_exp)(int64_t n, const float * x, float shift,
         p = p * f + c1;
         p = p * f + 1.0f;
         const TI e = (__builtin_convertvector(r, TI) + 127) << 23;
-        *(TV *) (y + i) = (TV) ((TI) (p * (TV) e) & ~dead);
+        const TV out = (TV) ((TI) (p * (TV) e) & ~dead);
+        *(TV *) (y + i) = out;
+        sum += out;
     }
+    float total = 0.0f;
+    for (int j = 0; j < TL; j++) total += sum[j];
+    return total;
 }
 
 #undef TV

@@ -16,7 +16,8 @@ struct ggmlr_vec_ops {
     int   tile_c;
     void  (*tile_abt)(int64_t D, const float * const * a, const float * bt, float * c, int64_t ldc);
     void  (*tile_pv)(int64_t T, const float * p, int64_t prs, int64_t pts, const float * v, int64_t ldv, float * const * c);
-    void  (*tile_exp)(int64_t n, const float * x, float shift, float * y);
+    float (*tile_exp)(int64_t n, const float * x, float shift, float * y);       /* returns the sum */
+    float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */
