@@ -67,26 +67,53 @@ static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64
     for (int64_t i = t->ne[0]; i < npad; i++) dst[i] = 0.0f;
 }
 
+/* A mask block (QB query rows x TC keys of one mask plane) is classified once
+ * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
+ * masks are mixed only along the diagonal. */
+enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
+
+static uint8_t classify_block(const struct ggml_tensor * m, int64_t i2, int64_t i3, int64_t n0, int64_t nr, int64_t m0, int64_t nk) {
+    bool all_inf = true, all_zero = true;
+    for (int64_t r = 0; r < nr && (all_inf || all_zero); r++) {
+        const char * src = ggmlr_elem_ptr(m, m0, n0 + r, i2, i3);
+        if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
+            const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
+            int64_t n_inf = 0, n_zero = 0;
+            for (int64_t j = 0; j < nk; j++) { n_inf += x[j] == 0xFC00; n_zero += (x[j] & 0x7FFF) == 0; }
+            all_inf = all_inf && n_inf == nk;
+            all_zero = all_zero && n_zero == nk;
+        } else {
+            for (int64_t j = 0; j < nk; j++) {
+                const float x = ggmlr_load_f32(m->type, src + j * m->nb[0]);
+                all_inf = all_inf && x == -INFINITY;
+                all_zero = all_zero && x == 0.0f;
+            }
+        }
+    }
+    return all_inf ? BLOCK_MASKED : all_zero ? BLOCK_ZERO : BLOCK_MIXED;
+}
+
 /* mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk; -Inf elsewhere
- * (keys past the tile, rows past the block). Returns whether any entry is finite. */
-static bool mask_tile(const struct fa * a, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk, float slope, float * mt) {
+ * (keys past the tile, rows past the block). Returns false when the block is
+ * entirely masked (nothing to compute). */
+static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
+                      float slope, float * mt) {
+    if (cls == BLOCK_MASKED) return false;
     bool any = false;
     for (int64_t r = 0; r < QB; r++) {
         float * row = mt + r * a->TC;
         int64_t j = 0;
-        if (r < nr) {
-            if (!a->mask) {
-                for (; j < nk; j++) row[j] = 0.0f;
-                any = any || nk > 0;
-            } else {
-                const struct ggml_tensor * m = a->mask;
-                const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
-                if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
-                else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
-                int64_t finite = 0;
-                for (j = 0; j < nk; j++) { row[j] *= slope; finite += row[j] != -INFINITY; }
-                any = any || finite > 0;
-            }
+        if (r < nr && cls == BLOCK_ZERO) {
+            for (; j < nk; j++) row[j] = 0.0f;
+            any = any || nk > 0;
+        } else if (r < nr) {
+            const struct ggml_tensor * m = a->mask;
+            const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
+            if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
+            else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
+            int64_t finite = 0;
+            for (j = 0; j < nk; j++) { row[j] *= slope; finite += row[j] != -INFINITY; }
+            any = any || finite > 0;
         }
         for (; j < a->TC; j++) row[j] = -INFINITY;
     }
@@ -103,6 +130,7 @@ static bool mask_tile(const struct fa * a, int64_t b, int64_t h, int64_t n0, int
 
 struct fa_shared {
     atomic_long counter[3];
+    uint8_t * block_class;         /* [mb][mh][query blocks][key tiles], when there is a mask */
     float * kt, * vp, * kp, * vt;  /* packed tiles (kp, vt: backward only) */
     float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
 };
@@ -119,6 +147,13 @@ static int64_t n_chunks(const struct fa * a) {
 /* floats of each packed array, for all tiles */
 static int64_t tiles_floats(const struct fa * a, int64_t per_tile) { return a->B * a->Hkv * n_key_tiles(a) * per_tile; }
 
+static int64_t n_query_blocks(const struct fa * a) { return (a->N + QB - 1) / QB; }
+
+static int64_t n_mask_blocks(const struct fa * a) {
+    return a->mask ? a->mask->ne[2] * a->mask->ne[3] * n_query_blocks(a) * n_key_tiles(a) : 0;
+}
+
+/* Bytes of shared scratch; with sh, also points its arrays into base. */
 static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
     const int64_t rows = a->B * a->H * a->N, TC = a->TC;
     const int64_t sizes[8] = {
@@ -127,6 +162,8 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
         backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
+    if (sh) sh->block_class = (uint8_t *) base + off;
+    off += (size_t) round_up(n_mask_blocks(a), 64);
     float ** slots[8] = {NULL};
     if (sh) {
         float ** p[8] = {&sh->kt, &sh->vp, &sh->kp, &sh->vt, &sh->mx, &sh->lsum, &sh->D, &sh->dq};
@@ -137,6 +174,13 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
         off += (size_t) round_up(sizes[i], 16) * sizeof(float);
     }
     return off;
+}
+
+/* class of query block qb x key tile kb for head h, batch b */
+static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    if (!a->mask) return BLOCK_ZERO;
+    const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
+    return sh->block_class[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
 }
 
 static struct fa_shared * shared_layout(const struct fa * a, bool backward, void * base) {
@@ -159,15 +203,25 @@ static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t
     }
 }
 
-/* Phase 0 of both ops: pack every K/V tile; ends with a barrier. */
+/* Phase 0 of both ops: pack every K/V tile and classify every mask block; ends with a barrier. */
 static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a, struct fa_shared * sh, bool backward, float * tmp) {
-    const int64_t TC = a->TC, nkb = n_key_tiles(a);
+    const int64_t TC = a->TC, nkb = n_key_tiles(a), n_pack = a->B * a->Hkv * nkb;
+    const int64_t nqb = n_query_blocks(a), n_rows = a->mask ? a->mask->ne[2] * a->mask->ne[3] * nqb : 0;
     int64_t task;
-    while (next_task(&sh->counter[0], a->B * a->Hkv * nkb, &task)) {
-        const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
-        const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
-        pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * TC, backward ? sh->kp + t * TC * a->DKp : NULL, tmp);
-        pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * TC : NULL, sh->vp + t * TC * a->DVp, tmp);
+    while (next_task(&sh->counter[0], n_pack + n_rows, &task)) {
+        if (task < n_pack) {
+            const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
+            const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
+            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * TC, backward ? sh->kp + t * TC * a->DKp : NULL, tmp);
+            pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * TC : NULL, sh->vp + t * TC * a->DVp, tmp);
+        } else {
+            const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
+            const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
+            for (int64_t kb = 0; kb < nkb; kb++) {
+                const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC;
+                sh->block_class[row * nkb + kb] = classify_block(a->mask, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, m0, nk);
+            }
+        }
     }
     ggmlr_barrier(p);
 }
@@ -218,7 +272,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
-        if (!mask_tile(a, b, h, n0, nr, m0, nk, slope, s->mt)) continue;  /* nothing to attend to here */
+        if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt)) continue;
         const float * kt = sh->kt + t * a->DK * TC, * vp = sh->vp + t * TC * a->DVp;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
@@ -269,7 +323,7 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
     const struct fwd_scratch s = fwd_layout(&a, p->wdata);
     start_node(p, sh);
     pack_all(p, &a, sh, false, s.tmp);
-    const int64_t nqb = (a.N + QB - 1) / QB;
+    const int64_t nqb = n_query_blocks(&a);
     int64_t task;
     while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
         const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
@@ -326,7 +380,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
         for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
             const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
-            if (!mask_tile(a, b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
+            if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
             const int64_t row0 = (b * a->H + h) * a->N + n0;  /* index of row n0 in mx, lsum, D, dq */
             for (int64_t r = 0; r < QB; r++) {
                 if (r < nr) {
@@ -399,7 +453,7 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
     pack_all(p, &a, sh, true, fs.tmp);
 
     /* phase 1: the forward gives each query row its statistics and D = dO . out */
-    const int64_t nqb = (a.N + QB - 1) / QB;
+    const int64_t nqb = n_query_blocks(&a);
     int64_t task;
     while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
         const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
