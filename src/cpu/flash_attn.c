@@ -397,21 +397,14 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
                 a->vec->tile_abt(a->DK, qrows, kt, s->s + r0 * TC, TC);
                 a->vec->tile_abt(a->DV, drows, vt, s->dp + r0 * TC, TC);
             }
-            /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
+            /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D); rows past nr have mx = -Inf */
+            float rmx[QB], rlsum[QB], rD[QB];
             for (int64_t r = 0; r < QB; r++) {
-                float * sr = s->s + r * TC, * dr = s->dp + r * TC;
-                const float mx = r < nr ? sh->mx[row0 + r] : -INFINITY;
-                if (mx == -INFINITY) {
-                    memset(sr, 0, (size_t) TC * sizeof(float));
-                    memset(dr, 0, (size_t) TC * sizeof(float));
-                    continue;
-                }
-                const float * mr = s->mt + r * TC;
-                for (int64_t j = 0; j < TC; j++) sr[j] = (sr[j] + mr[j]) - mx;
-                a->vec->tile_exp(TC, sr, sh->lsum[row0 + r], sr);
-                const float D = sh->D[row0 + r];
-                for (int64_t j = 0; j < TC; j++) dr[j] = sr[j] * (dr[j] - D);
+                rmx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
+                rlsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
+                rD[r] = r < nr ? sh->D[row0 + r] : 0.0f;
             }
+            a->vec->tile_p_ds(QB, TC, s->s, s->dp, s->mt, rmx, rlsum, rD);
             /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
             for (int64_t j0 = 0; j0 < nk; j0 += TR) {
                 for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {

@@ -79,36 +79,62 @@ VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float *
     return m;
 }
 
-/* y[i] = exp(x[i] - shift) for i < n (a multiple of TL); exp(-Inf) = 0 exactly.
- * Returns the sum of the y[i].
- * 2^t with t = (x - shift) log2(e) split as n + f, |f| <= 1/2: 2^f by a
- * degree-6 polynomial (relative error < 2e-7), 2^n by building the exponent. */
-VEC_TARGET static float VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
+/* exp(t / log2(e)) = 2^t elementwise; exactly 0 below 2^-126 (and for -Inf).
+ * t = n + f with |f| <= 1/2: 2^f by a degree-6 polynomial (relative error
+ * < 2e-7), 2^n by building the exponent bits. */
+VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     const float c1 = 0.693147180559945f, c2 = 0.240226506959101f, c3 = 0.0555041086648216f,
                 c4 = 0.00961812910762848f, c5 = 0.00133335581464284f, c6 = 0.000154035303933816f;
+    const TI dead = t < -126.0f;
+    t = (TV) (((TI) t & ~dead) | ((TI) ((TV) {0} - 126.0f) & dead));
+    const TI big = t > 127.0f;
+    t = (TV) (((TI) t & ~big) | ((TI) ((TV) {0} + 127.0f) & big));
+    const TV r = (t + 12582912.0f) - 12582912.0f;  /* round to nearest integer */
+    const TV f = t - r;
+    TV p = c6 * f + c5;
+    p = p * f + c4;
+    p = p * f + c3;
+    p = p * f + c2;
+    p = p * f + c1;
+    p = p * f + 1.0f;
+    const TI e = (__builtin_convertvector(r, TI) + 127) << 23;
+    return (TV) ((TI) (p * (TV) e) & ~dead);
+}
+
+/* y[i] = exp(x[i] - shift) for i < n (a multiple of TL); exp(-Inf) = 0 exactly.
+ * Returns the sum of the y[i]. */
+VEC_TARGET static float VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
     TV sum = {0};
     for (int64_t i = 0; i < n; i += TL) {
-        TV t = (*(const TV *) (x + i) - shift) * 1.44269504088896341f;
-        const TI dead = t < -126.0f;                 /* underflow or -Inf: the result is 0 */
-        t = (TV) (((TI) t & ~dead) | ((TI) ((TV) {0} - 126.0f) & dead));
-        const TI big = t > 127.0f;
-        t = (TV) (((TI) t & ~big) | ((TI) ((TV) {0} + 127.0f) & big));
-        const TV r = (t + 12582912.0f) - 12582912.0f;  /* round to nearest integer */
-        const TV f = t - r;
-        TV p = c6 * f + c5;
-        p = p * f + c4;
-        p = p * f + c3;
-        p = p * f + c2;
-        p = p * f + c1;
-        p = p * f + 1.0f;
-        const TI e = (__builtin_convertvector(r, TI) + 127) << 23;
-        const TV out = (TV) ((TI) (p * (TV) e) & ~dead);
+        const TV out = VEC_FN(exp2v)((*(const TV *) (x + i) - shift) * 1.44269504088896341f);
         *(TV *) (y + i) = out;
         sum += out;
     }
     float total = 0.0f;
     for (int j = 0; j < TL; j++) total += sum[j];
     return total;
+}
+
+/* Backward softmax of a block of `rows` rows of n (a multiple of TL) scores:
+ *   s := P = exp((s + mask - mx) - lsum),  dp := dS = P (dp - D)
+ * per row; a row with mx = -Inf (nothing attended) gives P = dS = 0.
+ * (s + mask - mx) is formed first: it is exact-ish, so large scores keep their digits. */
+VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
+                                         const float * mx, const float * lsum, const float * D) {
+    for (int64_t r = 0; r < rows; r++) {
+        float * sr = s + r * n, * dr = dp + r * n;
+        const float * mr = mask + r * n;
+        if (mx[r] == -__builtin_inff()) {
+            for (int64_t i = 0; i < n; i += TL) { *(TV *) (sr + i) = (TV) {0}; *(TV *) (dr + i) = (TV) {0}; }
+            continue;
+        }
+        for (int64_t i = 0; i < n; i += TL) {
+            const TV x = ((*(const TV *) (sr + i) + *(const TV *) (mr + i)) - mx[r]) - lsum[r];
+            const TV p = VEC_FN(exp2v)(x * 1.44269504088896341f);
+            *(TV *) (sr + i) = p;
+            *(TV *) (dr + i) = p * (*(const TV *) (dr + i) - D[r]);
+        }
+    }
 }
 
 #undef TV

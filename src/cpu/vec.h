@@ -18,6 +18,8 @@ struct ggmlr_vec_ops {
     void  (*tile_pv)(int64_t T, const float * p, int64_t prs, int64_t pts, const float * v, int64_t ldv, float * const * c);
     float (*tile_exp)(int64_t n, const float * x, float shift, float * y);       /* returns the sum */
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
+    void  (*tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
+                       const float * mx, const float * lsum, const float * D);
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */
