@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""PyTorch baseline for bench_attention: the same shapes, float32, CPU.
+
+PyTorch 1.13 (Debian's python3-torch) has no fused CPU attention, so its
+attention is matmul -> softmax -> matmul, differentiated by autograd. Flops are
+counted as in bench_attention (forward 4*N*M*D*H, backward 10*N*M*D*H, halved
+for causal). Prints one line per shape: "torch D N M H Hkv mask fwd_gflops bwd_gflops".
+
+    python3 bench_torch.py [threads] [reps]
+"""
+import statistics
+import sys
+import time
+
+import torch
+
+SHAPES = [(64, 512, 512, 4, 4, False), (64, 1024, 1024, 4, 2, True), (128, 1024, 1024, 2, 2, False)]
+
+
+def attention(q, k, v, mask, scale):
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if mask is not None:
+        s = s + mask
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+def median_time(fn, reps):
+    fn()  # warm-up: first calls allocate and pick kernels
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else torch.get_num_threads()
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    for d, n, m, h, hkv, causal in SHAPES:
+        q = torch.rand(1, h, n, d) * 2 - 1
+        k = (torch.rand(1, hkv, m, d) * 2 - 1).repeat_interleave(h // hkv, dim=1)  # GQA: contiguous groups
+        v = (torch.rand(1, hkv, m, d) * 2 - 1).repeat_interleave(h // hkv, dim=1)
+        q.requires_grad_(); k.requires_grad_(); v.requires_grad_()
+        mask = torch.triu(torch.full((n, m), float("-inf")), diagonal=1 + m - n) if causal else None
+        scale = d ** -0.5
+        grad = torch.rand(1, h, n, d)
+        with torch.no_grad():
+            t_fwd = median_time(lambda: attention(q, k, v, mask, scale), reps)
+
+        def fwd_bwd():
+            out = attention(q, k, v, mask, scale)
+            out.backward(grad)
+
+        t_all = median_time(fwd_bwd, reps)
+        t_bwd = max(t_all - t_fwd, 1e-9)
+        f = 0.5 if causal else 1.0
+        fwd_flops = 4.0 * n * m * d * h * f
+        bwd_flops = 10.0 * n * m * d * h * f
+        print(f"torch {d} {n} {m} {h} {hkv} {'causal' if causal else 'full'} {fwd_flops / t_fwd / 1e9:.1f} {bwd_flops / t_bwd / 1e9:.1f}")
+
+
+if __name__ == "__main__":
+    main()

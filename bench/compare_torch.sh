@@ -1,0 +1,19 @@
+#!/bin/sh
+# Fused attention (bench_attention) against PyTorch's CPU attention on the same
+# shapes, in one run: prints both and the ratio ggmlr / torch in GFLOP/s.
+# Needs Debian's python3-torch (and libopenblas0-pthread, or torch uses the
+# reference BLAS). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for torch only.
+#   bench/compare_torch.sh [threads] [reps]
+set -eu
+cd "$(dirname "$0")/.."
+T=${1:-$(nproc)}
+R=${2:-5}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build --target bench_attention >/dev/null
+./build/examples/bench_attention "$T" "$R" | tee /tmp/ggmlr_bench.$$
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
+echo
+echo "shape                       | torch fwd GF/s  ggmlr/torch | torch bwd GF/s  ggmlr/torch"
+grep '^D=' /tmp/ggmlr_bench.$$ | awk '{print $8, $16}' | sed 's/[^0-9. ]//g' > /tmp/ours.$$
+paste -d' ' /tmp/torch_bench.$$ /tmp/ours.$$ | awk '{printf "D=%-3s N=%-5s M=%-5s H=%s/%s %-6s | %8.1f       %6.1fx     | %8.1f       %6.1fx\n", $2, $3, $4, $5, $6, $7, $8, $10 / $8, $9, $11 / $9}'
+rm -f /tmp/ggmlr_bench.$$ /tmp/torch_bench.$$ /tmp/ours.$$
