@@ -1,0 +1,34 @@
+# Contexts (memory arenas), memory facts, errors and threads.
+# The checks and conversions live in the C glue (src/glue_context.c).
+
+ggml_init <- function(mem_size = 16 * 1024^2, no_alloc = FALSE) {
+  .Call(C_ggml_init, mem_size, no_alloc)
+}
+
+ggml_free <- function(ctx) invisible(.Call(C_ggml_free, ctx))
+
+ggml_set_no_alloc <- function(ctx, no_alloc) invisible(.Call(C_ggml_set_no_alloc, ctx, no_alloc))
+ggml_get_no_alloc <- function(ctx) .Call(C_ggml_get_no_alloc, ctx)
+ggml_used_mem <- function(ctx) .Call(C_ggml_used_mem, ctx)
+ggml_get_mem_size <- function(ctx) .Call(C_ggml_get_mem_size, ctx)
+
+ggml_tensor_overhead <- function() .Call(C_ggml_tensor_overhead)
+ggml_graph_overhead <- function() .Call(C_ggml_graph_overhead)
+ggml_graph_overhead_custom <- function(size, grads) .Call(C_ggml_graph_overhead_custom, size, grads)
+
+ggml_get_first_tensor <- function(ctx) .Call(C_ggml_get_first_tensor, ctx)
+ggml_get_next_tensor <- function(ctx, tensor) .Call(C_ggml_get_next_tensor, ctx, tensor)
+ggml_get_tensor <- function(ctx, name) .Call(C_ggml_get_tensor, ctx, name)
+
+ggml_last_error <- function() .Call(C_ggml_last_error)
+ggml_clear_error <- function() invisible(.Call(C_ggml_clear_error))
+ggml_status_to_string <- function(status) .Call(C_ggml_status_to_string, status)
+
+ggml_set_n_threads <- function(n) {
+  old <- .Call(C_ggml_get_n_threads)
+  .Call(C_ggml_set_n_threads, n)
+  invisible(old)
+}
+ggml_get_n_threads <- function() .Call(C_ggml_get_n_threads)
+ggml_cpu_n_cores <- function() .Call(C_ggml_cpu_n_cores)
+ggml_cpu_simd_name <- function() .Call(C_ggml_cpu_simd_name)

@@ -1,0 +1,118 @@
+/* glue.h -- shared pieces of the R glue: handles and argument conversion.
+ *
+ * Every object crosses into R as an external pointer (EXTPTRSXP) whose tag
+ * names its kind. The rules that keep the session safe:
+ *
+ *  - A context is an `rg_ctx` record. ggml_free() (or the garbage collector)
+ *    closes it; every handle checks that its context is open before use, so a
+ *    freed context gives an R error, never a dangling pointer.
+ *  - Tensor, graph and buffer handles store their context's external pointer
+ *    in their protected slot: while such a handle is reachable, its context
+ *    is too, so the garbage collector never frees memory still in use.
+ *  - An op may use tensors of another context. The new tensor then points
+ *    into that context's memory, so the context that holds it records a
+ *    dependency; a closed context keeps its memory until no open context
+ *    depends on it (see glue_context.c).
+ *  - All arguments are converted and checked before any C state changes, and
+ *    every C failure becomes an R error carrying ggml_last_error().
+ */
+#ifndef GGMLR_GLUE_H
+#define GGMLR_GLUE_H
+
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+
+#include <stdint.h>
+
+#include "ggml.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+
+/* ---- context records (glue_context.c) ---- */
+
+/* A backend buffer owned by a context (ggml_backend_alloc_ctx_tensors). */
+typedef struct rg_buffer {
+    ggml_backend_buffer_t buf;  /* NULL once its memory is returned */
+    int user_freed;             /* ggml_backend_buffer_free() called: the handle refuses it */
+    struct rg_buffer * next;
+} rg_buffer;
+
+typedef struct rg_ctx {
+    struct ggml_context * ctx;  /* NULL once its memory is released */
+    int closed;                 /* ggml_free() called or collected: handles refuse it */
+    int finalized;              /* its R object is gone */
+    int n_dependents;           /* contexts whose tensors point into this one */
+    int n_deps, cap_deps;
+    struct rg_ctx ** deps;      /* contexts this one's tensors point into */
+    rg_buffer * buffers;        /* buffers holding this context's tensor data */
+    unsigned mark;              /* scratch for the dependency walk */
+} rg_ctx;
+
+/* The open context behind x, or an R error naming `arg`. */
+rg_ctx *  rg_ctx_get(SEXP x, const char * arg);
+/* Record that tensors of `from` point into `to` (R error on a cycle). */
+void      rg_ctx_depend(rg_ctx * from, rg_ctx * to);
+/* ggml_backend_buffer_free of a context's buffer: its tensors lose their data
+ * now; the memory goes now, or with the context if other contexts may view it. */
+void      rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b);
+/* A new buffer record for c (R error if out of memory; nothing changed then). */
+rg_buffer * rg_ctx_add_buffer(rg_ctx * c);
+
+/* ---- handles (glue_context.c) ---- */
+
+SEXP rg_tensor_wrap(struct ggml_tensor * t, SEXP owner);  /* R NULL for NULL */
+/* The tensor behind x (R NULL allowed only with allow_null), or an R error. */
+struct ggml_tensor * rg_tensor_get(SEXP x, const char * arg, int allow_null);
+/* The context external pointer a handle belongs to. */
+SEXP rg_owner(SEXP handle);
+/* A tensor argument of an op that creates nodes in ctx: records the dependency. */
+struct ggml_tensor * rg_tensor_arg(rg_ctx * ctx, SEXP x, const char * arg, int allow_null);
+/* The tensor handle for an op's result in ctx, or an R error naming fn. */
+SEXP rg_result(SEXP ctx, struct ggml_tensor * t, const char * fn);
+
+SEXP                 rg_graph_wrap(struct ggml_cgraph * g, SEXP owner);
+struct ggml_cgraph * rg_graph_get(SEXP x, const char * arg);
+
+/* An empty backend handle whose finalizer frees the backend set into it
+ * with R_SetExternalPtrAddr (made first, so a failure cannot leak). */
+SEXP          rg_backend_handle(void);
+ggml_backend_t rg_backend_get(SEXP x, const char * arg);
+/* ggml_backend_free: frees it once; again is harmless; not a backend is an R error. */
+void          rg_backend_release(SEXP x);
+
+SEXP        rg_buffer_wrap(rg_buffer * b, SEXP owner);
+rg_buffer * rg_buffer_get(SEXP x, const char * arg);
+/* ggml_backend_buffer_free, with the same rules. */
+void        rg_buffer_release(SEXP x);
+
+/* Is the handle usable (its context open, the object not freed)? Never errors. */
+int rg_handle_valid(SEXP x);
+
+/* ---- errors ---- */
+
+/* R error with the library's message (or a fallback naming fn). */
+NORET void rg_fail(const char * fn);
+/* R error unless st is GGML_STATUS_SUCCESS. */
+void rg_check_status(enum ggml_status st, const char * fn);
+
+/* ---- argument conversion (glue_args.c); each gives an R error on bad input ---- */
+
+int64_t        rg_count(SEXP x, const char * arg);     /* whole number >= 0 (sizes, ne) */
+int64_t        rg_count_value(double v, const char * arg);  /* the same check for one value */
+size_t         rg_bytes(SEXP x, const char * arg);     /* whole number >= 0 (byte strides, offsets) */
+int            rg_int(SEXP x, const char * arg);       /* any whole number in int range */
+float          rg_float(SEXP x, const char * arg);     /* a number, not NA */
+int            rg_bool(SEXP x, const char * arg);      /* TRUE or FALSE */
+enum ggml_type rg_type(SEXP x, const char * arg);      /* GGML_TYPE_F32, _F16 or _I32 */
+const char *   rg_string(SEXP x, const char * arg);    /* one string, not NA */
+/* A numeric (double or integer) vector: its length, and its values as doubles via rg_num_at. */
+R_xlen_t       rg_numeric_len(SEXP x, const char * arg);
+double         rg_num_at(SEXP x, R_xlen_t i);
+/* Size as an R number (double: exact up to 2^53). */
+SEXP           rg_size_sexp(double v);
+
+/* The package default thread count (ggml_set_n_threads). */
+int rg_default_threads(void);
+
+#endif /* GGMLR_GLUE_H */

@@ -1,0 +1,92 @@
+/* glue_args.c -- conversion of R arguments to C values.
+ *
+ * Each converter either returns a valid C value or signals an R error that
+ * names the argument. They run before any C state changes, so an error here
+ * never leaves anything half done. */
+#include "glue.h"
+
+#include <limits.h>
+#include <math.h>
+
+#define MAX_EXACT 9007199254740992.0  /* 2^53: every whole double up to here is exact */
+
+static const char * kind(SEXP x) {
+    if (x == R_NilValue) return "NULL";
+    if (Rf_isFactor(x)) return "a factor";
+    return Rf_type2char(TYPEOF(x));
+}
+
+/* One number (integer or double), not NA; factors and logicals are refused. */
+static double scalar(SEXP x, const char * arg) {
+    if ((TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) || Rf_isFactor(x) || XLENGTH(x) != 1)
+        Rf_error("'%s' must be a single number (got %s of length %lld)", arg, kind(x),
+                 x == R_NilValue ? 0LL : (long long) XLENGTH(x));
+    if (TYPEOF(x) == INTSXP) {
+        if (INTEGER(x)[0] == NA_INTEGER) Rf_error("'%s' must not be NA", arg);
+        return (double) INTEGER(x)[0];
+    }
+    const double v = REAL(x)[0];
+    if (R_IsNA(v)) Rf_error("'%s' must not be NA", arg);
+    return v;
+}
+
+int64_t rg_count_value(double v, const char * arg) {
+    if (ISNAN(v)) Rf_error("'%s' must not be NA or NaN", arg);
+    if (!isfinite(v)) Rf_error("'%s' must be finite", arg);
+    if (v < 0) Rf_error("'%s' must not be negative (got %g)", arg, v);
+    if (v != floor(v)) Rf_error("'%s' must be a whole number (got %g)", arg, v);
+    if (v > MAX_EXACT) Rf_error("'%s' is too large (got %g)", arg, v);
+    return (int64_t) v;
+}
+
+int64_t rg_count(SEXP x, const char * arg) { return rg_count_value(scalar(x, arg), arg); }
+
+size_t rg_bytes(SEXP x, const char * arg) {
+    const int64_t v = rg_count(x, arg);
+    if ((uint64_t) v > (uint64_t) SIZE_MAX) Rf_error("'%s' is too large", arg);
+    return (size_t) v;
+}
+
+int rg_int(SEXP x, const char * arg) {
+    const double v = scalar(x, arg);
+    if (ISNAN(v)) Rf_error("'%s' must not be NaN", arg);
+    if (v != floor(v) || v < -INT_MAX || v > INT_MAX) Rf_error("'%s' must be a whole number in integer range (got %g)", arg, v);
+    return (int) v;
+}
+
+float rg_float(SEXP x, const char * arg) { return (float) scalar(x, arg); }
+
+int rg_bool(SEXP x, const char * arg) {
+    if (TYPEOF(x) != LGLSXP || XLENGTH(x) != 1 || LOGICAL(x)[0] == NA_LOGICAL)
+        Rf_error("'%s' must be TRUE or FALSE", arg);
+    return LOGICAL(x)[0];
+}
+
+enum ggml_type rg_type(SEXP x, const char * arg) {
+    const int v = rg_int(x, arg);
+    if (v != GGML_TYPE_F32 && v != GGML_TYPE_F16 && v != GGML_TYPE_I32)
+        Rf_error("'%s' must be GGML_TYPE_F32 (0), GGML_TYPE_F16 (1) or GGML_TYPE_I32 (26) (got %d)", arg, v);
+    return (enum ggml_type) v;
+}
+
+const char * rg_string(SEXP x, const char * arg) {
+    if (TYPEOF(x) != STRSXP || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
+        Rf_error("'%s' must be a single string, not NA", arg);
+    return Rf_translateCharUTF8(STRING_ELT(x, 0));
+}
+
+R_xlen_t rg_numeric_len(SEXP x, const char * arg) {
+    if ((TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) || Rf_isFactor(x))
+        Rf_error("'%s' must be a numeric vector (got %s)", arg, kind(x));
+    return XLENGTH(x);
+}
+
+double rg_num_at(SEXP x, R_xlen_t i) {
+    if (TYPEOF(x) == INTSXP) {
+        const int v = INTEGER(x)[i];
+        return v == NA_INTEGER ? NA_REAL : (double) v;
+    }
+    return REAL(x)[i];
+}
+
+SEXP rg_size_sexp(double v) { return Rf_ScalarReal(v); }

@@ -1,0 +1,163 @@
+/* glue_backend.c -- the CPU backend, backend buffers, and data transfer
+ * between R vectors and tensors (raw bytes, or numbers converted to and
+ * from the tensor's type).
+ *
+ * A buffer made by ggml_backend_alloc_ctx_tensors belongs to its context:
+ * it is freed with the context, so a tensor never outlives its data. */
+#include "glue.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- backend ---- */
+
+SEXP R_ggml_backend_cpu_init(void) {
+    SEXP x = PROTECT(rg_backend_handle());
+    ggml_clear_error();
+    ggml_backend_t be = ggml_backend_cpu_init();
+    if (!be) rg_fail("ggml_backend_cpu_init");
+    R_SetExternalPtrAddr(x, be);
+    ggml_backend_cpu_set_n_threads(be, rg_default_threads());
+    UNPROTECT(1);
+    return x;
+}
+
+SEXP R_ggml_backend_free(SEXP backend) {
+    rg_backend_release(backend);
+    return R_NilValue;
+}
+
+SEXP R_ggml_backend_is_cpu(SEXP backend) { return Rf_ScalarLogical(ggml_backend_is_cpu(rg_backend_get(backend, "backend"))); }
+SEXP R_ggml_backend_name(SEXP backend)   { return Rf_mkString(ggml_backend_name(rg_backend_get(backend, "backend"))); }
+
+SEXP R_ggml_backend_cpu_set_n_threads(SEXP backend, SEXP n_threads) {
+    ggml_backend_t be = rg_backend_get(backend, "backend");
+    const int n = rg_int(n_threads, "n_threads");
+    if (n < 1 || n > 256) Rf_error("'n_threads' must be between 1 and 256 (got %d)", n);
+    ggml_backend_cpu_set_n_threads(be, n);
+    return backend;
+}
+
+SEXP R_ggml_backend_graph_compute(SEXP backend, SEXP graph) {
+    ggml_backend_t be = rg_backend_get(backend, "backend");
+    struct ggml_cgraph * g = rg_graph_get(graph, "graph");
+    ggml_clear_error();
+    rg_check_status(ggml_backend_graph_compute(be, g), "ggml_backend_graph_compute");
+    return graph;
+}
+
+/* ---- buffers ---- */
+
+SEXP R_ggml_backend_alloc_ctx_tensors(SEXP ctx, SEXP backend) {
+    rg_ctx * c = rg_ctx_get(ctx, "ctx");
+    ggml_backend_t be = rg_backend_get(backend, "backend");
+    rg_buffer * rec = rg_ctx_add_buffer(c);  /* before allocating: nothing to undo if this fails */
+    ggml_clear_error();
+    rec->buf = ggml_backend_alloc_ctx_tensors(c->ctx, be);
+    if (!rec->buf) {
+        rec->user_freed = 1;  /* an empty record: the handle is never made */
+        rg_fail("ggml_backend_alloc_ctx_tensors");
+    }
+    return rg_buffer_wrap(rec, ctx);
+}
+
+SEXP R_ggml_backend_buffer_free(SEXP buffer) {
+    rg_buffer_release(buffer);
+    return R_NilValue;
+}
+
+SEXP R_ggml_backend_buffer_get_size(SEXP buffer) {
+    return rg_size_sexp((double) ggml_backend_buffer_get_size(rg_buffer_get(buffer, "buffer")->buf));
+}
+
+/* ---- raw bytes ---- */
+
+SEXP R_ggml_backend_tensor_set(SEXP tensor, SEXP data, SEXP offset, SEXP size) {
+    struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    if (TYPEOF(data) != RAWSXP) Rf_error("'data' must be a raw vector");
+    const size_t off = rg_bytes(offset, "offset");
+    const size_t n = rg_bytes(size, "size");
+    if (n > (size_t) XLENGTH(data)) Rf_error("'size' (%zu) is larger than 'data' (%lld bytes)", n, (long long) XLENGTH(data));
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_set_checked(t, RAW(data), off, n), "ggml_backend_tensor_set");
+    return tensor;
+}
+
+SEXP R_ggml_backend_tensor_get(SEXP tensor, SEXP offset, SEXP size) {
+    const struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    const size_t off = rg_bytes(offset, "offset");
+    const size_t n = rg_bytes(size, "size");
+    if (n > ggml_nbytes(t)) Rf_error("'size' (%zu) is larger than the tensor (%zu bytes)", n, ggml_nbytes(t));
+    SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) n));
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_get_checked(t, RAW(out), off, n), "ggml_backend_tensor_get");
+    UNPROTECT(1);
+    return out;
+}
+
+/* ---- numbers, converted to and from the tensor's type ---- */
+
+/* [offset, offset + n) must lie inside the tensor's elements. */
+static void check_range(const struct ggml_tensor * t, int64_t offset, int64_t n, const char * fn) {
+    const int64_t ne = ggml_nelements(t);
+    if (offset > ne || n > ne - offset)
+        Rf_error("%s: %lld elements at offset %lld do not fit in tensor '%s' of %lld elements",
+                 fn, (long long) n, (long long) offset, t->name, (long long) ne);
+}
+
+SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
+    static const char * fn = "ggml_backend_tensor_set_data";
+    struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    const R_xlen_t n = rg_numeric_len(data, "data");
+    const int64_t off = rg_count(offset, "offset");
+    check_range(t, off, n, fn);
+    const size_t es = ggml_type_size(t->type);
+    /* R_alloc: reclaimed by R even when an error follows */
+    void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
+    switch (t->type) {
+        case GGML_TYPE_F32:
+            for (R_xlen_t i = 0; i < n; i++) ((float *) buf)[i] = (float) rg_num_at(data, i);
+            break;
+        case GGML_TYPE_F16:
+            for (R_xlen_t i = 0; i < n; i++) ((ggml_fp16_t *) buf)[i] = ggml_fp32_to_fp16((float) rg_num_at(data, i));
+            break;
+        case GGML_TYPE_I32:
+            for (R_xlen_t i = 0; i < n; i++) {
+                const double v = rg_num_at(data, i);
+                if (ISNAN(v) || v != floor(v) || v < INT_MIN || v > INT_MAX)
+                    Rf_error("%s: element %lld of 'data' (%g) is not a 32-bit integer (NA is not allowed)", fn, (long long) i + 1, v);
+                ((int32_t *) buf)[i] = (int32_t) v;
+            }
+            break;
+        default:
+            Rf_error("%s: tensor type %s is not supported", fn, ggml_type_name(t->type));
+    }
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_set_checked(t, buf, (size_t) off * es, (size_t) n * es), fn);
+    return tensor;
+}
+
+SEXP R_ggml_backend_tensor_get_data(SEXP tensor, SEXP offset, SEXP n_elements) {
+    static const char * fn = "ggml_backend_tensor_get_data";
+    const struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    const int64_t off = rg_count(offset, "offset");
+    const int64_t ne = ggml_nelements(t);
+    const int64_t n = n_elements == R_NilValue ? (off <= ne ? ne - off : 0) : rg_count(n_elements, "n_elements");
+    check_range(t, off, n, fn);
+    const size_t es = ggml_type_size(t->type);
+    void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_get_checked(t, buf, (size_t) off * es, (size_t) n * es), fn);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n));
+    double * o = REAL(out);
+    switch (t->type) {
+        case GGML_TYPE_F32: for (int64_t i = 0; i < n; i++) o[i] = ((const float *) buf)[i]; break;
+        case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) o[i] = ggml_fp16_to_fp32(((const ggml_fp16_t *) buf)[i]); break;
+        case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) o[i] = ((const int32_t *) buf)[i]; break;
+        default: break;
+    }
+    UNPROTECT(1);
+    return out;
+}

@@ -1,0 +1,377 @@
+/* glue_context.c -- context records, the handles built on them, and the
+ * context-level R entry points (ggml_init, ggml_free, memory facts, errors,
+ * the default thread count).
+ *
+ * Lifetime of a context record (rg_ctx):
+ *
+ *   open --ggml_free()/GC--> closed --(no dependents)--> memory released
+ *
+ * "Closed" is what handles see: every use of a closed context is an R error.
+ * The memory (the ggml arena and the backend buffers) is released as soon as
+ * the context is closed AND no other context's tensors point into it. A
+ * context gains such dependents when an op builds a node in another context
+ * from its tensors (rg_tensor_arg). The record itself is freed once the
+ * memory is released and its R object has been collected (finalized). */
+#include "glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tags ---- */
+
+static SEXP tag_ctx(void)     { static SEXP s = NULL; if (!s) s = Rf_install("ggml_context");        return s; }
+static SEXP tag_tensor(void)  { static SEXP s = NULL; if (!s) s = Rf_install("ggml_tensor");         return s; }
+static SEXP tag_graph(void)   { static SEXP s = NULL; if (!s) s = Rf_install("ggml_cgraph");         return s; }
+static SEXP tag_backend(void) { static SEXP s = NULL; if (!s) s = Rf_install("ggml_backend");        return s; }
+static SEXP tag_buffer(void)  { static SEXP s = NULL; if (!s) s = Rf_install("ggml_backend_buffer"); return s; }
+
+static int has_tag(SEXP x, SEXP tag) { return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == tag; }
+
+/* "a ggml tensor", "NULL", "a character vector", ... for error messages. */
+static const char * describe(SEXP x) {
+    if (x == R_NilValue) return "NULL";
+    if (has_tag(x, tag_ctx()))     return "a ggml context";
+    if (has_tag(x, tag_tensor()))  return "a ggml tensor";
+    if (has_tag(x, tag_graph()))   return "a ggml graph";
+    if (has_tag(x, tag_backend())) return "a ggml backend";
+    if (has_tag(x, tag_buffer()))  return "a ggml backend buffer";
+    switch (TYPEOF(x)) {
+        case LGLSXP:  return "a logical vector";
+        case INTSXP:  return Rf_isFactor(x) ? "a factor" : "an integer vector";
+        case REALSXP: return "a numeric vector";
+        case STRSXP:  return "a character vector";
+        case VECSXP:  return "a list";
+        case CLOSXP: case BUILTINSXP: case SPECIALSXP: return "a function";
+        case EXTPTRSXP: return "a foreign external pointer";
+        default:      return Rf_type2char(TYPEOF(x));
+    }
+}
+
+static SEXP new_handle(void * p, SEXP tag, SEXP prot, const char * cls) {
+    SEXP x = PROTECT(R_MakeExternalPtr(p, tag, prot));
+    Rf_setAttrib(x, R_ClassSymbol, Rf_mkString(cls));
+    UNPROTECT(1);
+    return x;
+}
+
+NORET void rg_fail(const char * fn) {
+    const char * msg = ggml_last_error();
+    if (msg && msg[0]) Rf_error("%s", msg);
+    Rf_error("%s failed", fn);
+}
+
+void rg_check_status(enum ggml_status st, const char * fn) {
+    if (st == GGML_STATUS_SUCCESS) return;
+    if (!ggml_last_error()[0]) Rf_error("%s: %s", fn, ggml_status_to_string(st));
+    rg_fail(fn);
+}
+
+/* ---- context records ---- */
+
+static void free_record(rg_ctx * c) {
+    rg_buffer * b = c->buffers;
+    while (b) {
+        rg_buffer * next = b->next;
+        free(b);
+        b = next;
+    }
+    free(c->deps);
+    free(c);
+}
+
+static void maybe_release(rg_ctx * c);
+
+/* Return the arena and buffers of a closed context nobody depends on. */
+static void release_memory(rg_ctx * c) {
+    for (rg_buffer * b = c->buffers; b; b = b->next) {
+        if (b->buf) { ggml_backend_buffer_free(b->buf); b->buf = NULL; }
+    }
+    ggml_free(c->ctx);
+    c->ctx = NULL;
+    for (int i = 0; i < c->n_deps; i++) {
+        rg_ctx * d = c->deps[i];
+        d->n_dependents--;
+        maybe_release(d);
+    }
+    free(c->deps);
+    c->deps = NULL;
+    c->n_deps = c->cap_deps = 0;
+}
+
+static void maybe_release(rg_ctx * c) {
+    if (!c->closed || c->n_dependents > 0 || !c->ctx) return;
+    release_memory(c);
+    if (c->finalized) free_record(c);
+}
+
+static void ctx_finalizer(SEXP x) {
+    rg_ctx * c = R_ExternalPtrAddr(x);
+    if (!c) return;
+    R_ClearExternalPtr(x);
+    c->closed = 1;
+    c->finalized = 1;
+    if (c->ctx) maybe_release(c);  /* frees the record too, unless others still depend on it */
+    else free_record(c);           /* memory already released by ggml_free */
+}
+
+rg_ctx * rg_ctx_get(SEXP x, const char * arg) {
+    if (!has_tag(x, tag_ctx())) Rf_error("'%s' must be a ggml context (from ggml_init), not %s", arg, describe(x));
+    rg_ctx * c = R_ExternalPtrAddr(x);
+    if (!c) Rf_error("'%s' is not a usable context (was it saved and restored from another session?)", arg);
+    if (c->closed) Rf_error("'%s': the context has been freed (ggml_free)", arg);
+    return c;
+}
+
+/* Does `from` reach `to` through dependencies? (mark: this walk's stamp) */
+static int reaches(rg_ctx * from, const rg_ctx * to, unsigned mark) {
+    if (from == to) return 1;
+    if (from->mark == mark) return 0;
+    from->mark = mark;
+    for (int i = 0; i < from->n_deps; i++)
+        if (reaches(from->deps[i], to, mark)) return 1;
+    return 0;
+}
+
+void rg_ctx_depend(rg_ctx * from, rg_ctx * to) {
+    static unsigned walk = 0;
+    if (from == to) return;
+    for (int i = 0; i < from->n_deps; i++)
+        if (from->deps[i] == to) return;
+    if (reaches(to, from, ++walk))
+        Rf_error("tensors of two contexts cannot point into each other: the other context already uses "
+                 "tensors of this one (build the op in that context instead)");
+    if (from->n_deps == from->cap_deps) {
+        const int cap = from->cap_deps ? 2 * from->cap_deps : 4;
+        rg_ctx ** deps = realloc(from->deps, (size_t) cap * sizeof *deps);
+        if (!deps) Rf_error("out of memory recording a context dependency");
+        from->deps = deps;
+        from->cap_deps = cap;
+    }
+    from->deps[from->n_deps++] = to;
+    to->n_dependents++;
+}
+
+rg_buffer * rg_ctx_add_buffer(rg_ctx * c) {
+    rg_buffer * b = calloc(1, sizeof *b);
+    if (!b) Rf_error("ggml_backend_alloc_ctx_tensors: out of memory");
+    b->next = c->buffers;
+    c->buffers = b;
+    return b;
+}
+
+void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
+    if (b->user_freed) return;
+    b->user_freed = 1;
+    if (!b->buf) return;
+    /* The context's own tensors (views included: they share the buffer
+     * pointer) lose their data: using them is now a clean "no data" error,
+     * and ggml_backend_alloc_ctx_tensors can allocate them again. */
+    for (struct ggml_tensor * t = ggml_get_first_tensor(c->ctx); t; t = ggml_get_next_tensor(c->ctx, t)) {
+        if (t->buffer == b->buf) { t->data = NULL; t->buffer = NULL; }
+    }
+    /* Views built in other contexts may still point into the memory: then it
+     * goes with this context (release_memory). */
+    if (c->n_dependents == 0) {
+        ggml_backend_buffer_free(b->buf);
+        b->buf = NULL;
+    }
+}
+
+/* ---- handles ---- */
+
+SEXP rg_owner(SEXP handle) { return R_ExternalPtrProtected(handle); }
+
+/* The open context a handle belongs to, or an R error. */
+static rg_ctx * owner_ctx(SEXP handle, const char * arg, const char * what) {
+    SEXP owner = rg_owner(handle);
+    rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
+    if (!c) Rf_error("'%s' is not a usable %s (was it saved and restored from another session?)", arg, what);
+    if (c->closed) Rf_error("'%s' belongs to a context that has been freed (ggml_free)", arg);
+    return c;
+}
+
+SEXP rg_tensor_wrap(struct ggml_tensor * t, SEXP owner) {
+    if (!t) return R_NilValue;
+    return new_handle(t, tag_tensor(), owner, "ggml_tensor");
+}
+
+struct ggml_tensor * rg_tensor_get(SEXP x, const char * arg, int allow_null) {
+    if (x == R_NilValue) {
+        if (allow_null) return NULL;
+        Rf_error("'%s' is NULL: a ggml tensor is required", arg);
+    }
+    if (!has_tag(x, tag_tensor())) Rf_error("'%s' must be a ggml tensor, not %s", arg, describe(x));
+    struct ggml_tensor * t = R_ExternalPtrAddr(x);
+    if (!t) Rf_error("'%s' is not a usable tensor (was it saved and restored from another session?)", arg);
+    owner_ctx(x, arg, "tensor");
+    return t;
+}
+
+struct ggml_tensor * rg_tensor_arg(rg_ctx * ctx, SEXP x, const char * arg, int allow_null) {
+    struct ggml_tensor * t = rg_tensor_get(x, arg, allow_null);
+    if (t) rg_ctx_depend(ctx, owner_ctx(x, arg, "tensor"));
+    return t;
+}
+
+SEXP rg_result(SEXP ctx, struct ggml_tensor * t, const char * fn) {
+    if (!t) rg_fail(fn);
+    return rg_tensor_wrap(t, ctx);
+}
+
+SEXP rg_graph_wrap(struct ggml_cgraph * g, SEXP owner) {
+    if (!g) return R_NilValue;
+    return new_handle(g, tag_graph(), owner, "ggml_cgraph");
+}
+
+struct ggml_cgraph * rg_graph_get(SEXP x, const char * arg) {
+    if (!has_tag(x, tag_graph())) Rf_error("'%s' must be a ggml graph, not %s", arg, describe(x));
+    struct ggml_cgraph * g = R_ExternalPtrAddr(x);
+    if (!g) Rf_error("'%s' is not a usable graph (was it saved and restored from another session?)", arg);
+    owner_ctx(x, arg, "graph");
+    return g;
+}
+
+static void backend_finalizer(SEXP x) {
+    ggml_backend_t be = R_ExternalPtrAddr(x);
+    if (be) {
+        R_ClearExternalPtr(x);
+        ggml_backend_free(be);
+    }
+}
+
+SEXP rg_backend_handle(void) {
+    SEXP x = PROTECT(new_handle(NULL, tag_backend(), R_NilValue, "ggml_backend"));
+    R_RegisterCFinalizerEx(x, backend_finalizer, TRUE);
+    UNPROTECT(1);
+    return x;
+}
+
+ggml_backend_t rg_backend_get(SEXP x, const char * arg) {
+    if (!has_tag(x, tag_backend())) Rf_error("'%s' must be a ggml backend (from ggml_backend_cpu_init), not %s", arg, describe(x));
+    ggml_backend_t be = R_ExternalPtrAddr(x);
+    if (!be) Rf_error("'%s': the backend has been freed (ggml_backend_free)", arg);
+    return be;
+}
+
+void rg_backend_release(SEXP x) {
+    if (!has_tag(x, tag_backend())) Rf_error("'backend' must be a ggml backend, not %s", describe(x));
+    backend_finalizer(x);
+}
+
+SEXP rg_buffer_wrap(rg_buffer * b, SEXP owner) { return new_handle(b, tag_buffer(), owner, "ggml_backend_buffer"); }
+
+rg_buffer * rg_buffer_get(SEXP x, const char * arg) {
+    if (!has_tag(x, tag_buffer())) Rf_error("'%s' must be a ggml backend buffer, not %s", arg, describe(x));
+    rg_buffer * b = R_ExternalPtrAddr(x);
+    if (!b) Rf_error("'%s' is not a usable buffer (was it saved and restored from another session?)", arg);
+    owner_ctx(x, arg, "buffer");
+    if (b->user_freed) Rf_error("'%s': the buffer has been freed (ggml_backend_buffer_free)", arg);
+    return b;
+}
+
+void rg_buffer_release(SEXP x) {
+    if (!has_tag(x, tag_buffer())) Rf_error("'buffer' must be a ggml backend buffer, not %s", describe(x));
+    /* already freed, or gone with its context: nothing to do */
+    if (rg_handle_valid(x)) rg_ctx_free_buffer(R_ExternalPtrAddr(rg_owner(x)), R_ExternalPtrAddr(x));
+}
+
+int rg_handle_valid(SEXP x) {
+    if (TYPEOF(x) != EXTPTRSXP || !R_ExternalPtrAddr(x)) return 0;
+    SEXP tag = R_ExternalPtrTag(x);
+    if (tag == tag_backend()) return 1;
+    if (tag == tag_ctx()) return !((rg_ctx *) R_ExternalPtrAddr(x))->closed;
+    if (tag != tag_tensor() && tag != tag_graph() && tag != tag_buffer()) return 0;
+    SEXP owner = rg_owner(x);
+    const rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
+    if (!c || c->closed) return 0;
+    return tag != tag_buffer() || !((rg_buffer *) R_ExternalPtrAddr(x))->user_freed;
+}
+
+/* ---- R entry points: contexts ---- */
+
+SEXP R_ggml_init(SEXP mem_size, SEXP no_alloc) {
+    struct ggml_init_params params = {rg_bytes(mem_size, "mem_size"), NULL, rg_bool(no_alloc, "no_alloc")};
+    /* The handle first, then the record, then the arena: if any step fails
+     * the finalizer frees what was made, so nothing leaks. */
+    SEXP x = PROTECT(new_handle(NULL, tag_ctx(), R_NilValue, "ggml_context"));
+    R_RegisterCFinalizerEx(x, ctx_finalizer, TRUE);
+    rg_ctx * c = calloc(1, sizeof *c);
+    if (!c) Rf_error("ggml_init: out of memory");
+    R_SetExternalPtrAddr(x, c);
+    ggml_clear_error();
+    c->ctx = ggml_init(params);
+    if (!c->ctx) {
+        c->closed = 1;
+        rg_fail("ggml_init");
+    }
+    UNPROTECT(1);
+    return x;
+}
+
+SEXP R_ggml_free(SEXP x) {
+    if (!has_tag(x, tag_ctx())) Rf_error("'ctx' must be a ggml context (from ggml_init), not %s", describe(x));
+    rg_ctx * c = R_ExternalPtrAddr(x);
+    if (c && !c->closed) {  /* freeing twice is harmless */
+        c->closed = 1;
+        maybe_release(c);
+    }
+    return R_NilValue;
+}
+
+SEXP R_ggml_set_no_alloc(SEXP ctx, SEXP no_alloc) {
+    const int v = rg_bool(no_alloc, "no_alloc");
+    ggml_set_no_alloc(rg_ctx_get(ctx, "ctx")->ctx, v);
+    return R_NilValue;
+}
+
+SEXP R_ggml_get_no_alloc(SEXP ctx) { return Rf_ScalarLogical(ggml_get_no_alloc(rg_ctx_get(ctx, "ctx")->ctx)); }
+SEXP R_ggml_used_mem(SEXP ctx)     { return rg_size_sexp((double) ggml_used_mem(rg_ctx_get(ctx, "ctx")->ctx)); }
+SEXP R_ggml_get_mem_size(SEXP ctx) { return rg_size_sexp((double) ggml_get_mem_size(rg_ctx_get(ctx, "ctx")->ctx)); }
+SEXP R_ggml_tensor_overhead(void)  { return rg_size_sexp((double) ggml_tensor_overhead()); }
+SEXP R_ggml_graph_overhead(void)   { return rg_size_sexp((double) ggml_graph_overhead()); }
+
+SEXP R_ggml_graph_overhead_custom(SEXP size, SEXP grads) {
+    return rg_size_sexp((double) ggml_graph_overhead_custom((size_t) rg_count(size, "size"), rg_bool(grads, "grads")));
+}
+
+SEXP R_ggml_get_first_tensor(SEXP ctx) {
+    return rg_tensor_wrap(ggml_get_first_tensor(rg_ctx_get(ctx, "ctx")->ctx), ctx);
+}
+
+SEXP R_ggml_get_next_tensor(SEXP ctx, SEXP tensor) {
+    rg_ctx * c = rg_ctx_get(ctx, "ctx");
+    struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    /* The walk follows the tensor's own context; it must be ctx. */
+    if (R_ExternalPtrAddr(rg_owner(tensor)) != c) Rf_error("'tensor' does not belong to 'ctx'");
+    return rg_tensor_wrap(ggml_get_next_tensor(c->ctx, t), ctx);
+}
+
+SEXP R_ggml_get_tensor(SEXP ctx, SEXP name) {
+    const char * s = rg_string(name, "name");
+    return rg_tensor_wrap(ggml_get_tensor(rg_ctx_get(ctx, "ctx")->ctx, s), ctx);
+}
+
+SEXP R_ggml_handle_valid(SEXP x) { return Rf_ScalarLogical(rg_handle_valid(x)); }
+
+/* ---- errors ---- */
+
+SEXP R_ggml_last_error(void) { return Rf_mkString(ggml_last_error()); }
+SEXP R_ggml_clear_error(void) { ggml_clear_error(); return R_NilValue; }
+SEXP R_ggml_status_to_string(SEXP status) { return Rf_mkString(ggml_status_to_string((enum ggml_status) rg_int(status, "status"))); }
+
+/* ---- threads and CPU ---- */
+
+static int default_threads = 0;  /* 0: the machine's cores */
+
+int rg_default_threads(void) { return default_threads > 0 ? default_threads : ggml_cpu_n_cores(); }
+
+SEXP R_ggml_set_n_threads(SEXP n) {
+    const int v = rg_int(n, "n");
+    if (v < 1 || v > 256) Rf_error("'n' must be between 1 and 256 (got %d)", v);
+    default_threads = v;
+    return R_NilValue;
+}
+
+SEXP R_ggml_get_n_threads(void) { return Rf_ScalarInteger(rg_default_threads()); }
+SEXP R_ggml_cpu_n_cores(void)   { return Rf_ScalarInteger(ggml_cpu_n_cores()); }
+SEXP R_ggml_cpu_simd_name(void) { return Rf_mkString(ggml_cpu_simd_name()); }
