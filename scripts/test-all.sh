@@ -67,6 +67,7 @@ R_LIBS="$WORK/rlib" Rscript -e '
 ok
 
 stage "R package: R CMD build and R CMD check (no ERROR, no WARNING)"
+sh r/configure >/dev/null  # the tarball carries the current copy of the C sources
 (cd "$WORK" && R CMD build "$ROOT/r" >build.log 2>&1) || { cat "$WORK/build.log"; exit 1; }
 TARBALL=$(ls "$WORK"/ggmlR_*.tar.gz)
 (cd "$WORK" && _R_CHECK_FORCE_SUGGESTS_=false MAKEFLAGS="-j$JOBS" R CMD check --no-manual "$TARBALL" >check.log 2>&1) || true
