@@ -41,6 +41,7 @@ ggml_fp16_t ggml_fp32_to_fp16(float f) {
 /* Row converters: F16C hardware conversion (8 values per instruction, the
  * same IEEE round-to-nearest-even results) when the CPU has it. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 
 __attribute__((target("avx,f16c"))) static void to_fp32_f16c(const ggml_fp16_t * x, float * y, int64_t n) {
@@ -60,7 +61,9 @@ static bool has_f16c(void) {
     static int cached = -1;  /* benign race: every thread computes the same answer */
     if (cached < 0) {
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        /* F16C is CPUID.1:ECX bit 29; clang < 16 rejects __builtin_cpu_supports("f16c") */
+        unsigned int eax, ebx, ecx, edx;
+        cached = __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
     }
     return cached != 0;
 }
