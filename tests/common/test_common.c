@@ -129,3 +129,32 @@ int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_pa
     ggml_free(ctx);
     return bad;
 }
+
+uint16_t tc_ref_fp32_to_fp16(float x) {
+    const uint16_t sign = signbit(x) ? 0x8000u : 0u;
+    if (isnan(x)) return (uint16_t) (sign | 0x7e00u);
+    const double a = fabs((double) x);
+    if (isinf(a)) return (uint16_t) (sign | 0x7c00u);
+    if (a < 0x1p-14) {  /* subnormal range: a multiple of 2^-24 (1024 * 2^-24 is the smallest normal) */
+        const double q = nearbyint(a * 0x1p24);  /* exact scaling; default mode rounds ties to even */
+        return (uint16_t) (sign | (uint16_t) q);
+    }
+    int e;
+    frexp(a, &e);                                /* a in [2^(e-1), 2^e) */
+    const int E = e - 1;
+    const double q = nearbyint(ldexp(a, 10 - E)); /* 11-bit significand in [1024, 2048] */
+    if (E > 15 || (E == 15 && q >= 2048)) return (uint16_t) (sign | 0x7c00u);
+    /* q == 2048 carries into the exponent field by itself */
+    return (uint16_t) (sign | (uint16_t) (((E + 15) << 10) + (int) q - 1024));
+}
+
+double tc_ref_fp16_to_f64(uint16_t h) {
+    const int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v;
+    if (e == 0x1f) v = m ? NAN : INFINITY;
+    else if (e == 0) v = ldexp((double) m, -24);
+    else v = ldexp((double) (1024 + m), e - 25);
+    return s ? -v : v;
+}
+
+double tc_ref_round_fp16(float x) { return tc_ref_fp16_to_f64(tc_ref_fp32_to_fp16(x)); }

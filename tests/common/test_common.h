@@ -61,4 +61,12 @@ typedef struct ggml_tensor * (*tc_loss_builder)(struct ggml_context * ctx, struc
 int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_params, const int64_t (*shapes)[4],
                  double lo, double hi, double eps, double atol, double rtol);
 
+/* Independent IEEE binary16 reference in float64 arithmetic (round to nearest
+ * even, overflow to Inf, subnormals; NaN -> a quiet NaN with x's sign). It
+ * shares no code with the library, so conversions can be checked against it. */
+uint16_t tc_ref_fp32_to_fp16(float x);
+double   tc_ref_fp16_to_f64(uint16_t h);
+/* x rounded to the nearest half, as a double (what an F16 tensor stores). */
+double   tc_ref_round_fp16(float x);
+
 #endif
