@@ -44,19 +44,31 @@ static struct ggml_tensor * new_node(struct ggml_context * ctx, enum ggml_op op,
     return t;
 }
 
+/* Bytes from the first to past the last element of a region of shape ne
+ * (all >= 0) and strides nb; false when that overflows size_t. */
+static bool region_span(const int64_t ne[4], const size_t nb[4], size_t esize, size_t * span) {
+    *span = esize;
+    for (int i = 0; i < 4; i++) {
+        if (ne[i] == 0) { *span = 0; return true; }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (nb[i] != 0 && (size_t) (ne[i] - 1) > (SIZE_MAX - *span) / nb[i]) return false;
+        *span += (size_t) (ne[i] - 1) * nb[i];
+    }
+    return true;
+}
+
 /* A view of a: shape ne, strides nb, starting `offset` bytes into a's data. */
 static struct ggml_tensor * new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
                                      const int64_t ne[4], const size_t nb[4], size_t offset) {
-    const size_t esize = ggml_type_size(a->type);
-    size_t span = esize;
-    bool empty = false;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4; i++)
         if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
-        if (ne[i] == 0) empty = true;
-        else span += (size_t) (ne[i] - 1) * nb[i];
-    }
-    if (empty) span = 0;
+    size_t span;
     const size_t avail = ggml_nbytes(a);
+    if (!region_span(ne, nb, ggml_type_size(a->type), &span)) {
+        ggmlr_set_error("%s: view strides span more than the address space (tensor '%s' has %zu bytes)", fn, a->name, avail);
+        return NULL;
+    }
     if (offset > avail || span > avail - offset) {
         ggmlr_set_error("%s: view of %zu bytes at offset %zu runs past the %zu bytes of tensor '%s'", fn, span, offset, avail, a->name);
         return NULL;
@@ -95,7 +107,15 @@ struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a,
 struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
     REQUIRE_CTX("ggml_reshape"); REQUIRE("ggml_reshape", a);
     if (!ggml_is_contiguous(a)) { ggmlr_set_error("ggml_reshape: tensor '%s' is not contiguous (use ggml_cont first)", a->name); return NULL; }
-    if (ne0 < 0 || ne1 < 0 || ne2 < 0 || ne3 < 0 || ne0 * ne1 * ne2 * ne3 != ggml_nelements(a)) {
+    /* element count without signed overflow: the partial products (used for the strides) must fit too */
+    const int64_t dims[4] = {ne0, ne1, ne2, ne3};
+    int64_t count = 1;
+    bool fits = true;
+    for (int i = 0; i < 4 && fits; i++) {
+        if (dims[i] < 0 || (dims[i] != 0 && count > INT64_MAX / dims[i])) fits = false;
+        else count *= dims[i];
+    }
+    if (!fits || count != ggml_nelements(a)) {
         ggmlr_set_error("ggml_reshape: new shape [%lld, %lld, %lld, %lld] does not hold the %lld elements of '%s'",
                         (long long) ne0, (long long) ne1, (long long) ne2, (long long) ne3, (long long) ggml_nelements(a), a->name);
         return NULL;
@@ -234,12 +254,11 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
     REQUIRE_F32("ggml_acc", a); REQUIRE_F32("ggml_acc", b);
     if (!ggml_is_contiguous(a)) { ggmlr_set_error("ggml_acc: a must be contiguous"); return NULL; }
     /* the region b lands in must lie inside a: the same check as a view of a */
-    const int64_t es = (int64_t) ggml_type_size(a->type);
-    const size_t nb[4] = {(size_t) es, nb1, nb2, nb3};
-    size_t span = 0;
-    if (ggml_nelements(b) > 0) {
-        span = (size_t) es;
-        for (int i = 0; i < 4; i++) span += (size_t) (b->ne[i] - 1) * nb[i];
+    const size_t nb[4] = {ggml_type_size(a->type), nb1, nb2, nb3};
+    size_t span;
+    if (!region_span(b->ne, nb, nb[0], &span)) {
+        ggmlr_set_error("ggml_acc: region strides span more than the address space (a has %zu bytes)", ggml_nbytes(a));
+        return NULL;
     }
     if (offset > ggml_nbytes(a) || span > ggml_nbytes(a) - offset) {
         ggmlr_set_error("ggml_acc: region of %zu bytes at offset %zu runs past the %zu bytes of a", span, offset, ggml_nbytes(a));
