@@ -58,14 +58,16 @@ __attribute__((target("avx,f16c"))) static void to_fp16_f16c(const float * x, gg
 }
 
 static bool has_f16c(void) {
-    static int cached = -1;  /* benign race: every thread computes the same answer */
-    if (cached < 0) {
+    static int cached = -1;  /* atomic: threads may race to fill it, all with the same answer */
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
         __builtin_cpu_init();
         /* F16C is CPUID.1:ECX bit 29; clang < 16 rejects __builtin_cpu_supports("f16c") */
         unsigned int eax, ebx, ecx, edx;
-        cached = __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+        v = __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
-    return cached != 0;
+    return v != 0;
 }
 #define GGMLR_HAVE_F16C_DISPATCH 1
 #endif
