@@ -20,11 +20,9 @@ void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor
     const bool same_shape = ggml_are_same_shape(src, dst);
     const bool plain_copy = same_shape && src->type == dst->type && src->nb[0] == ggml_type_size(src->type) &&
                             dst->nb[0] == ggml_type_size(dst->type);
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (plain_copy) {
             memcpy(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), (size_t) dst->ne[0] * dst->nb[0]);
@@ -47,11 +45,9 @@ void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor
 /* dst[i] = a[i mod a.ne] per dimension. */
 void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) d[i0] = *(const float *) (arow + (i0 % a->ne[0]) * a->nb[0]);
@@ -63,11 +59,9 @@ void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_ten
 void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const int64_t k0 = a->ne[0] / dst->ne[0], k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t j1, j2, j3;
-        ggmlr_row_index(dst, r, &j1, &j2, &j3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, j1, j2, j3;
+    while (ggmlr_next_row(&rows, &r, &j1, &j2, &j3)) {
         float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
         for (int64_t j0 = 0; j0 < dst->ne[0]; j0++) {
             double sum = 0.0;

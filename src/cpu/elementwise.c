@@ -18,11 +18,9 @@ void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_ten
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const enum ggml_op op = dst->op;
     const bool packed = a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
         const char * brow = ggmlr_elem_ptr(b, 0, i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]);
@@ -48,11 +46,9 @@ void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_ten
 void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const float s = ggmlr_get_op_param_f32(dst, 0);
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
         for (int64_t i = 0; i < dst->ne[0]; i++) {

@@ -149,6 +149,16 @@ static int64_t tiles_floats(const struct fa * a, int64_t per_tile) { return a->B
 
 static int64_t n_query_blocks(const struct fa * a) { return (a->N + QB - 1) / QB; }
 
+/* Query task t: rows [n0, n0+nr) of head h, batch b (a block of QB rows). */
+struct query_block { int64_t b, h, n0, nr; };
+
+static int64_t n_query_tasks(const struct fa * a) { return n_query_blocks(a) * a->H * a->B; }
+
+static struct query_block query_block(const struct fa * a, int64_t t) {
+    const int64_t nqb = n_query_blocks(a), n0 = (t % nqb) * QB;
+    return (struct query_block) {t / (nqb * a->H), (t / nqb) % a->H, n0, a->N - n0 < QB ? a->N - n0 : QB};
+}
+
 static int64_t n_mask_blocks(const struct fa * a) {
     return a->mask ? a->mask->ne[2] * a->mask->ne[3] * n_query_blocks(a) * n_key_tiles(a) : 0;
 }
@@ -323,13 +333,11 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
     const struct fwd_scratch s = fwd_layout(&a, p->wdata);
     start_node(p, sh);
     pack_all(p, &a, sh, false, s.tmp);
-    const int64_t nqb = n_query_blocks(&a);
     int64_t task;
-    while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
-        const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
-        const int64_t n0 = qb * QB, nr = a.N - n0 < QB ? a.N - n0 : QB;
-        forward_block(&a, sh, &s, b, h, n0, nr, NULL, NULL);
-        for (int64_t r = 0; r < nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, h, n0 + r, b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
+    while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
+        const struct query_block q = query_block(&a, task);
+        forward_block(&a, sh, &s, q.b, q.h, q.n0, q.nr, NULL, NULL);
+        for (int64_t r = 0; r < q.nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, q.h, q.n0 + r, q.b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
     }
 }
 
@@ -446,14 +454,13 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
     pack_all(p, &a, sh, true, fs.tmp);
 
     /* phase 1: the forward gives each query row its statistics and D = dO . out */
-    const int64_t nqb = n_query_blocks(&a);
     int64_t task;
-    while (next_task(&sh->counter[1], nqb * a.H * a.B, &task)) {
-        const int64_t qb = task % nqb, h = (task / nqb) % a.H, b = task / (nqb * a.H);
-        const int64_t n0 = qb * QB, nr = a.N - n0 < QB ? a.N - n0 : QB, row0 = (b * a.H + h) * a.N + n0;
-        forward_block(&a, sh, &fs, b, h, n0, nr, sh->mx + row0, sh->lsum + row0);
-        for (int64_t r = 0; r < nr; r++) {
-            const float * dO = ggmlr_row_f32(a.d, h, n0 + r, b, fs.tmp);
+    while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
+        const struct query_block q = query_block(&a, task);
+        const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
+        forward_block(&a, sh, &fs, q.b, q.h, q.n0, q.nr, sh->mx + row0, sh->lsum + row0);
+        for (int64_t r = 0; r < q.nr; r++) {
+            const float * dO = ggmlr_row_f32(a.d, q.h, q.n0 + r, q.b, fs.tmp);
             sh->D[row0 + r] = a.vec->dot(a.DV, dO, fs.o + r * a.DVp);
         }
     }

@@ -34,6 +34,24 @@ static inline void ggmlr_row_index(const struct ggml_tensor * t, int64_t r, int6
     *i3 = r / (t->ne[1] * t->ne[2]);
 }
 
+/* This thread's share of the rows of t, visited in order with ggmlr_next_row:
+ *   struct ggmlr_rows rows = ggmlr_my_rows(p, t);
+ *   while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) { ... } */
+struct ggmlr_rows { const struct ggml_tensor * t; int64_t next, end; };
+
+static inline struct ggmlr_rows ggmlr_my_rows(const struct ggmlr_compute_params * p, const struct ggml_tensor * t) {
+    struct ggmlr_rows rows = {t, 0, 0};
+    ggmlr_split(ggml_nrows(t), p->ith, p->nth, &rows.next, &rows.end);
+    return rows;
+}
+
+static inline bool ggmlr_next_row(struct ggmlr_rows * rows, int64_t * r, int64_t * i1, int64_t * i2, int64_t * i3) {
+    if (rows->next >= rows->end) return false;
+    *r = rows->next++;
+    ggmlr_row_index(rows->t, *r, i1, i2, i3);
+    return true;
+}
+
 /* Row (i1,i2,i3) of t as F32: a pointer into t when its elements are packed
  * F32, else converted into `scratch` (t->ne[0] floats). */
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);

@@ -24,11 +24,9 @@ void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor
 void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const double div = dst->op == GGML_OP_MEAN ? (double) a->ne[0] : 1.0;
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(a), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(a, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, a);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         *(float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) = (float) (row_sum(a, i1, i2, i3) / div);
     }
 }

@@ -21,11 +21,9 @@ void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_t
     const float scale = ggmlr_get_op_param_f32(dst, 0), max_bias = ggmlr_get_op_param_f32(dst, 1);
     const int64_t n = a->ne[0];
     float * s = p->wdata, * mbuf = s + n;
-    int64_t r0, r1;
-    ggmlr_split(ggml_nrows(a), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        ggmlr_row_index(a, r, &i1, &i2, &i3);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, a);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const float * x = ggmlr_row_f32(a, i1, i2, i3, s);
         for (int64_t i = 0; i < n; i++) s[i] = x[i] * scale;
         if (mask) {
