@@ -11,7 +11,8 @@ R=${2:-5}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target bench_attention >/dev/null
 ./build/examples/bench_attention "$T" "$R" | tee /tmp/ggmlr_bench.$$
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$T" OMP_NUM_THREADS="$T" MKL_NUM_THREADS="$T" \
+  /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
 echo
 echo "shape                       | torch fwd GF/s  ggmlr/torch | torch bwd GF/s  ggmlr/torch"
 grep '^D=' /tmp/ggmlr_bench.$$ | awk '{print $8, $16}' | sed 's/[^0-9. ]//g' > /tmp/ours.$$
