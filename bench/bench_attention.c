@@ -96,6 +96,10 @@ static void bench_shape(struct shape s, int nth, int reps, double peak1) {
     struct ggml_tensor * fab = ggml_flash_attn_back(ctx, q, k, v, mask, d, scale);
     struct ggml_cgraph * gf_bwd = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf_bwd, fab);
+    /* fused through autodiff: the backward reuses the forward's output and row statistics */
+    struct ggml_cgraph * gf_all = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(gf_all, lf);
+    if (ggml_build_backward_expand(ctx, gf_all, NULL) != GGML_STATUS_SUCCESS) { fprintf(stderr, "%s\n", ggml_last_error()); exit(1); }
 
     /* unfused: S = K^T Q, P = softmax, O = V P, differentiated by autodiff */
     struct ggml_tensor * S = ggml_mul_mat(ctx, k, q);                          /* [M, N, H] */
@@ -113,14 +117,17 @@ static void bench_shape(struct shape s, int nth, int reps, double peak1) {
     const double f_fwd = 4.0 * s.N * s.M * s.D * s.H * causal, f_bwd = 10.0 * s.N * s.M * s.D * s.H * causal;
     const double t_ff = time_graph(ctx, gf_fwd, nth, reps, false);
     const double t_fb = time_graph(ctx, gf_bwd, nth, reps, false);
+    const double t_fa = time_graph(ctx, gf_all, nth, reps, true) - t_ff;  /* autodiff backward */
     const double t_uf = time_graph(ctx, gu_fwd, nth, reps, false);
     const double t_ua = time_graph(ctx, gu_all, nth, reps, true);
     const double t_ub = t_ua - t_uf;  /* unfused backward = (forward + backward) - forward */
     const double peak = peak1 * nth;
-    printf("D=%-3d N=%-5d M=%-5d H=%d/%d %-6s | fwd %7.1f GF/s %5.1f%% peak %5.1fx unfused | bwd %7.1f GF/s %5.1f%% peak %5.1fx unfused\n",
+    printf("D=%-3d N=%-5d M=%-5d H=%d/%d %-6s | fwd %6.1f GF/s %5.1f%% peak %4.1fx unfused | bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused"
+           " | autodiff bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused\n",
            s.D, s.N, s.M, s.H, s.Hkv, s.causal ? "causal" : "full",
            f_fwd / t_ff / 1e9, 100 * f_fwd / t_ff / 1e9 / peak, t_uf / t_ff,
-           f_bwd / t_fb / 1e9, 100 * f_bwd / t_fb / 1e9 / peak, t_ub / t_fb);
+           f_bwd / t_fb / 1e9, 100 * f_bwd / t_fb / 1e9 / peak, t_ub / t_fb,
+           f_bwd / t_fa / 1e9, 100 * f_bwd / t_fa / 1e9 / peak, t_ub / t_fa);
     ggml_free(ctx);
 }
 
@@ -133,6 +140,7 @@ int main(int argc, char ** argv) {
     const double peak1 = measure_peak(simd);
     printf("SIMD path %s, %d thread(s); measured FMA peak %.1f GFLOP/s per core (%.1f for %d)\n", simd, nth, peak1, peak1 * nth, nth);
     printf("medians of %d runs; 'x unfused' = time of mul_mat+soft_max+mul_mat (autodiff for bwd) / fused time\n", reps);
+    printf("bwd = ggml_flash_attn_back (recomputes the forward); autodiff bwd = the backward autodiff builds (reuses it)\n");
     const struct shape shapes[] = {
         {64, 512, 512, 4, 4, false},
         {64, 1024, 1024, 4, 2, true},

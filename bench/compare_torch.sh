@@ -14,7 +14,8 @@ cmake --build build --target bench_attention >/dev/null
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$T" OMP_NUM_THREADS="$T" MKL_NUM_THREADS="$T" \
   /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
 echo
-echo "shape                       | torch fwd GF/s  ggmlr/torch | torch bwd GF/s  ggmlr/torch"
-grep '^D=' /tmp/ggmlr_bench.$$ | awk '{print $8, $16}' | sed 's/[^0-9. ]//g' > /tmp/ours.$$
+# bwd ratios use the backward autodiff builds (it reuses the forward, as torch's autograd does)
+echo "shape                              | torch fwd GF/s  ggmlr/torch | torch bwd GF/s  ggmlr/torch"
+grep '^D=' /tmp/ggmlr_bench.$$ | awk '{print $8, $25}' | sed 's/[^0-9. ]//g' > /tmp/ours.$$
 paste -d' ' /tmp/torch_bench.$$ /tmp/ours.$$ | awk '{printf "D=%-3s N=%-5s M=%-5s H=%s/%s %-6s | %8.1f       %6.1fx     | %8.1f       %6.1fx\n", $2, $3, $4, $5, $6, $7, $8, $10 / $8, $9, $11 / $9}'
 rm -f /tmp/ggmlr_bench.$$ /tmp/torch_bench.$$ /tmp/ours.$$

@@ -173,7 +173,7 @@ static bool backward_rule(struct ggml_context * ctx, struct ggml_cgraph * g, str
         }
         case GGML_OP_FLASH_ATTN_EXT: {
             struct ggml_tensor * q = node->src[0], * k = node->src[1], * v = node->src[2];
-            struct ggml_tensor * fab = ggml_flash_attn_back(ctx, q, k, v, node->src[3], gr, ggmlr_get_op_param_f32(node, 0));
+            struct ggml_tensor * fab = ggmlr_flash_attn_back_saved(ctx, node, gr);
             if (!fab) return false;
             struct ggml_tensor * srcs[3] = {q, k, v};
             size_t offset = 0;

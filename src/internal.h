@@ -40,6 +40,17 @@ void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base);
 
+/* ops.c: fused attention internals. A FLASH_ATTN_EXT node keeps a pointer to
+ * its row-statistics tensor (2 * N*H*B floats: row max, then log of the row
+ * sum, row index (b*H + h)*N + n) in op_params; the forward kernel fills it.
+ * ggmlr_flash_attn_back_saved is ggml_flash_attn_back of that node's inputs
+ * that reads the node's output and statistics instead of running the forward
+ * again (src[5] = the node, src[6] = its statistics): the same numbers, 4*NMD
+ * fewer flops. */
+#define GGMLR_FA_STATS_PARAM 8
+struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd);
+struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d);
+
 /* op params are stored as raw 32-bit words */
 static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }
 static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }

@@ -351,12 +351,24 @@ struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_
     const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
     struct ggml_tensor * t = new_node(ctx, GGML_OP_FLASH_ATTN_EXT, GGML_TYPE_F32, ne, q, k);
     if (!t) return NULL;
+    /* Row statistics the forward writes as it goes (max and log-sum of each
+     * query row's scores), so that its backward need not run the forward again. */
+    struct ggml_tensor * stats = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2 * q->ne[1] * q->ne[2] * q->ne[3]);
+    if (!stats) return NULL;
+    ggml_set_name(stats, "flash_attn_ext stats");
     t->src[2] = v;
     t->src[3] = mask;
     ggmlr_set_op_param_f32(t, 0, scale);
     ggmlr_set_op_param_f32(t, 1, max_bias);
     ggmlr_set_op_param_f32(t, 2, logit_softcap);
+    memcpy(&t->op_params[GGMLR_FA_STATS_PARAM], &stats, sizeof stats);
     return t;
+}
+
+struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd) {
+    struct ggml_tensor * stats;
+    memcpy(&stats, &fwd->op_params[GGMLR_FA_STATS_PARAM], sizeof stats);
+    return stats;
 }
 
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
@@ -381,6 +393,14 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
     t->src[3] = mask;
     t->src[4] = d;
     ggmlr_set_op_param_f32(t, 0, scale);
+    return t;
+}
+
+struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d) {
+    struct ggml_tensor * t = ggml_flash_attn_back(ctx, fwd->src[0], fwd->src[1], fwd->src[2], fwd->src[3], d, ggmlr_get_op_param_f32(fwd, 0));
+    if (!t) return NULL;
+    t->src[5] = fwd;
+    t->src[6] = ggmlr_flash_attn_stats(fwd);
     return t;
 }
 

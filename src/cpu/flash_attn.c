@@ -247,6 +247,9 @@ static void start_node(const struct ggmlr_compute_params * p, struct fa_shared *
 /* per thread; tmp: 2 * max(DKp, DVp) floats, for converting rows */
 struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * tmp; };
 
+/* the second half of fwd_scratch.tmp, for converting a second row */
+static int64_t fs_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->DKp : a->DVp; }
+
 static size_t fwd_floats(const struct fa * a) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     return (size_t) (QB * a->DKp + (QB * TC + TR) + QB * TC + QB * a->DVp + 2 * QB + (2 * wide + 64));
@@ -333,10 +336,15 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
     const struct fwd_scratch s = fwd_layout(&a, p->wdata);
     start_node(p, sh);
     pack_all(p, &a, sh, false, s.tmp);
+    /* the row statistics, for a backward that does not run the forward again */
+    const struct ggml_tensor * stats = ggmlr_flash_attn_stats(dst);
+    float * st = stats ? stats->data : NULL;
+    const int64_t rows = a.B * a.H * a.N;
     int64_t task;
     while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
         const struct query_block q = query_block(&a, task);
-        forward_block(&a, sh, &s, q.b, q.h, q.n0, q.nr, NULL, NULL);
+        const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
+        forward_block(&a, sh, &s, q.b, q.h, q.n0, q.nr, st ? st + row0 : NULL, st ? st + rows + row0 : NULL);
         for (int64_t r = 0; r < q.nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, q.h, q.n0 + r, q.b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
     }
 }
@@ -453,15 +461,30 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
     start_node(p, sh);
     pack_all(p, &a, sh, true, fs.tmp);
 
-    /* phase 1: the forward gives each query row its statistics and D = dO . out */
+    /* phase 1: each query row's statistics and D = dO . out, from the forward
+     * node's saved output and statistics (autodiff), or by running the forward */
+    const struct ggml_tensor * saved_out = dst->src[5], * saved_stats = dst->src[6];
     int64_t task;
-    while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
-        const struct query_block q = query_block(&a, task);
-        const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
-        forward_block(&a, sh, &fs, q.b, q.h, q.n0, q.nr, sh->mx + row0, sh->lsum + row0);
-        for (int64_t r = 0; r < q.nr; r++) {
-            const float * dO = ggmlr_row_f32(a.d, q.h, q.n0 + r, q.b, fs.tmp);
-            sh->D[row0 + r] = a.vec->dot(a.DV, dO, fs.o + r * a.DVp);
+    if (saved_out) {
+        const float * st = saved_stats->data;
+        int64_t r0, r1;
+        ggmlr_split(rows, p->ith, p->nth, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+            const int64_t n = r % a.N, h = (r / a.N) % a.H, b = r / (a.N * a.H);
+            sh->mx[r] = st[r];
+            sh->lsum[r] = st[rows + r];
+            const float * dO = ggmlr_row_f32(a.d, h, n, b, fs.tmp);
+            sh->D[r] = a.vec->dot(a.DV, dO, ggmlr_row_f32(saved_out, h, n, b, fs.tmp + fs_row_floats(&a)));
+        }
+    } else {
+        while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
+            const struct query_block q = query_block(&a, task);
+            const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
+            forward_block(&a, sh, &fs, q.b, q.h, q.n0, q.nr, sh->mx + row0, sh->lsum + row0);
+            for (int64_t r = 0; r < q.nr; r++) {
+                const float * dO = ggmlr_row_f32(a.d, q.h, q.n0 + r, q.b, fs.tmp);
+                sh->D[row0 + r] = a.vec->dot(a.DV, dO, fs.o + r * a.DVp);
+            }
         }
     }
     ggmlr_barrier(p);
