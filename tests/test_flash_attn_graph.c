@@ -209,6 +209,15 @@ static void test_graph_threads(void) {
     }
 }
 
+/* Inputs of case c in ctx, with q, k and v marked as parameters. */
+static const attn_dims * make_param_inputs(struct ggml_context * ctx, const attn_case * c, attn_inputs * in) {
+    attn_inputs_make(ctx, c, in);
+    ggml_set_param(in->q);
+    ggml_set_param(in->k);
+    ggml_set_param(in->v);
+    return &in->p.a;
+}
+
 /* ---- 3. accumulation: q, k, v used by other ops and by two attention nodes ---- */
 
 static void test_accumulation(void) {
@@ -217,11 +226,7 @@ static void test_accumulation(void) {
     c.mask = AM_CAUSAL | AM_VALUES;
     struct ggml_context * ctx = tc_ctx(32);
     attn_inputs in;
-    attn_inputs_make(ctx, &c, &in);
-    const attn_dims * a = &in.p.a;
-    ggml_set_param(in.q);
-    ggml_set_param(in.k);
-    ggml_set_param(in.v);
+    const attn_dims * a = make_param_inputs(ctx, &c, &in);
     struct ggml_tensor * w2 = random_leaf(ctx, a->DV, a->H, a->N, a->B);
     double * w2h = attn_tensor_read(w2);
     /* loss = sum(W1*attn(q,k,v,mask)) + sum(W2*attn(q,k,v; scale 0.7)) + sum(q^2) + sum(k k^T) + 3 sum(v) */
@@ -322,11 +327,7 @@ static void test_permuted_output(void) {
     c.mask = AM_VALUES | AM_RANDINF;
     struct ggml_context * ctx = tc_ctx(32);
     attn_inputs in;
-    attn_inputs_make(ctx, &c, &in);
-    const attn_dims * a = &in.p.a;
-    ggml_set_param(in.q);
-    ggml_set_param(in.k);
-    ggml_set_param(in.v);
+    const attn_dims * a = make_param_inputs(ctx, &c, &in);
     struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in.q, in.k, in.v, in.mask, c.scale, 0, 0);
     struct ggml_tensor * w = random_leaf(ctx, a->DV, a->N, a->H, a->B);  /* weights in [DV, N, H, B] order */
     struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3)), w));
