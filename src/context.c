@@ -81,6 +81,10 @@ void ggmlr_store_f32(enum ggml_type type, void * p, float v) {
 /* ---- context ---- */
 
 struct ggml_context * ggml_init(struct ggml_init_params params) {
+    if (params.mem_size > SIZE_MAX / 2) {
+        ggmlr_set_error("ggml_init: mem_size %zu is too large", params.mem_size);
+        return NULL;
+    }
     struct ggml_context * ctx = calloc(1, sizeof *ctx);
     if (!ctx) { ggmlr_set_error("ggml_init: out of memory allocating the context"); return NULL; }
     size_t size = ALIGN_UP(params.mem_size, GGML_MEM_ALIGN);

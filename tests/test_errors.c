@@ -4,6 +4,7 @@
  * correctly. */
 #include "common/test_common.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* A failure: NULL result (or failing status), a message containing `word`. */
@@ -42,6 +43,11 @@ static void test_arena(void) {
     EXPECT_NULL(ggml_new_tensor_2d(tiny, GGML_TYPE_F32, 1 << 20, 1 << 10), NULL);
     CHECK(ggml_used_mem(tiny) == used, "a failed allocation uses no memory");
     ggml_free(tiny);
+
+    /* a size that would overflow when rounded up is refused, not wrapped to a tiny arena */
+    struct ggml_init_params huge = {SIZE_MAX - 3, NULL, false};
+    ggml_clear_error();
+    EXPECT_NULL(ggml_init(huge), "too large");
 
     /* a context with room for a few small tensors: fill it, the failure changes nothing */
     struct ggml_context * ctx = tc_ctx(1);
