@@ -10,7 +10,6 @@
 struct ggmlr_vec_ops {
     const char * name;
     float (*dot)(int64_t n, const float * x, const float * y);
-    void  (*axpy)(int64_t n, float a, const float * x, float * y);
     void  (*scal)(int64_t n, float a, float * y);
     /* attention micro-kernels (tile_impl.h); tile_c columns per tile */
     int   tile_c;

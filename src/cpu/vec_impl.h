@@ -26,13 +26,6 @@ VEC_TARGET static float VEC_FN(dot)(int64_t n, const float * x, const float * y)
     return sum;
 }
 
-/* y[i] += a * x[i] */
-VEC_TARGET static void VEC_FN(axpy)(int64_t n, float a, const float * x, float * y) {
-    int64_t i = 0;
-    for (; i + VLEN <= n; i += VLEN) *(VF *) (y + i) += a * *(const VF *) (x + i);
-    for (; i < n; i++) y[i] += a * x[i];
-}
-
 /* y[i] *= a */
 VEC_TARGET static void VEC_FN(scal)(int64_t n, float a, float * y) {
     int64_t i = 0;
