@@ -11,8 +11,12 @@
  * and sum, rescaling O when the max grows), O += P V (tile_pv); divide by the
  * sum once at the end. A tile whose mask is all -Inf is skipped.
  *
- * Backward, with L = logsumexp(s) and D = dO . out per row (phase 1, by the
- * forward itself), then per tile of keys (phase 2):
+ * The forward also saves each row's max and log-sum (the node's statistics
+ * tensor), so a backward built by autodiff can skip running it again.
+ *
+ * Backward, with L = logsumexp(s) and D = dO . out per row (phase 1: from the
+ * saved output and statistics, or by running the forward when
+ * ggml_flash_attn_back is called on its own), then per tile of keys (phase 2):
  *   P = exp(S - L),  dP = dO V^T,  dS = P (dP - D)
  *   dV += P^T dO,  dK += scale dS^T Q,  dQ += scale dS K
  * A phase-2 task owns a kv head and a fixed chunk of its keys, and loops over
