@@ -355,19 +355,27 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 
 /* ---- backward ---- */
 
-/* per thread: accumulators of one key tile, one block of query rows */
-struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
+/* Key tiles per span: their dK/dV accumulators stay in scratch while each block
+ * of query rows is loaded once and meets all of them (4x less q/dO/dQ traffic
+ * than one tile at a time, for 4 x TC x (DKp + DVp) floats of scratch). */
+#define SPAN 4
+
+/* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
+ * (q scaled, dO), its dQ contributions (dqb), scores and gradients of one tile */
+struct bwd_scratch { float * dk, * dv, * dqb, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (TC * a->DKp + TC * a->DVp + QB * a->DKp + QB * a->DVp + 2 * (QB * TC + TR) + QB * TC + (wide + TC) + (2 * wide + 64));
+    return (size_t) (SPAN * TC * (a->DKp + a->DVp) + 2 * QB * a->DKp + QB * a->DVp + 2 * (QB * TC + TR) + QB * TC +
+                     (wide + TC) + (2 * wide + 64));
 }
 
 static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     struct bwd_scratch s;
-    s.dk = w;     w += TC * a->DKp;
-    s.dv = w;     w += TC * a->DVp;
+    s.dk = w;     w += SPAN * TC * a->DKp;
+    s.dv = w;     w += SPAN * TC * a->DVp;
+    s.dqb = w;    w += QB * a->DKp;
     s.q = w;      w += QB * a->DKp;
     s.dO = w;     w += QB * a->DVp;
     s.s = w;      w += QB * TC + TR;
@@ -389,63 +397,87 @@ size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
     return (f > b ? f : b) * sizeof(float);
 }
 
-/* Phase 2 for key tile kb of kv head hk, batch b: dK, dV of the tile into
- * s->dk, s->dv; dQ partials added into dq (this chunk's rows). */
-static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, float * dq,
-                          int64_t b, int64_t hk, int64_t kb) {
-    const int64_t TC = a->TC, m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
+/* Load query rows [n0, n0+nr) of head h: q (scaled) and dO, zero rows past nr;
+ * their statistics into mx, lsum, D (mx = -Inf past nr: those rows give P = 0). */
+static void load_query_block(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
+                             int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum, float * D) {
+    const int64_t row0 = (b * a->H + h) * a->N + n0;
+    for (int64_t r = 0; r < QB; r++) {
+        if (r < nr) {
+            load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
+            load_row(a->d, h, n0 + r, b, 1.0f, s->dO + r * a->DVp, a->DVp, s->tmp);
+        } else {
+            memset(s->q + r * a->DKp, 0, (size_t) a->DKp * sizeof(float));
+            memset(s->dO + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
+        }
+        mx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
+        lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
+        D[r] = r < nr ? sh->D[row0 + r] : 0.0f;
+    }
+    memset(s->dqb, 0, (size_t) (QB * a->DKp) * sizeof(float));
+}
+
+/* One key tile against the loaded query block: P, dS, then dV and dK of the
+ * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb). */
+static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
+                          int64_t t, int64_t nk, int64_t nr, const float * mx, const float * lsum, const float * D,
+                          float * dk, float * dv) {
+    const int64_t TC = a->TC;
     const float * kt = sh->kt + t * a->DK * TC, * kp = sh->kp + t * TC * a->DKp, * vt = sh->vt + t * a->DV * TC;
-    memset(s->dk, 0, (size_t) (TC * a->DKp) * sizeof(float));
-    memset(s->dv, 0, (size_t) (TC * a->DVp) * sizeof(float));
+    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
+        const float * qrows[TR], * drows[TR];
+        for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
+        a->vec->tile_abt(a->DK, qrows, kt, s->s + r0 * TC, TC);
+        a->vec->tile_abt(a->DV, drows, vt, s->dp + r0 * TC, TC);
+    }
+    /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
+    a->vec->tile_p_ds(QB, TC, s->s, s->dp, s->mt, mx, lsum, D);
+    /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
+    for (int64_t j0 = 0; j0 < nk; j0 += TR) {
+        for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {
+            float * out[TR];
+            for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dv + (j0 + r) * a->DVp + f0 : s->dummy;
+            a->vec->tile_pv(nr, s->s + j0, 1, TC, s->dO + f0, a->DVp, out);
+        }
+        for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
+            float * out[TR];
+            for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dk + (j0 + r) * a->DKp + f0 : s->dummy;
+            a->vec->tile_pv(nr, s->dp + j0, 1, TC, s->q + f0, a->DKp, out);
+        }
+    }
+    /* dQ += dS K (the scale is applied once, in phase 3) */
+    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
+        for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
+            float * out[TR];
+            for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp + f0 : s->dummy;
+            a->vec->tile_pv(nk, s->dp + r0 * TC, TC, 1, kp + f0, a->DKp, out);
+        }
+    }
+}
+
+/* Phase 2 for key tiles [kb0, kb1) (at most SPAN) of kv head hk, batch b:
+ * their dK, dV into s->dk, s->dv; dQ contributions added into dq (this
+ * chunk's partial sums). */
+static void backward_span(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, float * dq,
+                          int64_t b, int64_t hk, int64_t kb0, int64_t kb1) {
+    const int64_t TC = a->TC;
+    memset(s->dk, 0, (size_t) (SPAN * TC * a->DKp) * sizeof(float));
+    memset(s->dv, 0, (size_t) (SPAN * TC * a->DVp) * sizeof(float));
+    float mx[QB], lsum[QB], D[QB];
     for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
         for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
             const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
-            if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
-            const int64_t row0 = (b * a->H + h) * a->N + n0;  /* index of row n0 in mx, lsum, D, dq */
-            for (int64_t r = 0; r < QB; r++) {
-                if (r < nr) {
-                    load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
-                    load_row(a->d, h, n0 + r, b, 1.0f, s->dO + r * a->DVp, a->DVp, s->tmp);
-                } else {
-                    memset(s->q + r * a->DKp, 0, (size_t) a->DKp * sizeof(float));
-                    memset(s->dO + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
-                }
+            bool loaded = false;
+            for (int64_t kb = kb0; kb < kb1; kb++) {
+                const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC;
+                if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
+                if (!loaded) { load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D); loaded = true; }
+                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D,
+                              s->dk + (kb - kb0) * TC * a->DKp, s->dv + (kb - kb0) * TC * a->DVp);
             }
-            for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-                const float * qrows[TR], * drows[TR];
-                for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
-                a->vec->tile_abt(a->DK, qrows, kt, s->s + r0 * TC, TC);
-                a->vec->tile_abt(a->DV, drows, vt, s->dp + r0 * TC, TC);
-            }
-            /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D); rows past nr have mx = -Inf */
-            float rmx[QB], rlsum[QB], rD[QB];
-            for (int64_t r = 0; r < QB; r++) {
-                rmx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
-                rlsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
-                rD[r] = r < nr ? sh->D[row0 + r] : 0.0f;
-            }
-            a->vec->tile_p_ds(QB, TC, s->s, s->dp, s->mt, rmx, rlsum, rD);
-            /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
-            for (int64_t j0 = 0; j0 < nk; j0 += TR) {
-                for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {
-                    float * out[TR];
-                    for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? s->dv + (j0 + r) * a->DVp + f0 : s->dummy;
-                    a->vec->tile_pv(nr, s->s + j0, 1, TC, s->dO + f0, a->DVp, out);
-                }
-                for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
-                    float * out[TR];
-                    for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? s->dk + (j0 + r) * a->DKp + f0 : s->dummy;
-                    a->vec->tile_pv(nr, s->dp + j0, 1, TC, s->q + f0, a->DKp, out);
-                }
-            }
-            /* dQ partial += dS K (the scale is applied once, in phase 3) */
-            for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-                for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
-                    float * out[TR];
-                    for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? dq + (row0 + r0 + r) * a->DKp + f0 : s->dummy;
-                    a->vec->tile_pv(nk, s->dp + r0 * TC, TC, 1, kp + f0, a->DKp, out);
-                }
-            }
+            if (!loaded) continue;
+            float * rows = dq + ((b * a->H + h) * a->N + n0) * a->DKp;
+            for (int64_t i = 0; i < nr * a->DKp; i++) rows[i] += s->dqb[i];
         }
     }
 }
@@ -500,12 +532,15 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
         float * dq = sh->dq + c * rows * a.DKp;
         for (int64_t h = hk * a.group; h < (hk + 1) * a.group; h++)
             memset(dq + (b * a.H + h) * a.N * a.DKp, 0, (size_t) (a.N * a.DKp) * sizeof(float));
-        for (int64_t kb = c * nkb / chunks; kb < (c + 1) * nkb / chunks; kb++) {
-            backward_tile(&a, sh, &bs, dq, b, hk, kb);
-            const int64_t m0 = kb * a.TC, nkt = a.M - m0 < a.TC ? a.M - m0 : a.TC;
+        const int64_t kb_end = (c + 1) * nkb / chunks;
+        for (int64_t kb0 = c * nkb / chunks; kb0 < kb_end; kb0 += SPAN) {
+            const int64_t kb1 = kb0 + SPAN < kb_end ? kb0 + SPAN : kb_end;
+            backward_span(&a, sh, &bs, dq, b, hk, kb0, kb1);
+            /* keys [m0, m1) of this span, dense in the packed output */
+            const int64_t m0 = kb0 * a.TC, m1 = kb1 * a.TC < a.M ? kb1 * a.TC : a.M;
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
-            for (int64_t j = 0; j < nkt; j++) {
+            for (int64_t j = 0; j < m1 - m0; j++) {
                 memcpy(dk + j * a.DK, bs.dk + j * a.DKp, (size_t) a.DK * sizeof(float));
                 memcpy(dv + j * a.DV, bs.dv + j * a.DVp, (size_t) a.DV * sizeof(float));
             }
