@@ -86,6 +86,41 @@ static bool check_graph(const struct ggml_cgraph * g) {
     return true;
 }
 
+/* Scratch memory is kept per calling thread between computes: a fresh block
+ * each time would cost a page fault per 4 KiB, every call. Blocks above
+ * SCRATCH_KEEP bytes are returned at once instead of being kept. */
+#define SCRATCH_KEEP ((size_t) 256 << 20)
+
+struct scratch { void * p; size_t size; };
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_ok;
+
+static void scratch_free(void * s) {
+    free(((struct scratch *) s)->p);
+    free(s);
+}
+
+static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+
+/* A block of at least size bytes; *owned says the caller must free it. */
+static void * scratch_get(size_t size, bool * owned) {
+    pthread_once(&scratch_once, scratch_init);
+    struct scratch * s = scratch_key_ok ? pthread_getspecific(scratch_key) : NULL;
+    if (!s && scratch_key_ok && (s = calloc(1, sizeof *s)) != NULL && pthread_setspecific(scratch_key, s) != 0) {
+        free(s);
+        s = NULL;
+    }
+    *owned = !s || size > SCRATCH_KEEP;
+    if (*owned) return malloc(size);
+    if (s->size < size) {
+        free(s->p);
+        s->p = malloc(size);
+        s->size = s->p ? size : 0;
+    }
+    return s->p;
+}
+
 struct executor {
     struct ggml_cgraph * graph;
     int nth;
@@ -147,9 +182,10 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     atomic_init(&ex.arrived, 0);
     atomic_init(&ex.generation, 0);
     void * wbuf = NULL;
+    bool wbuf_owned = false;
     if (wsize + ssize > 0) {
         const size_t total = wsize * (size_t) nth + ssize;
-        wbuf = malloc(total + 64);
+        wbuf = scratch_get(total + 64, &wbuf_owned);
         if (!wbuf) { ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", total); return GGML_STATUS_ALLOC_FAILED; }
         ex.wdata = (char *) (((uintptr_t) wbuf + 63) / 64 * 64);
         ex.shared = ex.wdata + wsize * (size_t) nth;
@@ -167,7 +203,7 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     args[0] = (struct worker_arg) {&ex, 0};
     if (started == nth) run_worker(&args[0]);
     for (int i = 1; i < started; i++) pthread_join(threads[i], NULL);
-    free(wbuf);
+    if (wbuf_owned) free(wbuf);
     if (started < nth) { ggmlr_set_error("graph compute: could not start %d threads", nth); return GGML_STATUS_FAILED; }
     return GGML_STATUS_SUCCESS;
 }
