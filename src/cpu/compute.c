@@ -40,6 +40,7 @@ static size_t work_size(const struct ggml_tensor * t) {
 
 static size_t shared_size(const struct ggml_tensor * t) {
     switch (t->op) {
+        case GGML_OP_MUL_MAT:         return ggmlr_mul_mat_shared_size(t);
         case GGML_OP_FLASH_ATTN_EXT:  return ggmlr_flash_attn_ext_shared_size(t);
         case GGML_OP_FLASH_ATTN_BACK: return ggmlr_flash_attn_back_shared_size(t);
         default:                      return 0;
@@ -132,6 +133,16 @@ struct executor {
     atomic_int go;  /* 0: wait until every thread exists, 1: run, -1: give up */
 };
 
+#define SPIN_LIMIT (1 << 14)
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 void ggmlr_barrier(const struct ggmlr_compute_params * p) {
     struct executor * ex = p->executor;
     if (ex->nth == 1) return;
@@ -140,9 +151,11 @@ void ggmlr_barrier(const struct ggmlr_compute_params * p) {
         atomic_store_explicit(&ex->arrived, 0, memory_order_relaxed);
         atomic_fetch_add_explicit(&ex->generation, 1, memory_order_release);
     } else {
+        /* spin (the others are usually microseconds away), then give the core up */
         int spins = 0;
         while (atomic_load_explicit(&ex->generation, memory_order_acquire) == gen) {
-            if (++spins > 1000) sched_yield();
+            if (++spins < SPIN_LIMIT) cpu_relax();
+            else sched_yield();
         }
     }
 }

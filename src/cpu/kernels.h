@@ -70,6 +70,7 @@ void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_t
 /* matmul.c */
 void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst);
 /* softmax.c */
 void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst);
