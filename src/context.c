@@ -92,6 +92,10 @@ struct ggml_context * ggml_init(struct ggml_init_params params) {
     ctx->mem_size = size;
     ctx->no_alloc = params.no_alloc;
     if (params.mem_buffer) {
+        /* the caller's buffer holds exactly mem_size bytes from wherever it
+         * starts: the arena is its aligned part, rounded down, never more */
+        const size_t skip = ALIGN_UP((uintptr_t) params.mem_buffer, GGML_MEM_ALIGN) - (uintptr_t) params.mem_buffer;
+        ctx->mem_size = params.mem_size > skip ? (params.mem_size - skip) / GGML_MEM_ALIGN * GGML_MEM_ALIGN : 0;
         ctx->mem_buffer = params.mem_buffer;
     } else {
         ctx->mem_buffer = calloc(1, size + GGML_MEM_ALIGN);
@@ -166,6 +170,13 @@ struct ggml_tensor * ggml_get_first_tensor(const struct ggml_context * ctx) {
 
 struct ggml_tensor * ggml_get_next_tensor(const struct ggml_context * ctx, struct ggml_tensor * tensor) {
     if (!ctx || !tensor) return NULL;
+    /* the object header sits just before the tensor: only a tensor of this
+     * context has one that can be followed */
+    const uintptr_t base = ALIGN_UP((uintptr_t) ctx->mem_buffer, GGML_MEM_ALIGN), p = (uintptr_t) tensor;
+    if (p < base + OBJECT_SIZE || p - base >= ggml_used_mem(ctx)) {
+        ggmlr_set_error("ggml_get_next_tensor: tensor '%s' does not belong to this context", tensor->name);
+        return NULL;
+    }
     struct object * o = (struct object *) ((char *) tensor - OBJECT_SIZE);
     for (o = o->next; o; o = o->next)
         if (o->kind == OBJECT_TENSOR) return object_payload(ctx, o);
@@ -239,17 +250,21 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
         return NULL;
     }
     int64_t shape[GGML_MAX_DIMS] = {1, 1, 1, 1};
-    size_t nbytes = ggml_type_size(type);
+    /* The product of the nonzero dimensions must fit too, not just the size:
+     * with a zero dimension the others would otherwise be unbounded, and row
+     * counts (ggml_nrows) or any partial product of them would overflow. */
+    size_t nbytes = ggml_type_size(type), span = nbytes;
     for (int i = 0; i < n_dims; i++) {
         if (ne[i] < 0) {
             ggmlr_set_error("ggml_new_tensor: ne[%d] = %lld is negative", i, (long long) ne[i]);
             return NULL;
         }
         shape[i] = ne[i];
-        if (ne[i] != 0 && nbytes > (size_t) INT64_MAX / (size_t) ne[i]) {
+        if (ne[i] != 0 && span > (size_t) INT64_MAX / (size_t) ne[i]) {
             ggmlr_set_error("ggml_new_tensor: size overflows (dimension %d = %lld)", i, (long long) ne[i]);
             return NULL;
         }
+        if (ne[i] != 0) span *= (size_t) ne[i];
         nbytes *= (size_t) ne[i];
     }
     /* bounds of a view are checked by its constructor (ops.c), which knows its strides */

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 static size_t hash_size_for(size_t size) {
     /* load factor <= 1/2, odd so that the probe sequence covers every slot */
@@ -80,12 +81,12 @@ void ggmlr_graph_rebuild_hash(struct ggml_cgraph * g) {
 /* ---- topological order ---- */
 
 /* Depth-first post-order: sources before the tensors that use them. A tensor
- * with no op that is not a parameter is a leaf (an input); the rest are nodes. */
-static bool visit(struct ggml_cgraph * g, struct ggml_tensor * t) {
-    if (ggmlr_hash_find(g, t) != SIZE_MAX) return true;
-    if (ggmlr_hash_insert(g, t) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); return false; }
-    for (int i = 0; i < GGML_MAX_SRC; i++)
-        if (t->src[i] && !visit(g, t->src[i])) return false;
+ * with no op that is not a parameter is a leaf (an input); the rest are nodes.
+ * The walk keeps its own stack (a chain of a million ops must not overflow the
+ * C stack) and visits sources in order, as the recursive definition would. */
+struct visit_frame { struct ggml_tensor * t; int next_src; };
+
+static bool append(struct ggml_cgraph * g, struct ggml_tensor * t) {
     const bool is_leaf = t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM);
     if ((is_leaf ? g->n_leafs : g->n_nodes) >= g->size) {
         ggmlr_set_error("graph is full (%d %s); create it with ggml_new_graph_custom and a larger size",
@@ -95,6 +96,37 @@ static bool visit(struct ggml_cgraph * g, struct ggml_tensor * t) {
     if (is_leaf) g->leafs[g->n_leafs++] = t;
     else         g->nodes[g->n_nodes++] = t;
     return true;
+}
+
+static bool visit(struct ggml_cgraph * g, struct ggml_tensor * root) {
+    if (ggmlr_hash_find(g, root) != SIZE_MAX) return true;
+    if (ggmlr_hash_insert(g, root) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); return false; }
+    size_t cap = 64, n = 0;
+    struct visit_frame * stack = malloc(cap * sizeof *stack);
+    if (!stack) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); return false; }
+    stack[n++] = (struct visit_frame) {root, 0};
+    bool ok = true;
+    while (ok && n > 0) {
+        struct visit_frame * top = &stack[n - 1];
+        struct ggml_tensor * src = NULL;
+        while (top->next_src < GGML_MAX_SRC && !src) src = top->t->src[top->next_src++];
+        if (!src) {  /* every source done: the tensor itself */
+            ok = append(g, top->t);
+            n--;
+            continue;
+        }
+        if (ggmlr_hash_find(g, src) != SIZE_MAX) continue;
+        if (ggmlr_hash_insert(g, src) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); ok = false; break; }
+        if (n == cap) {
+            struct visit_frame * bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? realloc(stack, 2 * cap * sizeof *stack) : NULL;
+            if (!bigger) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); ok = false; break; }
+            stack = bigger;
+            cap *= 2;
+        }
+        stack[n++] = (struct visit_frame) {src, 0};
+    }
+    free(stack);
+    return ok;
 }
 
 enum ggml_status ggml_build_forward_expand_status(struct ggml_cgraph * g, struct ggml_tensor * t) {

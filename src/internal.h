@@ -56,7 +56,7 @@ static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v
 static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }
 
 /* flash_attn_back packing (SPEC section 3): slice offsets in floats. */
-static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n * 4 + 15) / 16 * 16 / 4; }
+static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n + 3) / 4 * 4; }  /* = ceil(4n / 16) * 16 / 4, without overflow */
 
 /* graph.c: hash set of visited tensors, shared with autodiff.c */
 struct ggml_cgraph {

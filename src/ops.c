@@ -63,14 +63,21 @@ static struct ggml_tensor * new_view(const char * fn, struct ggml_context * ctx,
                                      const int64_t ne[4], const size_t nb[4], size_t offset) {
     for (int i = 0; i < 4; i++)
         if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
+    const size_t es = ggml_type_size(a->type);
     size_t span;
     const size_t avail = ggml_nbytes(a);
-    if (!region_span(ne, nb, ggml_type_size(a->type), &span)) {
+    if (!region_span(ne, nb, es, &span)) {
         ggmlr_set_error("%s: view strides span more than the address space (tensor '%s' has %zu bytes)", fn, a->name, avail);
         return NULL;
     }
     if (offset > avail || span > avail - offset) {
         ggmlr_set_error("%s: view of %zu bytes at offset %zu runs past the %zu bytes of tensor '%s'", fn, span, offset, avail, a->name);
+        return NULL;
+    }
+    /* elements must stay aligned: kernels access them as float / half / int32 */
+    if (offset % es != 0 || nb[0] % es != 0 || nb[1] % es != 0 || nb[2] % es != 0 || nb[3] % es != 0) {
+        ggmlr_set_error("%s: offset %zu and strides (%zu, %zu, %zu, %zu) must be multiples of the element size %zu", fn, offset,
+                        nb[0], nb[1], nb[2], nb[3], es);
         return NULL;
     }
     struct ggml_tensor * t = ggmlr_new_tensor_impl(ctx, a->type, 4, ne, a, offset);
@@ -264,6 +271,10 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
         ggmlr_set_error("ggml_acc: region of %zu bytes at offset %zu runs past the %zu bytes of a", span, offset, ggml_nbytes(a));
         return NULL;
     }
+    if (offset % nb[0] != 0 || nb1 % nb[0] != 0 || nb2 % nb[0] != 0 || nb3 % nb[0] != 0) {
+        ggmlr_set_error("ggml_acc: offset %zu and strides (%zu, %zu, %zu) must be multiples of the element size %zu", offset, nb1, nb2, nb3, nb[0]);
+        return NULL;
+    }
     struct ggml_tensor * t = new_node(ctx, GGML_OP_ACC, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
     const size_t p[4] = {nb1, nb2, nb3, offset};
@@ -384,9 +395,14 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
                         (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], shape_str(d, sd, sizeof sd));
         return NULL;
     }
-    const int64_t len = ggmlr_pad16_floats(ggml_nelements(q)) + ggmlr_pad16_floats(ggml_nelements(k)) +
-                        ggmlr_pad16_floats(ggml_nelements(v));
-    const int64_t ne[4] = {len, 1, 1, 1};
+    /* each count is at most INT64_MAX / 4 (a tensor's size fits), so the sum fits in uint64 */
+    const uint64_t len = (uint64_t) ggmlr_pad16_floats(ggml_nelements(q)) + (uint64_t) ggmlr_pad16_floats(ggml_nelements(k)) +
+                         (uint64_t) ggmlr_pad16_floats(ggml_nelements(v));
+    if (len > (uint64_t) INT64_MAX / sizeof(float)) {
+        ggmlr_set_error("%s: the packed gradients of %llu floats are too large", fn, (unsigned long long) len);
+        return NULL;
+    }
+    const int64_t ne[4] = {(int64_t) len, 1, 1, 1};
     struct ggml_tensor * t = new_node(ctx, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, q, k);
     if (!t) return NULL;
     t->src[2] = v;

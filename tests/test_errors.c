@@ -5,6 +5,7 @@
 #include "common/test_common.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A failure: NULL result (or failing status), a message containing `word`. */
@@ -55,6 +56,27 @@ static void test_arena(void) {
     EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1 << 20), "memory");
     still_usable(ctx, "arena exhaustion");
     ggml_free(ctx);
+
+    /* the caller's buffer of an odd size at an odd address: filling the
+     * context never writes past its end (guard bytes stay intact) */
+    for (size_t misalign = 0; misalign < 16; misalign += 5) {
+        enum { SIZE = 1000, GUARD = 64 };
+        unsigned char * raw = malloc(16 + SIZE + GUARD);
+        unsigned char * buf = raw + misalign;
+        memset(buf + SIZE, 0xA5, GUARD);
+        struct ggml_init_params up = {SIZE, buf, false};
+        struct ggml_context * uc = ggml_init(up);
+        if (!CHECK(uc != NULL, "a context in the caller's buffer")) { free(raw); continue; }
+        CHECK(ggml_get_mem_size(uc) <= SIZE, "the arena fits the caller's %d bytes", (int) SIZE);
+        struct ggml_tensor * t;
+        while ((t = ggml_new_tensor_1d(uc, GGML_TYPE_F32, 1)) != NULL) ggml_set_f32(t, -1.0f);
+        while (ggml_new_graph_custom(uc, 1, false) != NULL) {}
+        int overwritten = 0;
+        for (int i = 0; i < GUARD; i++) overwritten += buf[SIZE + i] != 0xA5;
+        CHECK(overwritten == 0, "misalignment %zu: %d bytes past the caller's buffer were written", misalign, overwritten);
+        ggml_free(uc);
+        free(raw);
+    }
 }
 
 static void test_tensor_creation(void) {
@@ -63,6 +85,13 @@ static void test_tensor_creation(void) {
     EXPECT_NULL(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, -1), "negative");
     EXPECT_NULL(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, INT64_MAX / 2, 4), "overflow");
     EXPECT_NULL(ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 1 << 20, 1 << 20, 1 << 20, 1 << 20), "overflow");
+    /* a zero dimension does not make the others unbounded: their row count would overflow */
+    ggml_set_no_alloc(ctx, true);
+    EXPECT_NULL(ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 0, INT64_C(1) << 40, INT64_C(1) << 40, 3), "overflow");
+    EXPECT_NULL(ggml_new_tensor_3d(ctx, GGML_TYPE_F16, INT64_C(1) << 31, 0, INT64_C(1) << 32), "overflow");
+    struct ggml_tensor * empty = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 0, 1 << 20, 1 << 20, 1 << 10);
+    CHECK(empty != NULL && ggml_nelements(empty) == 0 && ggml_nrows(empty) == INT64_C(1) << 50, "an empty tensor with large dimensions");
+    ggml_set_no_alloc(ctx, false);
     EXPECT_NULL(ggml_new_tensor_1d(ctx, (enum ggml_type) 2, 4), "type");
     EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_COUNT, 4), "type");
     EXPECT_NULL(ggml_new_tensor_1d(ctx, (enum ggml_type) -1, 4), "type");
@@ -126,6 +155,12 @@ static void test_layout_errors(void) {
     /* strides so large that the byte span wraps around size_t */
     EXPECT_NULL(ggml_view_2d(ctx, a, 1, 3, (size_t) 1 << 63, 0), NULL);
     EXPECT_NULL(ggml_view_3d(ctx, a, 1, 2, 2, SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1, 0), NULL);
+    /* offsets and strides that are not whole elements (kernels load aligned floats) */
+    EXPECT_NULL(ggml_view_1d(ctx, a, 4, 2), "multiple");
+    EXPECT_NULL(ggml_view_2d(ctx, a, 2, 3, 6, 0), "multiple");
+    EXPECT_NULL(ggml_view_4d(ctx, a, 1, 1, 2, 1, 4, 10, 40, 0), "multiple");
+    EXPECT_NULL(ggml_acc(ctx, a, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2), a->nb[1], a->nb[2], a->nb[3], 1), "multiple");
+    EXPECT_NULL(ggml_acc(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 2), 9, a->nb[2], a->nb[3], 0), "multiple");
     EXPECT_NULL(ggml_permute(ctx, a, 0, 1, 1, 3), "permutation");
     EXPECT_NULL(ggml_permute(ctx, a, 0, 1, 2, 4), "permutation");
     EXPECT_NULL(ggml_permute(ctx, a, -1, 1, 2, 3), "permutation");
@@ -307,6 +342,56 @@ static void test_graph_errors(void) {
     ggml_free(ctx);
 }
 
+/* Attention shapes whose sizes are near the limits: refused with a message, no overflow. */
+static void test_huge_attention(void) {
+    struct ggml_init_params p = {1 << 20, NULL, true};
+    struct ggml_context * ctx = ggml_init(p);
+    const int64_t big = (INT64_C(1) << 61) - 1;   /* the most F32 elements a tensor can have */
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, big, 1, 1, 1);
+    struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, big, 0, 1, 1);
+    struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 1, 0, 1, 1);
+    struct ggml_tensor * d = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1);
+    if (!CHECK(q && k && v && d, "metadata tensors: %s", ggml_last_error())) { ggml_free(ctx); return; }
+    ggml_clear_error();
+    EXPECT_NULL(ggml_flash_attn_back(ctx, q, k, v, NULL, d, 1.0f), "too large");   /* the padded q slice alone is 2^61 floats */
+    ggml_free(ctx);
+}
+
+/* ALiBi with a large max_bias: the slope underflows to 0, yet -Inf still
+ * masks (0 * -Inf would be NaN) and the results stay finite. */
+static void test_extreme_alibi(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 2);
+    struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 3, 2);
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 2, 1, 1);
+    struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1);
+    struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(q, -1, 1);
+    tc_fill_uniform(k, -1, 1);
+    ggml_set_zero(m);
+    ggml_set_f32_1d(m, 1, -INFINITY);   /* row 0: key 1 masked */
+    for (int i = 3; i < 6; i++) ggml_set_f32_1d(m, i, -INFINITY);   /* row 1: all masked */
+    for (int i = 0; i < 12; i++) ggml_set_f32_1d(v, i, (float) (i / 4));   /* v row m = m */
+    struct ggml_tensor * sm = ggml_soft_max_ext(ctx, a, m, 1.0f, 1000.0f);
+    struct ggml_tensor * fa = ggml_flash_attn_ext(ctx, q, k, v, m, 0.5f, 1000.0f, 0.0f);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, sm);
+    ggml_build_forward_expand(g, fa);
+    if (!CHECK(sm && fa && ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS, "compute: %s", ggml_last_error())) { ggml_free(ctx); return; }
+    int bad = 0;
+    for (int i = 0; i < 6; i++) bad += !isfinite(ggml_get_f32_1d(sm, i));
+    for (int i = 0; i < 8; i++) bad += !isfinite(ggml_get_f32_1d(fa, i));
+    CHECK(bad == 0, "%d non-finite results with max_bias 1000", bad);
+    CHECK(ggml_get_f32_1d(sm, 1) == 0.0f && fabsf(ggml_get_f32_1d(sm, 0) + ggml_get_f32_1d(sm, 2) - 1.0f) < 1e-6f, "soft_max: the masked key gets 0");
+    CHECK(ggml_get_f32_1d(sm, 3) == 0.0f && ggml_get_f32_1d(sm, 4) == 0.0f && ggml_get_f32_1d(sm, 5) == 0.0f, "soft_max: a fully masked row is zeros");
+    /* query 0 weighs keys 0 and 2 only, whose v rows are 0 and 2 */
+    const float o = ggml_get_f32_1d(fa, 0);
+    CHECK(o >= 0.0f && o <= 2.0f, "flash_attn_ext: output %g within the unmasked values", (double) o);
+    CHECK(ggml_get_f32_1d(fa, 4) == 0.0f, "flash_attn_ext: a fully masked row is zeros");
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_arena();
     test_tensor_creation();
@@ -316,6 +401,8 @@ int main(void) {
     test_loss_and_element_access();
     test_transfers();
     test_graph_errors();
+    test_huge_attention();
+    test_extreme_alibi();
     CHECK(strcmp(ggml_status_to_string(GGML_STATUS_SUCCESS), ggml_status_to_string(GGML_STATUS_FAILED)) != 0, "status strings differ");
     return tc_finish("errors");
 }

@@ -58,6 +58,7 @@ void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_ten
  * row is summed by one thread in a fixed order. */
 void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
+    if (ggml_nelements(dst) == 0) return;  /* nothing to write; the tile counts below would divide by zero */
     const int64_t k0 = a->ne[0] / dst->ne[0], k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, j1, j2, j3;

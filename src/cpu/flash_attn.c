@@ -116,7 +116,8 @@ static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, in
             if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
             else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
             int64_t finite = 0;
-            for (j = 0; j < nk; j++) { row[j] *= slope; finite += row[j] != -INFINITY; }
+            /* -Inf stays -Inf: a large max_bias underflows the slope to 0, and 0 * -Inf is NaN */
+            for (j = 0; j < nk; j++) { if (row[j] != -INFINITY) row[j] *= slope; finite += row[j] != -INFINITY; }
             any = any || finite > 0;
         }
         for (; j < a->TC; j++) row[j] = -INFINITY;
@@ -144,6 +145,7 @@ static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->TC - 1) / a-
 /* key chunks per (kv head, batch) in the backward: a function of the shape only */
 static int64_t n_chunks(const struct fa * a) {
     const int64_t nkb = n_key_tiles(a), heads = a->B * a->Hkv;
+    if (heads == 0) return 1;  /* an empty batch: nothing to split */
     int64_t c = (MIN_TASKS + heads - 1) / heads;
     return c < 1 ? 1 : c > nkb ? (nkb > 0 ? nkb : 1) : c;
 }

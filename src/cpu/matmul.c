@@ -20,6 +20,7 @@ static int64_t n_panels(const struct ggml_tensor * a, int64_t TC) { return (a->n
  * when the shape allows. A function of the shape only. */
 static int64_t cols_per_task(const struct ggml_tensor * a, const struct ggml_tensor * b, int64_t TC) {
     const int64_t others = n_panels(a, TC) * b->ne[2] * b->ne[3];
+    if (others == 0) return TR;  /* an empty result: no tasks at all */
     const int64_t groups = (MIN_TASKS + others - 1) / others;
     int64_t j = (b->ne[1] + groups - 1) / groups;
     j = (j + TR - 1) / TR * TR;

@@ -29,7 +29,8 @@ void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_t
         if (mask) {
             const float slope = ggmlr_alibi_slope(max_bias, i2, a->ne[2]);
             const float * m = ggmlr_row_f32(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], mbuf);
-            for (int64_t i = 0; i < n; i++) s[i] += slope * m[i];
+            /* -Inf masks whatever the slope (a large max_bias underflows it to 0, and 0 * -Inf is NaN) */
+            for (int64_t i = 0; i < n; i++) s[i] = m[i] == -INFINITY ? -INFINITY : s[i] + slope * m[i];
         }
         float mx = -INFINITY;
         for (int64_t i = 0; i < n; i++) if (s[i] > mx) mx = s[i];
