@@ -11,8 +11,8 @@
  *    is too, so the garbage collector never frees memory still in use.
  *  - An op may use tensors of another context. The new tensor then points
  *    into that context's memory, so the context that holds it records a
- *    dependency; a closed context keeps its memory until no open context
- *    depends on it (see glue_context.c).
+ *    dependency; a closed context keeps its memory until no context
+ *    depends on it any more (see glue_context.c).
  *  - All arguments are converted and checked before any C state changes, and
  *    every C failure becomes an R error carrying ggml_last_error().
  */
@@ -38,23 +38,32 @@ typedef struct rg_buffer {
     struct rg_buffer * next;
 } rg_buffer;
 
+/* A set of context records (a growable array). */
+typedef struct rg_ctx_list {
+    struct rg_ctx ** v;
+    int n, cap;
+} rg_ctx_list;
+
 typedef struct rg_ctx {
     struct ggml_context * ctx;  /* NULL once its memory is released */
     int closed;                 /* ggml_free() called or collected: handles refuse it */
     int finalized;              /* its R object is gone */
-    int n_dependents;           /* contexts whose tensors point into this one */
-    int n_deps, cap_deps;
-    struct rg_ctx ** deps;      /* contexts this one's tensors point into */
+    rg_ctx_list deps;           /* contexts this one's tensors point into */
+    rg_ctx_list dependents;     /* contexts whose tensors point into this one */
+    uint64_t rank;              /* greater than the rank of every context in deps */
     rg_buffer * buffers;        /* buffers holding this context's tensor data */
-    unsigned mark;              /* scratch for the dependency walk */
+    uint64_t mark, mark_b;      /* scratch for the walks over dependencies */
+    int queued;                 /* on the release worklist */
+    struct rg_ctx * next_queued;
 } rg_ctx;
 
 /* The open context behind x, or an R error naming `arg`. */
 rg_ctx *  rg_ctx_get(SEXP x, const char * arg);
 /* Record that tensors of `from` point into `to` (R error on a cycle). */
 void      rg_ctx_depend(rg_ctx * from, rg_ctx * to);
-/* ggml_backend_buffer_free of a context's buffer: its tensors lose their data
- * now; the memory goes now, or with the context if other contexts may view it. */
+/* ggml_backend_buffer_free of a context's buffer: every tensor that points
+ * into it (the context's own, and views made in contexts that depend on it)
+ * loses its data, and the memory goes now. */
 void      rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b);
 /* A new buffer record for c (R error if out of memory; nothing changed then). */
 rg_buffer * rg_ctx_add_buffer(rg_ctx * c);
@@ -103,6 +112,9 @@ int64_t        rg_count_value(double v, const char * arg);  /* the same check fo
 size_t         rg_bytes(SEXP x, const char * arg);     /* whole number >= 0 (byte strides, offsets) */
 int            rg_int(SEXP x, const char * arg);       /* any whole number in int range */
 float          rg_float(SEXP x, const char * arg);     /* a number, not NA */
+double         rg_double(SEXP x, const char * arg);    /* a number, not NA (NaN allowed) */
+int            rg_is_int32(double v);                  /* a whole number in int32 range, not NA/NaN */
+ggml_fp16_t    rg_half(double v);                      /* the nearest binary16 (ties to even) */
 int            rg_bool(SEXP x, const char * arg);      /* TRUE or FALSE */
 enum ggml_type rg_type(SEXP x, const char * arg);      /* GGML_TYPE_F32, _F16 or _I32 */
 const char *   rg_string(SEXP x, const char * arg);    /* one string, not NA */

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #define MAX_EXACT 9007199254740992.0  /* 2^53: every whole double up to here is exact */
 
@@ -55,6 +56,28 @@ int rg_int(SEXP x, const char * arg) {
 }
 
 float rg_float(SEXP x, const char * arg) { return (float) scalar(x, arg); }
+
+double rg_double(SEXP x, const char * arg) { return scalar(x, arg); }
+
+int rg_is_int32(double v) { return !ISNAN(v) && v == floor(v) && v >= INT32_MIN && v <= INT32_MAX; }
+
+/* Rounding a double to float and then to binary16 can be wrong: a double
+ * just above a binary16 tie rounds to the tie itself as a float, which then
+ * goes to even (down). Rounding to float "to odd" instead -- truncate, and set
+ * the last bit when anything was cut off -- keeps the information that the
+ * value was off the tie, and with 13 spare bits the second rounding is then
+ * exactly the direct one. */
+ggml_fp16_t rg_half(double v) {
+    float f = (float) v;
+    if (isfinite(f) && (double) f != v) {
+        if (fabs((double) f) > fabs(v)) f = nextafterf(f, 0.0f);
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        u |= 1u;
+        memcpy(&f, &u, sizeof f);
+    }
+    return ggml_fp32_to_fp16(f);
+}
 
 int rg_bool(SEXP x, const char * arg) {
     if (TYPEOF(x) != LGLSXP || XLENGTH(x) != 1 || LOGICAL(x)[0] == NA_LOGICAL)

@@ -56,8 +56,9 @@ SEXP R_ggml_backend_alloc_ctx_tensors(SEXP ctx, SEXP backend) {
     rg_buffer * rec = rg_ctx_add_buffer(c);  /* before allocating: nothing to undo if this fails */
     ggml_clear_error();
     rec->buf = ggml_backend_alloc_ctx_tensors(c->ctx, be);
-    if (!rec->buf) {
-        rec->user_freed = 1;  /* an empty record: the handle is never made */
+    if (!rec->buf) {  /* no handle was made: drop the record again */
+        c->buffers = rec->next;
+        free(rec);
         rg_fail("ggml_backend_alloc_ctx_tensors");
     }
     return rg_buffer_wrap(rec, ctx);
@@ -114,6 +115,9 @@ SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
     const int64_t off = rg_count(offset, "offset");
     check_range(t, off, n, fn);
     const size_t es = ggml_type_size(t->type);
+    /* can the tensor take them at all (memory, layout)? before converting anything */
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_set_checked(t, NULL, (size_t) off * es, 0), fn);
     /* R_alloc: reclaimed by R even when an error follows */
     void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
     switch (t->type) {
@@ -121,12 +125,12 @@ SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
             for (R_xlen_t i = 0; i < n; i++) ((float *) buf)[i] = (float) rg_num_at(data, i);
             break;
         case GGML_TYPE_F16:
-            for (R_xlen_t i = 0; i < n; i++) ((ggml_fp16_t *) buf)[i] = ggml_fp32_to_fp16((float) rg_num_at(data, i));
+            for (R_xlen_t i = 0; i < n; i++) ((ggml_fp16_t *) buf)[i] = rg_half(rg_num_at(data, i));
             break;
         case GGML_TYPE_I32:
             for (R_xlen_t i = 0; i < n; i++) {
                 const double v = rg_num_at(data, i);
-                if (ISNAN(v) || v != floor(v) || v < INT_MIN || v > INT_MAX)
+                if (!rg_is_int32(v))
                     Rf_error("%s: element %lld of 'data' (%g) is not a 32-bit integer (NA is not allowed)", fn, (long long) i + 1, v);
                 ((int32_t *) buf)[i] = (int32_t) v;
             }
@@ -147,6 +151,9 @@ SEXP R_ggml_backend_tensor_get_data(SEXP tensor, SEXP offset, SEXP n_elements) {
     const int64_t n = n_elements == R_NilValue ? (off <= ne ? ne - off : 0) : rg_count(n_elements, "n_elements");
     check_range(t, off, n, fn);
     const size_t es = ggml_type_size(t->type);
+    /* memory and layout first: no scratch of the tensor's size for a tensor without data */
+    ggml_clear_error();
+    rg_check_status(ggml_backend_tensor_get_checked(t, NULL, (size_t) off * es, 0), fn);
     void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
     ggml_clear_error();
     rg_check_status(ggml_backend_tensor_get_checked(t, buf, (size_t) off * es, (size_t) n * es), fn);

@@ -14,6 +14,7 @@
  * memory is released and its R object has been collected (finalized). */
 #include "glue.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,61 @@ void rg_check_status(enum ggml_status st, const char * fn) {
     rg_fail(fn);
 }
 
-/* ---- context records ---- */
+/* ---- context records ---- *
+ *
+ * The records and their dependencies form a directed acyclic graph. Walks over
+ * it are iterative (a chain of thousands of contexts must not overflow the C
+ * stack), and a rank keeps the cycle check cheap: every context ranks above
+ * the contexts it depends on, so a new dependency from a higher-ranked context
+ * (the usual case: a new context using tensors of an older one) cannot close
+ * a cycle and needs no walk at all. */
+
+static uint64_t last_rank = 0;  /* the highest rank given out */
+static uint64_t last_walk = 0;  /* stamp of the latest walk (marks) */
+
+static int list_has(const rg_ctx_list * l, const rg_ctx * c) {
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == c) return 1;
+    return 0;
+}
+
+/* Room for one more entry; 0 if out of memory (the list is unchanged). */
+static int list_reserve(rg_ctx_list * l) {
+    if (l->n < l->cap) return 1;
+    if (l->cap > INT_MAX / 2) return 0;
+    const int cap = l->cap ? 2 * l->cap : 4;
+    rg_ctx ** v = realloc(l->v, (size_t) cap * sizeof *v);
+    if (!v) return 0;
+    l->v = v;
+    l->cap = cap;
+    return 1;
+}
+
+static void list_remove(rg_ctx_list * l, const rg_ctx * c) {
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] == c) { l->v[i] = l->v[--l->n]; return; }
+    }
+}
+
+static void list_clear(rg_ctx_list * l) {
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+/* A stack of records for the walks, in memory R reclaims after the call. */
+typedef struct { rg_ctx ** v; R_xlen_t n, cap; } walk_stack;
+
+static void walk_push(walk_stack * s, rg_ctx * c) {
+    if (s->n == s->cap) {
+        const R_xlen_t cap = s->cap ? 2 * s->cap : 64;
+        rg_ctx ** v = (rg_ctx **) R_alloc((size_t) cap, sizeof *v);
+        if (s->n) memcpy(v, s->v, (size_t) s->n * sizeof *v);
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = c;
+}
 
 static void free_record(rg_ctx * c) {
     rg_buffer * b = c->buffers;
@@ -75,33 +130,43 @@ static void free_record(rg_ctx * c) {
         free(b);
         b = next;
     }
-    free(c->deps);
+    list_clear(&c->deps);
+    list_clear(&c->dependents);
     free(c);
 }
 
-static void maybe_release(rg_ctx * c);
+static int releasable(const rg_ctx * c) { return c->closed && c->dependents.n == 0 && c->ctx; }
 
-/* Return the arena and buffers of a closed context nobody depends on. */
-static void release_memory(rg_ctx * c) {
-    for (rg_buffer * b = c->buffers; b; b = b->next) {
-        if (b->buf) { ggml_backend_buffer_free(b->buf); b->buf = NULL; }
-    }
-    ggml_free(c->ctx);
-    c->ctx = NULL;
-    for (int i = 0; i < c->n_deps; i++) {
-        rg_ctx * d = c->deps[i];
-        d->n_dependents--;
-        maybe_release(d);
-    }
-    free(c->deps);
-    c->deps = NULL;
-    c->n_deps = c->cap_deps = 0;
-}
-
+/* Return the memory of c if it is closed and nobody depends on it, then do
+ * the same for the contexts that only c kept alive. A worklist threaded
+ * through the records (no allocation: this runs in finalizers too). */
 static void maybe_release(rg_ctx * c) {
-    if (!c->closed || c->n_dependents > 0 || !c->ctx) return;
-    release_memory(c);
-    if (c->finalized) free_record(c);
+    if (!releasable(c)) return;
+    rg_ctx * head = c;
+    c->queued = 1;
+    c->next_queued = NULL;
+    while (head) {
+        rg_ctx * x = head;
+        head = x->next_queued;
+        x->queued = 0;
+        if (!releasable(x)) continue;
+        for (rg_buffer * b = x->buffers; b; b = b->next) {
+            if (b->buf) { ggml_backend_buffer_free(b->buf); b->buf = NULL; }
+        }
+        ggml_free(x->ctx);
+        x->ctx = NULL;
+        for (int i = 0; i < x->deps.n; i++) {
+            rg_ctx * d = x->deps.v[i];
+            list_remove(&d->dependents, x);
+            if (!d->queued && releasable(d)) {
+                d->queued = 1;
+                d->next_queued = head;
+                head = d;
+            }
+        }
+        list_clear(&x->deps);
+        if (x->finalized) free_record(x);
+    }
 }
 
 static void ctx_finalizer(SEXP x) {
@@ -122,33 +187,68 @@ rg_ctx * rg_ctx_get(SEXP x, const char * arg) {
     return c;
 }
 
-/* Does `from` reach `to` through dependencies? (mark: this walk's stamp) */
-static int reaches(rg_ctx * from, const rg_ctx * to, unsigned mark) {
-    if (from == to) return 1;
-    if (from->mark == mark) return 0;
-    from->mark = mark;
-    for (int i = 0; i < from->n_deps; i++)
-        if (reaches(from->deps[i], to, mark)) return 1;
+/* Does `src` reach `dst` through dependencies? Two walks take turns: forward
+ * from src (the contexts it points into) and backward from dst (the contexts
+ * pointing into it); they meet if and only if there is a path, and either one
+ * running out proves there is none, so the cost is that of the smaller side.
+ * Ranks fall along every edge, so the forward walk only needs contexts ranked
+ * above dst and the backward walk only contexts ranked below src. */
+static int reaches(rg_ctx * src, rg_ctx * dst) {
+    const uint64_t walk = ++last_walk;
+    walk_stack fwd = {NULL, 0, 0}, bwd = {NULL, 0, 0};
+    src->mark = walk;
+    dst->mark_b = walk;
+    walk_push(&fwd, src);
+    walk_push(&bwd, dst);
+    while (fwd.n > 0 && bwd.n > 0) {
+        const rg_ctx * x = fwd.v[--fwd.n];
+        for (int i = 0; i < x->deps.n; i++) {
+            rg_ctx * d = x->deps.v[i];
+            if (d->mark_b == walk) return 1;  /* src reaches d, d reaches dst */
+            if (d->mark == walk || d->rank <= dst->rank) continue;
+            d->mark = walk;
+            walk_push(&fwd, d);
+        }
+        const rg_ctx * y = bwd.v[--bwd.n];
+        for (int i = 0; i < y->dependents.n; i++) {
+            rg_ctx * e = y->dependents.v[i];
+            if (e->mark == walk) return 1;    /* src reaches e, e reaches dst */
+            if (e->mark_b == walk || e->rank >= src->rank) continue;
+            e->mark_b = walk;
+            walk_push(&bwd, e);
+        }
+    }
     return 0;
 }
 
+/* c's rank becomes `rank`; contexts depending on it rise above it, and so on. */
+static void raise_rank(rg_ctx * c, uint64_t rank) {
+    walk_stack s = {NULL, 0, 0};
+    c->rank = rank;
+    walk_push(&s, c);
+    while (s.n > 0) {
+        const rg_ctx * y = s.v[--s.n];
+        if (y->rank > last_rank) last_rank = y->rank;
+        for (int i = 0; i < y->dependents.n; i++) {
+            rg_ctx * x = y->dependents.v[i];
+            if (x->rank > y->rank) continue;
+            x->rank = y->rank + 1;
+            walk_push(&s, x);
+        }
+    }
+}
+
 void rg_ctx_depend(rg_ctx * from, rg_ctx * to) {
-    static unsigned walk = 0;
-    if (from == to) return;
-    for (int i = 0; i < from->n_deps; i++)
-        if (from->deps[i] == to) return;
-    if (reaches(to, from, ++walk))
+    if (from == to || list_has(&from->deps, to)) return;
+    const int reorder = from->rank <= to->rank;
+    if (reorder && reaches(to, from))
         Rf_error("tensors of two contexts cannot point into each other: the other context already uses "
                  "tensors of this one (build the op in that context instead)");
-    if (from->n_deps == from->cap_deps) {
-        const int cap = from->cap_deps ? 2 * from->cap_deps : 4;
-        rg_ctx ** deps = realloc(from->deps, (size_t) cap * sizeof *deps);
-        if (!deps) Rf_error("out of memory recording a context dependency");
-        from->deps = deps;
-        from->cap_deps = cap;
-    }
-    from->deps[from->n_deps++] = to;
-    to->n_dependents++;
+    if (!list_reserve(&from->deps) || !list_reserve(&to->dependents))
+        Rf_error("out of memory recording a context dependency");
+    from->deps.v[from->deps.n++] = to;
+    to->dependents.v[to->dependents.n++] = from;
+    if (reorder) raise_rank(from, to->rank + 1);
 }
 
 rg_buffer * rg_ctx_add_buffer(rg_ctx * c) {
@@ -160,21 +260,37 @@ rg_buffer * rg_ctx_add_buffer(rg_ctx * c) {
 }
 
 void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
-    if (b->user_freed) return;
+    if (b->user_freed || !b->buf) { b->user_freed = 1; return; }
+    /* Tensors pointing into the buffer: c's own (views included: they share
+     * the buffer pointer), and views of them made in contexts that depend on
+     * c, directly or through others. Collect those contexts first (the only
+     * step that can fail), then detach the tensors and free the memory:
+     * using any of them is now a clean "no data" error, and
+     * ggml_backend_alloc_ctx_tensors can allocate c's tensors again. */
+    const uint64_t walk = ++last_walk;
+    walk_stack todo = {NULL, 0, 0}, seen = {NULL, 0, 0};
+    c->mark = walk;
+    walk_push(&todo, c);
+    while (todo.n > 0) {
+        rg_ctx * x = todo.v[--todo.n];
+        walk_push(&seen, x);
+        for (int i = 0; i < x->dependents.n; i++) {
+            rg_ctx * d = x->dependents.v[i];
+            if (d->mark == walk) continue;
+            d->mark = walk;
+            walk_push(&todo, d);
+        }
+    }
     b->user_freed = 1;
-    if (!b->buf) return;
-    /* The context's own tensors (views included: they share the buffer
-     * pointer) lose their data: using them is now a clean "no data" error,
-     * and ggml_backend_alloc_ctx_tensors can allocate them again. */
-    for (struct ggml_tensor * t = ggml_get_first_tensor(c->ctx); t; t = ggml_get_next_tensor(c->ctx, t)) {
-        if (t->buffer == b->buf) { t->data = NULL; t->buffer = NULL; }
+    for (R_xlen_t i = 0; i < seen.n; i++) {
+        const rg_ctx * x = seen.v[i];
+        if (!x->ctx) continue;
+        for (struct ggml_tensor * t = ggml_get_first_tensor(x->ctx); t; t = ggml_get_next_tensor(x->ctx, t)) {
+            if (t->buffer == b->buf) { t->data = NULL; t->buffer = NULL; }
+        }
     }
-    /* Views built in other contexts may still point into the memory: then it
-     * goes with this context (release_memory). */
-    if (c->n_dependents == 0) {
-        ggml_backend_buffer_free(b->buf);
-        b->buf = NULL;
-    }
+    ggml_backend_buffer_free(b->buf);
+    b->buf = NULL;
 }
 
 /* ---- handles ---- */
@@ -298,6 +414,7 @@ SEXP R_ggml_init(SEXP mem_size, SEXP no_alloc) {
     rg_ctx * c = calloc(1, sizeof *c);
     if (!c) Rf_error("ggml_init: out of memory");
     R_SetExternalPtrAddr(x, c);
+    c->rank = ++last_rank;
     ggml_clear_error();
     c->ctx = ggml_init(params);
     if (!c->ctx) {
@@ -341,9 +458,13 @@ SEXP R_ggml_get_first_tensor(SEXP ctx) {
 SEXP R_ggml_get_next_tensor(SEXP ctx, SEXP tensor) {
     rg_ctx * c = rg_ctx_get(ctx, "ctx");
     struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
-    /* The walk follows the tensor's own context; it must be ctx. */
-    if (R_ExternalPtrAddr(rg_owner(tensor)) != c) Rf_error("'tensor' does not belong to 'ctx'");
-    return rg_tensor_wrap(ggml_get_next_tensor(c->ctx, t), ctx);
+    /* The walk follows the tensor's own context, which must be ctx. The
+     * handle's owner does not say (a graph's nodes carry the graph's
+     * context): the library checks where the tensor lives. */
+    ggml_clear_error();
+    struct ggml_tensor * next = ggml_get_next_tensor(c->ctx, t);
+    if (!next && ggml_last_error()[0]) rg_fail("ggml_get_next_tensor");
+    return rg_tensor_wrap(next, ctx);
 }
 
 SEXP R_ggml_get_tensor(SEXP ctx, SEXP name) {

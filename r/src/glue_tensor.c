@@ -40,6 +40,10 @@ SEXP R_ggml_new_tensor(SEXP ctx, SEXP type, SEXP n_dims, SEXP ne) {
 SEXP R_ggml_new_f32(SEXP ctx, SEXP value) {
     rg_ctx * c = rg_ctx_get(ctx, "ctx");
     const float v = rg_float(value, "value");
+    /* C makes a tensor without data there and drops the value: refuse instead */
+    if (ggml_get_no_alloc(c->ctx))
+        Rf_error("ggml_new_f32: the context is no_alloc, so the value has nowhere to go (make the tensor with "
+                 "ggml_new_tensor_1d, allocate it, then set its value)");
     ggml_clear_error();
     return rg_result(ctx, ggml_new_f32(c->ctx, v), "ggml_new_f32");
 }
@@ -93,13 +97,26 @@ SEXP R_ggml_type_size(SEXP type) { return rg_size_sexp((double) ggml_type_size(r
 SEXP R_ggml_type_name(SEXP type) { return Rf_mkString(ggml_type_name(rg_type(type, "type"))); }
 SEXP R_ggml_op_name(SEXP op)     { return Rf_mkString(ggml_op_name((enum ggml_op) rg_int(op, "op"))); }
 
+/* Names are kept in UTF-8. One longer than the library's GGML_MAX_NAME - 1
+ * bytes is cut at a character boundary, so that it reads back as valid UTF-8. */
 SEXP R_ggml_set_name(SEXP tensor, SEXP name) {
     const char * s = rg_string(name, "name");
-    ggml_set_name(rg_tensor_get(tensor, "tensor", 0), s);
+    struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    char buf[GGML_MAX_NAME];
+    size_t n = strlen(s);
+    if (n > sizeof buf - 1) {
+        n = sizeof buf - 1;
+        while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80) n--;  /* s[n] continues a character: drop it whole */
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    ggml_set_name(t, buf);
     return tensor;
 }
 
-SEXP R_ggml_get_name(SEXP tensor) { return Rf_mkString(ggml_get_name(rg_tensor_get(tensor, "tensor", 0))); }
+SEXP R_ggml_get_name(SEXP tensor) {
+    return Rf_ScalarString(Rf_mkCharCE(ggml_get_name(rg_tensor_get(tensor, "tensor", 0)), CE_UTF8));
+}
 
 /* ---- element access ---- */
 
@@ -107,52 +124,73 @@ SEXP R_ggml_get_name(SEXP tensor) { return Rf_mkString(ggml_get_name(rg_tensor_g
 static struct ggml_tensor * tensor_with_data(SEXP x, const char * fn) {
     struct ggml_tensor * t = rg_tensor_get(x, "tensor", 0);
     if (!t->data && ggml_nelements(t) > 0)
-        Rf_error("%s: tensor '%s' has no data (its context is no_alloc: allocate the tensors "
-                 "with ggml_backend_alloc_ctx_tensors first)", fn, t->name);
+        Rf_error("%s: tensor '%s' has no data (a tensor of a no_alloc context has data once "
+                 "ggml_backend_alloc_ctx_tensors allocated it, and loses it when that buffer is freed)", fn, t->name);
     return t;
 }
 
-/* NA has no int32 value: refuse it rather than store a made-up number. */
-static float value_for(const struct ggml_tensor * t, double v, const char * fn) {
-    if (t->type == GGML_TYPE_I32 && ISNAN(v)) Rf_error("%s: NA/NaN cannot be stored in an I32 tensor", fn);
-    return (float) v;
+/* Element access converts between R's doubles and the tensor's type here,
+ * not through the C API's float: an I32 element holds any 32-bit integer
+ * exactly, and an F16 element gets the binary16 value nearest to the double
+ * (rg_half), not to the double first rounded to float. */
+
+/* Address of element i (ne0 fastest) of t, for any layout. */
+static char * elem_at(const struct ggml_tensor * t, int64_t i) {
+    const int64_t i0 = i % t->ne[0]; i /= t->ne[0];
+    const int64_t i1 = i % t->ne[1]; i /= t->ne[1];
+    const int64_t i2 = i % t->ne[2];
+    const int64_t i3 = i / t->ne[2];
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
-/* Fail with the library's message if the void call just made set one. */
-static void check_error(const char * fn) {
-    if (ggml_last_error()[0]) rg_fail(fn);
+static double load(const struct ggml_tensor * t, const char * p) {
+    switch (t->type) {
+        case GGML_TYPE_F32: { float v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, sizeof h); return ggml_fp16_to_fp32(h); }
+        default:            { int32_t v; memcpy(&v, p, sizeof v); return v; }
+    }
+}
+
+/* Refuse (before anything is written) a value the tensor's type cannot hold:
+ * for I32, NA/NaN, fractions and numbers outside 32 bits. */
+static void check_value(const struct ggml_tensor * t, double v, R_xlen_t i, const char * fn) {
+    if (t->type == GGML_TYPE_I32 && !rg_is_int32(v)) {
+        if (i >= 0) Rf_error("%s: element %lld of 'values' (%g) is not a 32-bit integer (NA is not allowed)", fn, (long long) i + 1, v);
+        Rf_error("%s: %g is not a 32-bit integer (NA is not allowed in an I32 tensor)", fn, v);
+    }
+}
+
+static void store(const struct ggml_tensor * t, char * p, double v) {
+    switch (t->type) {
+        case GGML_TYPE_F32: { const float f = (float) v; memcpy(p, &f, sizeof f); break; }
+        case GGML_TYPE_F16: { const ggml_fp16_t h = rg_half(v); memcpy(p, &h, sizeof h); break; }
+        default:            { const int32_t k = (int32_t) v; memcpy(p, &k, sizeof k); break; }
+    }
 }
 
 SEXP R_ggml_set_f32(SEXP tensor, SEXP values) {
-    struct ggml_tensor * t = tensor_with_data(tensor, "ggml_set_f32");
+    static const char * fn = "ggml_set_f32";
+    struct ggml_tensor * t = tensor_with_data(tensor, fn);
     const R_xlen_t n = rg_numeric_len(values, "values");
     const int64_t ne = ggml_nelements(t);
     if (ne == 0 && n <= 1) return tensor;  /* nothing to fill */
-    if (n == 1) {
-        const float v = value_for(t, rg_num_at(values, 0), "ggml_set_f32");
-        ggml_clear_error();
-        if (!ggml_set_f32(t, v)) rg_fail("ggml_set_f32");
-    } else if ((int64_t) n == ne) {
-        for (R_xlen_t i = 0; i < n; i++) value_for(t, rg_num_at(values, i), "ggml_set_f32");
-        if (t->type == GGML_TYPE_F32 && ggml_is_contiguous(t)) {
-            float * p = t->data;
-            for (R_xlen_t i = 0; i < n; i++) p[i] = (float) rg_num_at(values, i);
-        } else {
-            ggml_clear_error();
-            for (R_xlen_t i = 0; i < n; i++) ggml_set_f32_1d(t, i, (float) rg_num_at(values, i));
-            check_error("ggml_set_f32");
-        }
+    if (n != 1 && (int64_t) n != ne)
+        Rf_error("%s: 'values' has length %lld; it must be 1 (fill) or the tensor's %lld elements",
+                 fn, (long long) n, (long long) ne);
+    for (R_xlen_t i = 0; i < n; i++) check_value(t, rg_num_at(values, i), n == 1 ? -1 : i, fn);
+    if (t->type == GGML_TYPE_F32 && ggml_is_contiguous(t)) {
+        float * p = t->data;
+        for (int64_t i = 0; i < ne; i++) p[i] = (float) rg_num_at(values, n == 1 ? 0 : (R_xlen_t) i);
     } else {
-        Rf_error("ggml_set_f32: 'values' has length %lld; it must be 1 (fill) or the tensor's %lld elements",
-                 (long long) n, (long long) ne);
+        for (int64_t i = 0; i < ne; i++) store(t, elem_at(t, i), rg_num_at(values, n == 1 ? 0 : (R_xlen_t) i));
     }
     return tensor;
 }
 
 SEXP R_ggml_set_zero(SEXP tensor) {
     struct ggml_tensor * t = tensor_with_data(tensor, "ggml_set_zero");
-    ggml_clear_error();
-    if (!ggml_set_zero(t) && ggml_nelements(t) > 0) rg_fail("ggml_set_zero");
+    const int64_t ne = ggml_nelements(t);
+    for (int64_t i = 0; i < ne; i++) store(t, elem_at(t, i), 0.0);
     return tensor;
 }
 
@@ -165,59 +203,58 @@ SEXP R_ggml_get_f32(SEXP tensor) {
         const float * p = t->data;
         for (int64_t i = 0; i < n; i++) o[i] = p[i];
     } else {
-        ggml_clear_error();
-        for (int64_t i = 0; i < n; i++) o[i] = ggml_get_f32_1d(t, i);  /* any type and layout */
-        check_error("ggml_get_f32");
+        for (int64_t i = 0; i < n; i++) o[i] = load(t, elem_at(t, i));  /* any type and layout */
     }
     UNPROTECT(1);
     return out;
 }
 
+/* A 0-based flat index into t, or an R error naming fn. */
+static int64_t flat_index(const struct ggml_tensor * t, SEXP i, const char * fn) {
+    const int64_t idx = rg_count(i, "i");
+    if (idx >= ggml_nelements(t))
+        Rf_error("%s: index %lld out of range [0, %lld)", fn, (long long) idx, (long long) ggml_nelements(t));
+    return idx;
+}
+
 SEXP R_ggml_get_f32_1d(SEXP tensor, SEXP i) {
     const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_get_f32_1d");
-    const int64_t idx = rg_count(i, "i");
-    ggml_clear_error();
-    const float v = ggml_get_f32_1d(t, idx);
-    check_error("ggml_get_f32_1d");
-    return Rf_ScalarReal(v);
+    return Rf_ScalarReal(load(t, elem_at(t, flat_index(t, i, "ggml_get_f32_1d"))));
 }
 
 SEXP R_ggml_set_f32_1d(SEXP tensor, SEXP i, SEXP value) {
-    const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_set_f32_1d");
-    const int64_t idx = rg_count(i, "i");
-    const float v = value_for(t, (double) rg_float(value, "value"), "ggml_set_f32_1d");
-    ggml_clear_error();
-    ggml_set_f32_1d(t, idx, v);
-    check_error("ggml_set_f32_1d");
+    static const char * fn = "ggml_set_f32_1d";
+    const struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    const int64_t idx = flat_index(t, i, fn);
+    const double v = rg_double(value, "value");
+    check_value(t, v, -1, fn);
+    store(t, elem_at(t, idx), v);
     return tensor;
 }
 
-/* i0..i3 as C ints (range-checked by the library). */
-static void read_index(SEXP i0, SEXP i1, SEXP i2, SEXP i3, int idx[4]) {
-    idx[0] = rg_int(i0, "i0");
-    idx[1] = rg_int(i1, "i1");
-    idx[2] = rg_int(i2, "i2");
-    idx[3] = rg_int(i3, "i3");
+/* The address of element (i0, i1, i2, i3) of t, or an R error naming fn. */
+static char * nd_at(const struct ggml_tensor * t, SEXP i0, SEXP i1, SEXP i2, SEXP i3, const char * fn) {
+    const int idx[4] = {rg_int(i0, "i0"), rg_int(i1, "i1"), rg_int(i2, "i2"), rg_int(i3, "i3")};
+    for (int k = 0; k < 4; k++) {
+        if (idx[k] < 0 || idx[k] >= t->ne[k])
+            Rf_error("%s: index (%d, %d, %d, %d) out of range for shape [%lld, %lld, %lld, %lld]", fn, idx[0], idx[1],
+                     idx[2], idx[3], (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
+    }
+    return (char *) t->data + idx[0] * t->nb[0] + idx[1] * t->nb[1] + idx[2] * t->nb[2] + idx[3] * t->nb[3];
 }
 
 SEXP R_ggml_get_f32_nd(SEXP tensor, SEXP i0, SEXP i1, SEXP i2, SEXP i3) {
     const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_get_f32_nd");
-    int idx[4];
-    read_index(i0, i1, i2, i3, idx);
-    ggml_clear_error();
-    const float v = ggml_get_f32_nd(t, idx[0], idx[1], idx[2], idx[3]);
-    check_error("ggml_get_f32_nd");
-    return Rf_ScalarReal(v);
+    return Rf_ScalarReal(load(t, nd_at(t, i0, i1, i2, i3, "ggml_get_f32_nd")));
 }
 
 SEXP R_ggml_set_f32_nd(SEXP tensor, SEXP i0, SEXP i1, SEXP i2, SEXP i3, SEXP value) {
-    const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_set_f32_nd");
-    int idx[4];
-    read_index(i0, i1, i2, i3, idx);
-    const float v = value_for(t, (double) rg_float(value, "value"), "ggml_set_f32_nd");
-    ggml_clear_error();
-    ggml_set_f32_nd(t, idx[0], idx[1], idx[2], idx[3], v);
-    check_error("ggml_set_f32_nd");
+    static const char * fn = "ggml_set_f32_nd";
+    const struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    char * p = nd_at(t, i0, i1, i2, i3, fn);
+    const double v = rg_double(value, "value");
+    check_value(t, v, -1, fn);
+    store(t, p, v);
     return tensor;
 }
 
@@ -226,7 +263,7 @@ SEXP R_ggml_set_f32_nd(SEXP tensor, SEXP i0, SEXP i1, SEXP i2, SEXP i3, SEXP val
 SEXP R_ggml_fp32_to_fp16(SEXP x) {
     const R_xlen_t n = rg_numeric_len(x, "x");
     SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
-    for (R_xlen_t i = 0; i < n; i++) INTEGER(out)[i] = ggml_fp32_to_fp16((float) rg_num_at(x, i));
+    for (R_xlen_t i = 0; i < n; i++) INTEGER(out)[i] = rg_half(rg_num_at(x, i));
     UNPROTECT(1);
     return out;
 }
