@@ -23,8 +23,13 @@
  * Usage: test_fuzz [sequences [steps [seed [first_sequence]]]]
  * or the environment variables GGMLR_FUZZ_SEQS, GGMLR_FUZZ_STEPS,
  * GGMLR_FUZZ_SEED, GGMLR_FUZZ_FIRST; GGMLR_FUZZ_TRACE=1 prints every call
- * (to reproduce one sequence: test_fuzz 1 <steps> <seed> <sequence>).
- * The ctest run uses the fixed defaults below. */
+ * (to reproduce one sequence: test_fuzz 1 <steps> <seed> <sequence>) and
+ * GGMLR_FUZZ_STATS=1 how often each call succeeded and which ops computed.
+ * The ctest run uses the fixed defaults below. It is meant to be run under
+ * the sanitizers too, with many seeds:
+ *   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGGMLR_BUILD_EXAMPLES=OFF \
+ *     -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+ *   for s in $(seq 1 50); do build-asan/tests/test_fuzz 500 80 $s || break; done */
 #include "common/test_common.h"
 
 #include <float.h>
@@ -286,7 +291,7 @@ static void check_usable(struct fctx * c, const char * after, int nth) {
 static bool open_ctx(struct fctx * c, enum ctx_kind kind) {
     memset(c, 0, sizeof *c);
     c->kind = kind;
-    size_t mem = kind == CTX_DATA ? ((size_t) 1 + rnd(4)) << 20 : kind == CTX_NO_ALLOC ? (size_t) 256 << 10 : probe_bytes + rnd(4096);
+    size_t mem = kind == CTX_DATA ? ((size_t) 1 + rnd(2)) << 20 : kind == CTX_NO_ALLOC ? (size_t) 256 << 10 : probe_bytes + rnd(4096);
     struct ggml_init_params p = {mem, NULL, kind == CTX_NO_ALLOC};
     c->ctx = ggml_init(p);
     if (!CHECK(c->ctx != NULL, "ggml_init(%zu): %s", mem, ggml_last_error())) return false;
@@ -301,7 +306,7 @@ static struct { const char * call; long ok, failed; } stats[MAX_STATS];
 static bool print_stats;
 
 static void count(const char * call, bool ok) {
-    for (int i = 0; i < MAX_STATS; i++) {
+    for (int i = 0; print_stats && i < MAX_STATS; i++) {
         if (stats[i].call && strcmp(stats[i].call, call) != 0) continue;
         stats[i].call = call;
         if (ok) stats[i].ok++; else stats[i].failed++;
@@ -548,7 +553,7 @@ static void check_node(const struct ggml_tensor * t) {
 
 static void check_computed(struct fuzz * f, struct fgraph * fg, int nth) {
     for (int i = 0; i < f->n_ctx; i++) check_canaries(&f->c[i], "compute");
-    for (int i = 0; print_stats && i < ggml_graph_n_nodes(fg->g); i++) count(ggml_op_name(ggml_graph_node(fg->g, i)->op), true);
+    for (int i = 0; i < ggml_graph_n_nodes(fg->g); i++) count(ggml_op_name(ggml_graph_node(fg->g, i)->op), true);
     if (unstable(fg->g)) return;  /* inputs may have changed after their use */
     for (int i = 0; i < ggml_graph_n_nodes(fg->g); i++) {
         const struct ggml_tensor * t = ggml_graph_node(fg->g, i);
@@ -713,6 +718,21 @@ static void act_binary(struct fuzz * f) {
     keep(f, t);
 }
 
+/* Copies and in-place adds between views of the same memory: a tensor and
+ * itself shifted by one element. */
+static void act_overlap(struct fuzz * f) {
+    struct ggml_context * ctx = pick_fctx(f)->ctx;
+    const int64_t n = 2 + (int64_t) rnd(8), ne[4] = {n, 2 + (int64_t) rnd(3), 1, 1};
+    struct ggml_tensor * b = new_filled(f, ctx, chance(0.8) ? GGML_TYPE_F32 : GGML_TYPE_F16, ne);
+    if (!b) return;
+    const size_t es = ggml_type_size(b->type);
+    TRACE("overlapping view of %" PRId64 "x%" PRId64, ne[0], ne[1]);
+    struct ggml_tensor * a = CALL(f, "ggml_view_2d", false, ggml_view_2d(ctx, b, n, ne[1], b->nb[1] - es, es));
+    if (!a) return;
+    keep(f, chance(0.5) ? CALL(f, "ggml_cpy", false, ggml_cpy(ctx, a, b)) : CALL(f, "ggml_cpy", false, ggml_cpy(ctx, b, a)));
+    if (b->type == GGML_TYPE_F32) keep(f, CALL(f, "ggml_add_inplace", false, ggml_add_inplace(ctx, a, b)));
+}
+
 static void act_scale(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f);
     struct ggml_tensor * a = pick(f);
@@ -868,19 +888,17 @@ static bool attn_is_small(const struct attn_shape * s) {
            (double) s->M * s->Nm * s->mh * s->mb <= ELEM_LIMIT;
 }
 
-/* An attention input [n0, n1, n2, n3]: sometimes a permuted (non-contiguous) view. */
+/* An attention input [n0, n1, n2, n3] (a mask when amp is 0): sometimes a
+ * permuted view, with dimensions 1 and 2 or 0 and 1 swapped in memory. */
 static struct ggml_tensor * attn_input(struct fuzz * f, struct ggml_context * ctx, enum ggml_type type, int64_t n0, int64_t n1, int64_t n2,
                                        int64_t n3, double amp) {
-    if (chance(0.2)) {
-        const int64_t ne[4] = {n0, n2, n1, n3};
-        struct ggml_tensor * t = new_tensor(f, ctx, type, ne);
-        fill(t, amp, false);
-        return t ? CALL(f, "ggml_permute", false, ggml_permute(ctx, t, 0, 2, 1, 3)) : NULL;
-    }
-    const int64_t ne[4] = {n0, n1, n2, n3};
-    struct ggml_tensor * t = new_tensor(f, ctx, type, ne);
-    fill(t, amp, chance(0.03));
-    return t;
+    const uint64_t layout = chance(0.75) ? 0 : 1 + rnd(2);
+    const int64_t ne[3][4] = {{n0, n1, n2, n3}, {n0, n2, n1, n3}, {n1, n0, n2, n3}};
+    struct ggml_tensor * t = new_tensor(f, ctx, type, ne[layout]);
+    if (amp == 0.0) fill_mask(t);
+    else fill(t, amp, layout == 0 && chance(0.03));
+    if (!t || layout == 0) return t;
+    return layout == 1 ? CALL(f, "ggml_permute", false, ggml_permute(ctx, t, 0, 2, 1, 3)) : CALL(f, "ggml_transpose", false, ggml_transpose(ctx, t));
 }
 
 /* Inputs of one attention call: fresh tensors of consistent shapes, one of
@@ -901,11 +919,7 @@ static struct attn_inputs attn_inputs(struct fuzz * f, bool backward) {
     in.q = attn_input(f, ctx, GGML_TYPE_F32, s.DK, s.N, s.H, s.B, amp);
     in.k = attn_input(f, ctx, kv, s.DK, s.M, s.Hkv, s.B, amp);
     in.v = attn_input(f, ctx, chance(0.9) ? kv : GGML_TYPE_F32, s.DV, s.M, s.Hkv, s.B, amp);
-    if (chance(0.6)) {
-        const int64_t ne[4] = {s.M, s.Nm, s.mh, s.mb};
-        in.mask = new_tensor(f, ctx, chance(0.7) ? GGML_TYPE_F16 : GGML_TYPE_F32, ne);
-        fill_mask(in.mask);
-    }
+    if (chance(0.6)) in.mask = attn_input(f, ctx, chance(0.7) ? GGML_TYPE_F16 : GGML_TYPE_F32, s.M, s.Nm, s.mh, s.mb, 0.0);
     if (backward) in.d = attn_input(f, ctx, GGML_TYPE_F32, s.DV, s.H, s.N, s.B, amp);
     if (big) ggml_set_no_alloc(ctx, old_no_alloc);
     if (chance(0.2)) {  /* break one input */
@@ -994,10 +1008,10 @@ static void act_huge(struct fuzz * f) {
 static void act_new_graph(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f);
     const size_t size = chance(0.9) ? 1 + rnd(chance(0.5) ? 8 : 200) : PICK(((const size_t[]) {0, (size_t) INT32_MAX, SIZE_MAX, (size_t) 1 << 26}));
-    const bool grads = chance(0.5);
+    const bool plain = chance(0.1), grads = !plain && chance(0.5);
     TRACE("new_graph_custom(%zu, %d)", size, grads);
     ggml_clear_error();
-    struct ggml_cgraph * g = chance(0.1) ? ggml_new_graph(ctx) : ggml_new_graph_custom(ctx, size, grads);
+    struct ggml_cgraph * g = plain ? ggml_new_graph(ctx) : ggml_new_graph_custom(ctx, size, grads);
     n_calls++;
     if (!g) { failed(f, "ggml_new_graph_custom"); return; }
     CHECK(ctx != NULL, "ggml_new_graph: a graph from a NULL context");
@@ -1038,8 +1052,19 @@ static void act_params(struct fuzz * f) {
 
 static void act_compute_graph(struct fuzz * f, struct fgraph * fg) {
     if (fg->backward && chance(0.7)) ggml_graph_reset(fg->g);
-    const int nth = 1 + (int) rnd(3);
-    if (compute(f, fg->g, nth) == GGML_STATUS_SUCCESS) check_computed(f, fg, nth);
+    const int nth = chance(0.99) ? 1 + (int) rnd(3) : 4 + (int) rnd(3);
+    int64_t n_before, n_after;
+    float * before = snapshot(fg->g, &n_before);
+    if (compute(f, fg->g, nth) == GGML_STATUS_SUCCESS) {
+        check_computed(f, fg, nth);
+    } else {
+        /* a refused compute changes nothing (memory is checked before any work) */
+        float * after = snapshot(fg->g, &n_after);
+        CHECK(before && after && n_before == n_after && memcmp(before, after, (size_t) n_before * sizeof *before) == 0,
+              "a failed compute changed the graph's values");
+        free(after);
+    }
+    free(before);
 }
 
 static void act_compute(struct fuzz * f) {
@@ -1096,10 +1121,13 @@ static void act_reset(struct fuzz * f) {
     struct fgraph * fg = pick_graph(f);
     if (!fg) return;
     TRACE("graph_reset");
+    const bool null_graph = chance(0.03);
     ggml_clear_error();
-    ggml_graph_reset(chance(0.03) ? NULL : fg->g);
+    ggml_graph_reset(null_graph ? NULL : fg->g);
     n_calls++;
-    if (ggml_last_error()[0]) failed(f, "ggml_graph_reset");
+    const bool refused = ggml_last_error()[0] != '\0';
+    CHECK(refused == (null_graph || !fg->grads), "graph_reset refuses exactly the graphs without gradients");
+    if (refused) failed(f, "ggml_graph_reset");
 }
 
 /* A pool tensor in a new graph, computed at once. */
@@ -1191,7 +1219,14 @@ static void act_element_access(struct fuzz * f) {
     ggml_clear_error();
     n_calls++;
     const bool ok = t && t->data && i >= 0 && i < n;
-    switch (rnd(4)) {
+    switch (rnd(5)) {
+        case 4: {  /* fill the whole tensor, any layout */
+            const float v = chance(0.5) ? 0.0f : (float) tc_uniform(-2.0, 2.0);
+            struct ggml_tensor * r = v == 0.0f ? ggml_set_zero(t) : ggml_set_f32(t, v);
+            if (!r) failed(f, "ggml_set_f32");
+            else CHECK(r == t && (n == 0 || t->type != GGML_TYPE_F32 || ggml_get_f32_1d(t, n - 1) == v), "set_f32 fills");
+            break;
+        }
         case 0: {
             const float v = ggml_get_f32_1d(t, i);
             if (!ok) { CHECK(isnan(v), "get_f32_1d out of range gives NaN"); failed(f, "ggml_get_f32_1d"); }
@@ -1250,6 +1285,20 @@ static void act_queries(struct fuzz * f) {
     (void) ggml_type_size(rand_type(true));
     (void) ggml_status_to_string((enum ggml_status) PICK(((const int[]) {-2, -1, 0, 1, 7, -100})));
     CHECK(ggml_used_mem(c->ctx) <= ggml_get_mem_size(c->ctx), "used memory within the context's size");
+    CHECK(ggml_graph_overhead_custom(1 + rnd(4096), chance(0.5)) > 0 && ggml_tensor_overhead() > 0, "overheads");
+    CHECK(ggml_backend_is_cpu(f->backend) && ggml_backend_name(f->backend) != NULL, "a CPU backend");
+    for (int i = 0; i < f->n_buffers; i++)
+        CHECK(ggml_backend_buffer_get_size(f->buffers[i]) == 0 || ggml_backend_buffer_get_base(f->buffers[i]) != NULL, "a buffer has memory");
+    {   /* fp16 row conversion round trip */
+        float x[37], y[37];
+        ggml_fp16_t h[37];
+        const int64_t n = (int64_t) rnd(38);
+        for (int64_t i = 0; i < n; i++) x[i] = chance(0.9) ? (float) tc_uniform(-100.0, 100.0) : special_value();
+        ggml_fp32_to_fp16_row(x, h, n);
+        ggml_fp16_to_fp32_row(h, y, n);
+        for (int64_t i = 0; i < n; i++)
+            CHECK(ggml_fp32_to_fp16(y[i]) == h[i] || isnan(y[i]), "fp16 rows round-trip (%g)", (double) x[i]);
+    }
     if (a) {
         char name[100];
         const int len = (int) rnd(sizeof name);
@@ -1340,6 +1389,7 @@ static const struct action actions[] = {
     {"unary", 8, act_unary},
     {"binary", 12, act_binary},
     {"scale", 3, act_scale},
+    {"overlap", 1, act_overlap},
     {"reshape", 4, act_reshape},
     {"view", 6, act_view},
     {"permute", 4, act_permute},

@@ -25,7 +25,8 @@ void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (plain_copy) {
-            memcpy(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), (size_t) dst->ne[0] * dst->nb[0]);
+            /* memmove: ggml_cpy of a view into the memory it views may overlap */
+            memmove(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), (size_t) dst->ne[0] * dst->nb[0]);
             continue;
         }
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {

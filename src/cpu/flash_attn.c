@@ -199,9 +199,11 @@ static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int
     return sh->block_class[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
 }
 
-static struct fa_shared * shared_layout(const struct fa * a, bool backward, void * base) {
-    struct fa_shared * sh = base;
-    shared_bytes(a, backward, sh, base);
+/* Thread 0 writes the layout; start_node's barrier publishes it to the others
+ * (every thread writing the same pointers at once would be a data race). */
+static struct fa_shared * shared_layout(const struct ggmlr_compute_params * p, const struct fa * a, bool backward) {
+    struct fa_shared * sh = p->shared;
+    if (p->ith == 0) shared_bytes(a, backward, sh, p->shared);
     return sh;
 }
 
@@ -338,7 +340,7 @@ size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
 
 void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = fa_of(dst);
-    struct fa_shared * sh = shared_layout(&a, false, p->shared);
+    struct fa_shared * sh = shared_layout(p, &a, false);
     const struct fwd_scratch s = fwd_layout(&a, p->wdata);
     start_node(p, sh);
     pack_all(p, &a, sh, false, s.tmp);
@@ -486,7 +488,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
 
 void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = fa_of(dst);
-    struct fa_shared * sh = shared_layout(&a, true, p->shared);
+    struct fa_shared * sh = shared_layout(p, &a, true);
     const int64_t nq = ggml_nelements(a.q), nk = ggml_nelements(a.k), nv = ggml_nelements(a.v);
     float * gq = dst->data, * gk = gq + ggmlr_pad16_floats(nq), * gv = gk + ggmlr_pad16_floats(nk);
     const int64_t chunks = n_chunks(&a), rows = a.B * a.H * a.N, nkb = n_key_tiles(&a);
