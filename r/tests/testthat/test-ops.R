@@ -1,18 +1,6 @@
 # Ops against base R. An R array with dim = c(ne0, ne1, ...) has the element
 # order of a contiguous tensor, so a ggml "row" (along ne0) is an R column.
 
-tensor_of <- function(ctx, x) {
-  d <- if (is.null(dim(x))) length(x) else dim(x)
-  t <- ggml_new_tensor(ctx, GGML_TYPE_F32, length(d), d)
-  ggml_set_f32(t, as.numeric(x))
-  t
-}
-
-compute <- function(ctx, t) {
-  ggml_graph_compute(ctx, ggml_build_forward_expand(ctx, t))
-  ggml_get_f32(t)
-}
-
 test_that("mul_mat is crossprod, broadcast over heads", {
   ctx <- ggml_init(16 * 1024^2)
   on.exit(ggml_free(ctx))
