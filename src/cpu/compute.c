@@ -165,7 +165,8 @@ struct worker_arg { struct executor * ex; int ith; };
 static void * run_worker(void * arg) {
     const struct worker_arg * w = arg;
     struct executor * ex = w->ex;
-    const struct ggmlr_compute_params p = {w->ith, ex->nth, ex->wdata + (size_t) w->ith * ex->wsize, ex->wsize, ex->shared, ex};
+    char * wdata = ex->wdata ? ex->wdata + (size_t) w->ith * ex->wsize : NULL;  /* no scratch: no pointer arithmetic on NULL */
+    const struct ggmlr_compute_params p = {w->ith, ex->nth, wdata, ex->wsize, ex->shared, ex};
     int go;
     while ((go = atomic_load_explicit(&ex->go, memory_order_acquire)) == 0) sched_yield();
     if (go < 0) return NULL;
