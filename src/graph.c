@@ -20,6 +20,8 @@ static size_t graph_bytes(size_t size, bool grads) {
 }
 
 size_t ggml_graph_overhead_custom(size_t size, bool grads) {
+    /* sizes no graph can have saturate instead of wrapping around */
+    if (size > (SIZE_MAX / 8) / sizeof(struct ggml_tensor *)) return SIZE_MAX;
     return ggml_tensor_overhead() + graph_bytes(size, grads);  /* tensor_overhead ~ object header, generous */
 }
 
