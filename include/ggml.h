@@ -81,8 +81,43 @@ enum ggml_op {
     GGML_OP_SOFT_MAX,
     GGML_OP_FLASH_ATTN_EXT,
     GGML_OP_FLASH_ATTN_BACK,
+    /* training: transformer ops, losses, optimizer steps */
+    GGML_OP_GET_ROWS,
+    GGML_OP_GET_ROWS_BACK,
+    GGML_OP_NORM,
+    GGML_OP_RMS_NORM,
+    GGML_OP_NORM_BACK,      /* LayerNorm backward (internal to autodiff) */
+    GGML_OP_RMS_NORM_BACK,
+    GGML_OP_UNARY,          /* element-wise activations: op_params[0] is an enum ggml_unary_op */
+    GGML_OP_UNARY_BACK,     /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
+    GGML_OP_SOFT_MAX_BACK,
+    GGML_OP_CROSS_ENTROPY_LOSS,
+    GGML_OP_CROSS_ENTROPY_LOSS_BACK,
+    GGML_OP_OUT_PROD,
+    GGML_OP_ROPE,
+    GGML_OP_ROPE_BACK,
+    GGML_OP_ARGMAX,
+    GGML_OP_OPT_STEP_ADAMW,
+    GGML_OP_OPT_STEP_SGD,
     GGML_OP_COUNT
 };
+
+/* Activations of GGML_OP_UNARY; values follow upstream ggml (only these exist). */
+enum ggml_unary_op {
+    GGML_UNARY_OP_NEG      = 2,
+    GGML_UNARY_OP_TANH     = 4,
+    GGML_UNARY_OP_RELU     = 6,
+    GGML_UNARY_OP_SIGMOID  = 7,
+    GGML_UNARY_OP_GELU     = 8,
+    GGML_UNARY_OP_SILU     = 10,
+    GGML_UNARY_OP_EXP      = 13,
+    GGML_UNARY_OP_GELU_ERF = 16,
+    GGML_UNARY_OP_COUNT    = 21
+};
+
+/* ggml_rope_ext modes (upstream values) */
+#define GGML_ROPE_TYPE_NORMAL 0
+#define GGML_ROPE_TYPE_NEOX   2
 
 enum ggml_tensor_flag {
     GGML_TENSOR_FLAG_INPUT  = 1,
@@ -238,6 +273,65 @@ GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, str
 GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                                    struct ggml_tensor * v, struct ggml_tensor * mask,
                                                    struct ggml_tensor * d, float scale);
+
+/* ---- training ops (upstream names, signatures and meaning) ---- */
+
+GGML_API const char *       ggml_unary_op_name(enum ggml_unary_op op);
+GGML_API enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor);
+GGML_API struct ggml_tensor * ggml_unary(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_unary_op op);
+GGML_API struct ggml_tensor * ggml_neg(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_tanh(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_relu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sigmoid(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_gelu(struct ggml_context * ctx, struct ggml_tensor * a);     /* tanh approximation */
+GGML_API struct ggml_tensor * ggml_gelu_erf(struct ggml_context * ctx, struct ggml_tensor * a); /* exact, with erf */
+GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_exp(struct ggml_context * ctx, struct ggml_tensor * a);
+
+/* Row-wise normalisation along ne0: (x - mean) / sqrt(var + eps), and x / sqrt(mean(x^2) + eps). */
+GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+GGML_API struct ggml_tensor * ggml_rms_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+/* a = dy, b = x: the gradient of rms_norm(x) with respect to x. */
+GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps);
+
+/* Rows of a [ne0, rows, ne2, ne3] picked by I32 indices b [n, ne2, ne3] -> [ne0, n, ne2, ne3].
+ * An index outside [0, rows) fails the compute with a message. */
+GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+/* a = gradient of a get_rows result, b = its indices, c = its data (shape only): rows of a added into zeros shaped like c. */
+GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+
+/* a = gradient of y, b = y = soft_max_ext(x, mask, scale, max_bias): the gradient with respect to x. */
+GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias);
+
+/* Mean over rows of -sum(labels * log softmax(logits)) -> [1].
+ * labels: F32 shaped like logits (rows are distributions), or, an extension,
+ * I32 [rows of logits] with one class index per row. */
+GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+/* a = logits, b = labels, c = gradient of the loss ([1]) -> gradient with respect to the logits. */
+GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+
+/* a [m, n, ...], b [p, n, ...] -> [m, p, ...]: sum over n of outer products a[:, k] b[:, k]^T. */
+GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+
+/* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] with I32 positions b [n_tokens];
+ * c (frequency factors) must be NULL here. mode GGML_ROPE_TYPE_NORMAL or GGML_ROPE_TYPE_NEOX. */
+GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                            int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                            float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                 int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                 float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+
+/* Index of the largest element of each row: a [ne0, ne1] -> I32 [ne1]. */
+GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
+
+/* Optimizer steps, updating a (and m, v) in place; the result is a view of a.
+ * adamw_params F32 [7]: alpha, beta1, beta2, eps, wd, beta1h = 1/(1-beta1^t), beta2h = 1/(1-beta2^t).
+ * sgd_params F32 [2]: alpha, wd. Weight decay is decoupled: a *= 1 - alpha*wd. */
+GGML_API struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad,
+                                                  struct ggml_tensor * m, struct ggml_tensor * v, struct ggml_tensor * adamw_params);
+GGML_API struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad,
+                                                struct ggml_tensor * sgd_params);
 
 /* graphs and autodiff */
 GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);

@@ -1,199 +1,13 @@
 /* autodiff.c -- reverse-mode differentiation: ggml_build_backward_expand.
  *
- * Gradients are built from ordinary ops (one rule per op below), so the
+ * Gradients are built from ordinary ops (one rule per op, grad_rules.c), so the
  * executor needs no special knowledge of them. The loss gradient is a leaf
  * that ggml_graph_reset sets to 1; each parameter gets an accumulator that the
  * backward graph adds into and ggml_graph_reset zeroes (upstream semantics).
  * The build is all-or-nothing: a refusal or a failure leaves the graph as it was. */
-#include "internal.h"
+#include "grad.h"
 
 #include <stdlib.h>
-
-/* Why node's gradient cannot be built for the sources that need one, or NULL. */
-static const char * refusal(const struct ggml_tensor * node, const bool * src_needs) {
-    static _Thread_local char msg[256];
-    switch (node->op) {
-        case GGML_OP_NONE: case GGML_OP_DUP: case GGML_OP_CONT: case GGML_OP_CPY: case GGML_OP_RESHAPE:
-        case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE: case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL:
-        case GGML_OP_DIV: case GGML_OP_SQR: case GGML_OP_SQRT: case GGML_OP_LOG: case GGML_OP_SCALE:
-        case GGML_OP_SUM: case GGML_OP_SUM_ROWS: case GGML_OP_MEAN: case GGML_OP_REPEAT:
-        case GGML_OP_REPEAT_BACK: case GGML_OP_ACC: case GGML_OP_MUL_MAT:
-            return NULL;
-        case GGML_OP_VIEW:
-            if (!ggml_is_contiguous(node->src[0])) {
-                snprintf(msg, sizeof msg, "VIEW of the non-contiguous tensor '%s' has no backward (ggml_cont it first)", node->src[0]->name);
-                return msg;
-            }
-            return NULL;
-        case GGML_OP_SOFT_MAX:
-            return src_needs[1] ? "SOFT_MAX: the gradient with respect to the mask is not implemented (the mask is a parameter)" : NULL;
-        case GGML_OP_FLASH_ATTN_EXT:
-            if (ggmlr_get_op_param_f32(node, 1) > 0)  return "FLASH_ATTN_EXT: backward with max_bias > 0 (ALiBi) is not implemented";
-            if (ggmlr_get_op_param_f32(node, 2) != 0) return "FLASH_ATTN_EXT: backward with logit_softcap != 0 is not implemented";
-            if (node->src[1]->type != GGML_TYPE_F32 || node->src[2]->type != GGML_TYPE_F32)
-                return "FLASH_ATTN_EXT: backward needs F32 K and V (this node has F16 K/V)";
-            if (src_needs[3]) return "FLASH_ATTN_EXT: the gradient with respect to the mask is not implemented (the mask is a parameter)";
-            return NULL;
-        case GGML_OP_FLASH_ATTN_BACK:
-            return "FLASH_ATTN_BACK has no backward of its own";
-        default:
-            snprintf(msg, sizeof msg, "%s has no backward rule", ggml_op_name(node->op));
-            return msg;
-    }
-}
-
-/* g summed down to the shape of t when t was broadcast (ggml's modulo tiling). */
-static struct ggml_tensor * reduce_to(struct ggml_context * ctx, struct ggml_tensor * g, const struct ggml_tensor * t) {
-    return ggml_are_same_shape(g, t) ? g : ggml_repeat_back(ctx, g, (struct ggml_tensor *) t);
-}
-
-static struct ggml_tensor * contiguous(struct ggml_context * ctx, struct ggml_tensor * t) {
-    return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
-}
-
-/* d/da of mul_mat(a, b): [K, M, ne12, ne13], summed over the contiguous groups
- * of b's heads that shared one head of a (mul_mat broadcasts by division). */
-static struct ggml_tensor * mul_mat_grad_a(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * g) {
-    struct ggml_tensor * full = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, b)), ggml_cont(ctx, ggml_transpose(ctx, g)));
-    if (!full) return NULL;
-    const int64_t km = a->ne[0] * a->ne[1];
-    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    if (r2 > 1) {
-        /* index i12 = i02*r2 + r: view [km, r2, ne02, ne13] and sum over r */
-        struct ggml_tensor * v = ggml_reshape_4d(ctx, full, km, r2, a->ne[2], b->ne[3]);
-        struct ggml_tensor * shape = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, km, 1, a->ne[2], b->ne[3]);
-        full = ggml_repeat_back(ctx, v, shape);
-    }
-    if (r3 > 1 && full) {
-        struct ggml_tensor * v = ggml_reshape_4d(ctx, full, km * a->ne[2], r3, a->ne[3], 1);
-        struct ggml_tensor * shape = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, km * a->ne[2], 1, a->ne[3], 1);
-        full = ggml_repeat_back(ctx, v, shape);
-    }
-    return full ? ggml_reshape_4d(ctx, full, a->ne[0], a->ne[1], a->ne[2], a->ne[3]) : NULL;
-}
-
-/* Add `contrib` to the gradient of src (hash slot of src). */
-static bool accumulate(struct ggml_context * ctx, struct ggml_cgraph * g, struct ggml_tensor * src, struct ggml_tensor * contrib) {
-    if (!contrib) return false;
-    const size_t slot = ggmlr_hash_find(g, src);
-    if (slot == SIZE_MAX) return true;  /* not part of the graph: nothing to accumulate */
-    g->grads[slot] = g->grads[slot] ? ggml_add(ctx, g->grads[slot], contrib) : contrib;
-    return g->grads[slot] != NULL;
-}
-
-/* Contributions of node (with gradient gr) to the gradients of its sources. */
-static bool backward_rule(struct ggml_context * ctx, struct ggml_cgraph * g, struct ggml_tensor * node,
-                          struct ggml_tensor * gr, const bool * need) {
-    struct ggml_tensor * a = node->src[0];
-    struct ggml_tensor * b = node->src[1];
-    bool ok = true;
-    switch (node->op) {
-        case GGML_OP_DUP: case GGML_OP_CONT:
-            if (need[0]) ok = accumulate(ctx, g, a, gr);
-            break;
-        case GGML_OP_CPY: case GGML_OP_RESHAPE:  /* b of CPY is overwritten: it gets no gradient */
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_reshape(ctx, contiguous(ctx, gr), a));
-            break;
-        case GGML_OP_VIEW: {
-            size_t offset;
-            memcpy(&offset, node->op_params, sizeof offset);
-            if (need[0]) ok = accumulate(ctx, g, a, ggmlr_acc_impl(ctx, a, contiguous(ctx, gr), node->nb[1], node->nb[2], node->nb[3], offset, true));
-            break;
-        }
-        case GGML_OP_PERMUTE: {
-            int inv[4];
-            for (int i = 0; i < 4; i++) inv[node->op_params[i]] = i;
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_permute(ctx, gr, inv[0], inv[1], inv[2], inv[3]));
-            break;
-        }
-        case GGML_OP_TRANSPOSE:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_transpose(ctx, gr));
-            break;
-        case GGML_OP_ADD:
-            if (need[0]) ok = accumulate(ctx, g, a, gr);
-            if (need[1] && ok) ok = accumulate(ctx, g, b, reduce_to(ctx, gr, b));
-            break;
-        case GGML_OP_SUB:
-            if (need[0]) ok = accumulate(ctx, g, a, gr);
-            if (need[1] && ok) ok = accumulate(ctx, g, b, ggml_scale(ctx, reduce_to(ctx, gr, b), -1.0f));
-            break;
-        case GGML_OP_MUL:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_mul(ctx, gr, b));
-            if (need[1] && ok) ok = accumulate(ctx, g, b, reduce_to(ctx, ggml_mul(ctx, gr, a), b));
-            break;
-        case GGML_OP_DIV:  /* d(a/b)/db = -(a/b)/b */
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_div(ctx, gr, b));
-            if (need[1] && ok) ok = accumulate(ctx, g, b, ggml_scale(ctx, reduce_to(ctx, ggml_mul(ctx, gr, ggml_div(ctx, node, b)), b), -1.0f));
-            break;
-        case GGML_OP_SQR:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_mul(ctx, ggml_scale(ctx, a, 2.0f), gr));
-            break;
-        case GGML_OP_SQRT:  /* d sqrt(a) = 1 / (2 sqrt(a)) */
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_div(ctx, ggml_scale(ctx, gr, 0.5f), node));
-            break;
-        case GGML_OP_LOG:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_div(ctx, gr, a));
-            break;
-        case GGML_OP_SCALE:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_scale(ctx, gr, ggmlr_get_op_param_f32(node, 0)));
-            break;
-        case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_repeat(ctx, gr, a));
-            break;
-        case GGML_OP_MEAN:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_scale(ctx, ggml_repeat(ctx, gr, a), 1.0f / (float) a->ne[0]));
-            break;
-        case GGML_OP_REPEAT:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_repeat_back(ctx, gr, a));
-            break;
-        case GGML_OP_REPEAT_BACK:
-            if (need[0]) ok = accumulate(ctx, g, a, ggml_repeat(ctx, gr, a));
-            break;
-        case GGML_OP_ACC: {
-            size_t p[4];
-            memcpy(p, node->op_params, sizeof p);
-            if (need[0] && !node->op_params[8]) ok = accumulate(ctx, g, a, gr);
-            if (need[1] && ok) {
-                struct ggml_tensor * gc = contiguous(ctx, gr);
-                ok = accumulate(ctx, g, b, ggml_view_4d(ctx, gc, b->ne[0], b->ne[1], b->ne[2], b->ne[3], p[0], p[1], p[2], p[3]));
-            }
-            break;
-        }
-        case GGML_OP_MUL_MAT:
-            if (need[0]) ok = accumulate(ctx, g, a, mul_mat_grad_a(ctx, a, b, gr));
-            if (need[1] && ok) ok = accumulate(ctx, g, b, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, a)), contiguous(ctx, gr)));
-            break;
-        case GGML_OP_SOFT_MAX: {
-            /* y = softmax(scale*x + mask): dx = scale * y * (g - sum_rows(g*y)) */
-            if (need[0]) {
-                struct ggml_tensor * dot = ggml_sum_rows(ctx, ggml_mul(ctx, gr, node));
-                ok = accumulate(ctx, g, a, ggml_scale(ctx, ggml_mul(ctx, node, ggml_sub(ctx, gr, dot)), ggmlr_get_op_param_f32(node, 0)));
-            }
-            break;
-        }
-        case GGML_OP_FLASH_ATTN_EXT: {
-            struct ggml_tensor * q = node->src[0], * k = node->src[1], * v = node->src[2];
-            struct ggml_tensor * fab = ggmlr_flash_attn_back_saved(ctx, node, gr);
-            if (!fab) return false;
-            struct ggml_tensor * srcs[3] = {q, k, v};
-            size_t offset = 0;
-            for (int i = 0; i < 3 && ok; i++) {
-                struct ggml_tensor * s = srcs[i];
-                if (need[i]) {
-                    const size_t es = sizeof(float);
-                    struct ggml_tensor * slice = ggml_view_4d(ctx, fab, s->ne[0], s->ne[1], s->ne[2], s->ne[3], es * (size_t) s->ne[0],
-                                                              es * (size_t) (s->ne[0] * s->ne[1]), es * (size_t) (s->ne[0] * s->ne[1] * s->ne[2]), offset);
-                    ok = accumulate(ctx, g, s, slice);
-                }
-                offset += (size_t) ggmlr_pad16_floats(ggml_nelements(s)) * sizeof(float);
-            }
-            break;
-        }
-        default:
-            break;
-    }
-    return ok;
-}
 
 /* Index of t among the graph's nodes, or -1 (a leaf or not in the graph). */
 static int node_index(const struct ggml_cgraph * g, const int * index_of_slot, const struct ggml_tensor * t) {
@@ -229,7 +43,13 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
             const int j = node_index(g, index_of_slot, node->src[s]);
             if (j >= 0) { src_needs[s] = needs[j]; reaches[j] = true; }
         }
-        const char * why = refusal(node, src_needs);
+        const struct ggmlr_grad_rule * rule = &ggmlr_grad_rules[node->op];
+        static _Thread_local char no_rule[160];
+        const char * why = rule->refuse ? rule->refuse(node, src_needs) : NULL;
+        if (!rule->build && node->op != GGML_OP_NONE) {
+            snprintf(no_rule, sizeof no_rule, "%s has no backward rule", ggml_op_name(node->op));
+            why = no_rule;
+        }
         if (why) { ggmlr_set_error("ggml_build_backward_expand: cannot differentiate node '%s': %s", node->name, why); return GGML_STATUS_FAILED; }
     }
     /* loss gradients: leaves that ggml_graph_reset sets to 1 (zero until then) */
@@ -252,7 +72,7 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
             const int j = node_index(g, index_of_slot, node->src[s]);
             need[s] = j >= 0 && needs[j];
         }
-        if (!backward_rule(ctx, g, node, gr, need)) return GGML_STATUS_FAILED;
+        if (!ggmlr_grad_rules[node->op].build(ctx, g, node, gr, need)) return GGML_STATUS_FAILED;
     }
     /* add the gradients to the graph; parameters accumulate into their own tensors */
     for (int i = 0; i < n; i++) {

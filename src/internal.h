@@ -40,14 +40,15 @@ void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base);
 
-/* ops.c: fused attention internals. A FLASH_ATTN_EXT node keeps a pointer to
- * its row-statistics tensor (2 * N*H*B floats: row max, then log of the row
- * sum, row index (b*H + h)*N + n) in op_params; the forward kernel fills it.
+/* ops.c: fused attention internals. A FLASH_ATTN_EXT node's src[GGMLR_FA_STATS_SRC]
+ * is its row-statistics tensor (2 * N*H*B floats: row max, then log of the row
+ * sum, row index (b*H + h)*N + n), an output the forward kernel fills as it
+ * goes; keeping it in src[] makes it visible to every graph walk.
  * ggmlr_flash_attn_back_saved is ggml_flash_attn_back of that node's inputs
  * that reads the node's output and statistics instead of running the forward
  * again (src[5] = the node, src[6] = its statistics): the same numbers, 4*NMD
  * fewer flops. */
-#define GGMLR_FA_STATS_PARAM 8
+#define GGMLR_FA_STATS_SRC 5
 struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd);
 struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d);
 

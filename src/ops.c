@@ -369,18 +369,14 @@ struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_
     ggml_set_name(stats, "flash_attn_ext stats");
     t->src[2] = v;
     t->src[3] = mask;
+    t->src[GGMLR_FA_STATS_SRC] = stats;
     ggmlr_set_op_param_f32(t, 0, scale);
     ggmlr_set_op_param_f32(t, 1, max_bias);
     ggmlr_set_op_param_f32(t, 2, logit_softcap);
-    memcpy(&t->op_params[GGMLR_FA_STATS_PARAM], &stats, sizeof stats);
     return t;
 }
 
-struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd) {
-    struct ggml_tensor * stats;
-    memcpy(&stats, &fwd->op_params[GGMLR_FA_STATS_PARAM], sizeof stats);
-    return stats;
-}
+struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd) { return fwd->src[GGMLR_FA_STATS_SRC]; }
 
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                           struct ggml_tensor * v, struct ggml_tensor * mask,
@@ -420,11 +416,16 @@ struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, stru
     return t;
 }
 
+static const char * const op_names[] = {
+    "NONE", "DUP", "ADD", "SUB", "MUL", "DIV", "SQR", "SQRT", "LOG", "SUM", "SUM_ROWS", "MEAN",
+    "REPEAT", "REPEAT_BACK", "SCALE", "CPY", "CONT", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE",
+    "ACC", "MUL_MAT", "SOFT_MAX", "FLASH_ATTN_EXT", "FLASH_ATTN_BACK",
+    "GET_ROWS", "GET_ROWS_BACK", "NORM", "RMS_NORM", "NORM_BACK", "RMS_NORM_BACK", "UNARY", "UNARY_BACK",
+    "SOFT_MAX_BACK", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "OUT_PROD", "ROPE", "ROPE_BACK",
+    "ARGMAX", "OPT_STEP_ADAMW", "OPT_STEP_SGD",
+};
+_Static_assert(sizeof op_names / sizeof op_names[0] == GGML_OP_COUNT, "one name per op");
+
 const char * ggml_op_name(enum ggml_op op) {
-    static const char * const names[GGML_OP_COUNT] = {
-        "NONE", "DUP", "ADD", "SUB", "MUL", "DIV", "SQR", "SQRT", "LOG", "SUM", "SUM_ROWS", "MEAN",
-        "REPEAT", "REPEAT_BACK", "SCALE", "CPY", "CONT", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE",
-        "ACC", "MUL_MAT", "SOFT_MAX", "FLASH_ATTN_EXT", "FLASH_ATTN_BACK",
-    };
-    return (op >= 0 && op < GGML_OP_COUNT) ? names[op] : "UNKNOWN";
+    return (op >= 0 && op < GGML_OP_COUNT) ? op_names[op] : "UNKNOWN";
 }

@@ -18,52 +18,19 @@ int ggml_cpu_n_cores(void) {
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int) n;
 }
 
-/* Ops whose result is a view of their source: nothing to compute. */
-static bool is_noop(const struct ggml_tensor * t) {
-    switch (t->op) {
-        case GGML_OP_NONE: case GGML_OP_RESHAPE: case GGML_OP_VIEW: case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE:
-            return true;
-        default:
-            return false;
-    }
-}
+static bool is_noop(const struct ggml_tensor * t) { return ggmlr_op_is_view(t->op); }
 
 static size_t work_size(const struct ggml_tensor * t) {
-    switch (t->op) {
-        case GGML_OP_MUL_MAT:         return ggmlr_mul_mat_work_size(t);
-        case GGML_OP_SOFT_MAX:        return ggmlr_soft_max_work_size(t);
-        case GGML_OP_FLASH_ATTN_EXT:  return ggmlr_flash_attn_ext_work_size(t);
-        case GGML_OP_FLASH_ATTN_BACK: return ggmlr_flash_attn_back_work_size(t);
-        default:                      return 0;
-    }
+    const struct ggmlr_kernel * k = &ggmlr_kernels[t->op];
+    return k->work_size ? k->work_size(t) : 0;
 }
 
 static size_t shared_size(const struct ggml_tensor * t) {
-    switch (t->op) {
-        case GGML_OP_MUL_MAT:         return ggmlr_mul_mat_shared_size(t);
-        case GGML_OP_FLASH_ATTN_EXT:  return ggmlr_flash_attn_ext_shared_size(t);
-        case GGML_OP_FLASH_ATTN_BACK: return ggmlr_flash_attn_back_shared_size(t);
-        default:                      return 0;
-    }
+    const struct ggmlr_kernel * k = &ggmlr_kernels[t->op];
+    return k->shared_size ? k->shared_size(t) : 0;
 }
 
-static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) {
-    switch (t->op) {
-        case GGML_OP_DUP: case GGML_OP_CONT: case GGML_OP_CPY: ggmlr_compute_dup(p, t); break;
-        case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: ggmlr_compute_binary(p, t); break;
-        case GGML_OP_SQR: case GGML_OP_SQRT: case GGML_OP_LOG: case GGML_OP_SCALE: ggmlr_compute_unary(p, t); break;
-        case GGML_OP_SUM:             ggmlr_compute_sum(p, t); break;
-        case GGML_OP_SUM_ROWS: case GGML_OP_MEAN: ggmlr_compute_sum_rows(p, t); break;
-        case GGML_OP_REPEAT:          ggmlr_compute_repeat(p, t); break;
-        case GGML_OP_REPEAT_BACK:     ggmlr_compute_repeat_back(p, t); break;
-        case GGML_OP_ACC:             ggmlr_compute_acc(p, t); break;
-        case GGML_OP_MUL_MAT:         ggmlr_compute_mul_mat(p, t); break;
-        case GGML_OP_SOFT_MAX:        ggmlr_compute_soft_max(p, t); break;
-        case GGML_OP_FLASH_ATTN_EXT:  ggmlr_compute_flash_attn_ext(p, t); break;
-        case GGML_OP_FLASH_ATTN_BACK: ggmlr_compute_flash_attn_back(p, t); break;
-        default: break;
-    }
-}
+static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op].compute(p, t); }
 
 /* Every tensor a kernel will touch must have memory. */
 static bool check_graph(const struct ggml_cgraph * g) {
@@ -71,6 +38,10 @@ static bool check_graph(const struct ggml_cgraph * g) {
         const struct ggml_tensor * t = g->nodes[i];
         if (t->op < 0 || t->op >= GGML_OP_COUNT) { ggmlr_set_error("graph compute: node %d has an unknown op", i); return false; }
         if (is_noop(t)) continue;
+        if (!ggmlr_kernels[t->op].compute) {
+            ggmlr_set_error("graph compute: op %s (node '%s') has no CPU kernel", ggml_op_name(t->op), t->name);
+            return false;
+        }
         if (!t->data) {
             ggmlr_set_error("graph compute: result '%s' (op %s) has no memory; allocate the context's tensors "
                             "(ggml_backend_alloc_ctx_tensors) after building the ops", t->name, ggml_op_name(t->op));

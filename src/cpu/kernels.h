@@ -56,6 +56,18 @@ static inline bool ggmlr_next_row(struct ggmlr_rows * rows, int64_t * r, int64_t
  * F32, else converted into `scratch` (t->ne[0] floats). */
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);
 
+/* One row per op in kernel_table.c. compute == NULL marks an op whose result
+ * is a view of its source (nothing to compute). work_size: bytes of scratch
+ * each thread needs; shared_size: bytes shared by the node's threads (NULL: none). */
+struct ggmlr_kernel {
+    void   (*compute)(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+    size_t (*work_size)(const struct ggml_tensor * dst);
+    size_t (*shared_size)(const struct ggml_tensor * dst);
+};
+extern const struct ggmlr_kernel ggmlr_kernels[]; /* GGML_OP_COUNT rows */
+/* Ops whose result is a view of their source (no kernel, nothing to compute). */
+bool ggmlr_op_is_view(enum ggml_op op);
+
 /* copy.c */
 void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* DUP, CONT, CPY */
 void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);

@@ -1,0 +1,225 @@
+/* grad_rules.c -- one backward rule per op (and, next to it, when it refuses).
+ *
+ * Notation: y = op(a, b, ...) is the node, g = dL/dy its gradient; each rule
+ * adds dL/da = g * dy/da (and so on) to the sources that need one. */
+#include "grad.h"
+
+#define RULE(name) static bool name(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, \
+                                    struct ggml_tensor * g, const bool * need)
+#define A (node->src[0])
+#define B (node->src[1])
+
+bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * src, struct ggml_tensor * contrib) {
+    if (!contrib) return false;
+    const size_t slot = ggmlr_hash_find(gph, src);
+    if (slot == SIZE_MAX) return true;  /* not part of the graph: nothing to accumulate */
+    gph->grads[slot] = gph->grads[slot] ? ggml_add(ctx, gph->grads[slot], contrib) : contrib;
+    return gph->grads[slot] != NULL;
+}
+
+struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml_tensor * g, const struct ggml_tensor * t) {
+    return ggml_are_same_shape(g, t) ? g : ggml_repeat_back(ctx, g, (struct ggml_tensor *) t);
+}
+
+struct ggml_tensor * ggmlr_grad_contiguous(struct ggml_context * ctx, struct ggml_tensor * t) {
+    return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
+}
+
+/* ---- copies and layout: the gradient flows back unchanged, re-shaped ---- */
+
+RULE(grad_copy) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, g); }
+
+/* CPY's destination b is overwritten: it gets no gradient */
+RULE(grad_reshape) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_reshape(ctx, ggmlr_grad_contiguous(ctx, g), A)); }
+
+static const char * refuse_view(const struct ggml_tensor * node, const bool * need) {
+    static _Thread_local char msg[256];
+    (void) need;
+    if (ggml_is_contiguous(A)) return NULL;
+    snprintf(msg, sizeof msg, "VIEW of the non-contiguous tensor '%s' has no backward (ggml_cont it first)", A->name);
+    return msg;
+}
+/* the view's region of a zero tensor shaped like a receives g */
+RULE(grad_view) {
+    size_t offset;
+    memcpy(&offset, node->op_params, sizeof offset);
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_acc_impl(ctx, A, ggmlr_grad_contiguous(ctx, g), node->nb[1], node->nb[2], node->nb[3], offset, true));
+}
+
+RULE(grad_permute) {
+    int inv[4];
+    for (int i = 0; i < 4; i++) inv[node->op_params[i]] = i;
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_permute(ctx, g, inv[0], inv[1], inv[2], inv[3]));
+}
+
+RULE(grad_transpose) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_transpose(ctx, g)); }
+
+/* ---- element-wise (b broadcast over a: its gradient is summed back down) ---- */
+
+RULE(grad_add) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggmlr_grad_reduce_to(ctx, g, B));
+}
+
+RULE(grad_sub) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_scale(ctx, ggmlr_grad_reduce_to(ctx, g, B), -1.0f));
+}
+
+RULE(grad_mul) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, ggml_mul(ctx, g, B))) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggmlr_grad_reduce_to(ctx, ggml_mul(ctx, g, A), B));
+}
+
+/* d(a/b)/db = -(a/b)/b */
+RULE(grad_div) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, g, B))) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_scale(ctx, ggmlr_grad_reduce_to(ctx, ggml_mul(ctx, g, ggml_div(ctx, node, B)), B), -1.0f));
+}
+
+RULE(grad_sqr) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_mul(ctx, ggml_scale(ctx, A, 2.0f), g)); }
+
+/* d sqrt(a) = 1 / (2 sqrt(a)) */
+RULE(grad_sqrt) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, ggml_scale(ctx, g, 0.5f), node)); }
+
+RULE(grad_log) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, g, A)); }
+
+RULE(grad_scale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, g, ggmlr_get_op_param_f32(node, 0))); }
+
+/* ---- reductions and broadcasting ---- */
+
+RULE(grad_sum) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat(ctx, g, A)); }
+
+RULE(grad_mean) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, ggml_repeat(ctx, g, A), 1.0f / (float) A->ne[0])); }
+
+RULE(grad_repeat) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat_back(ctx, g, A)); }
+
+RULE(grad_repeat_back) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat(ctx, g, A)); }
+
+/* y = a with b added into a region: a gets g (unless the base was zeros), b gets g's region */
+RULE(grad_acc) {
+    size_t p[4];
+    memcpy(p, node->op_params, sizeof p);
+    if (need[0] && !node->op_params[8] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
+    if (!need[1]) return true;
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    return ggmlr_grad_acc(ctx, gph, B, ggml_view_4d(ctx, gc, B->ne[0], B->ne[1], B->ne[2], B->ne[3], p[0], p[1], p[2], p[3]));
+}
+
+/* ---- matrix product ---- */
+
+/* d/da of mul_mat(a, b): [K, M, ne12, ne13], summed over the contiguous groups
+ * of b's heads that shared one head of a (mul_mat broadcasts by division). */
+static struct ggml_tensor * mul_mat_grad_a(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * g) {
+    struct ggml_tensor * full = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, b)), ggml_cont(ctx, ggml_transpose(ctx, g)));
+    if (!full) return NULL;
+    const int64_t km = a->ne[0] * a->ne[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    if (r2 > 1) {
+        /* index i12 = i02*r2 + r: view [km, r2, ne02, ne13] and sum over r */
+        struct ggml_tensor * v = ggml_reshape_4d(ctx, full, km, r2, a->ne[2], b->ne[3]);
+        struct ggml_tensor * shape = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, km, 1, a->ne[2], b->ne[3]);
+        full = ggml_repeat_back(ctx, v, shape);
+    }
+    if (r3 > 1 && full) {
+        struct ggml_tensor * v = ggml_reshape_4d(ctx, full, km * a->ne[2], r3, a->ne[3], 1);
+        struct ggml_tensor * shape = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, km * a->ne[2], 1, a->ne[3], 1);
+        full = ggml_repeat_back(ctx, v, shape);
+    }
+    return full ? ggml_reshape_4d(ctx, full, a->ne[0], a->ne[1], a->ne[2], a->ne[3]) : NULL;
+}
+
+/* y = a^T b (ggml's mul_mat): da = b g^T, db = a g */
+RULE(grad_mul_mat) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, mul_mat_grad_a(ctx, A, B, g))) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, A)), ggmlr_grad_contiguous(ctx, g)));
+}
+
+/* ---- softmax and attention ---- */
+
+static const char * refuse_soft_max(const struct ggml_tensor * node, const bool * need) {
+    (void) node;
+    return need[1] ? "SOFT_MAX: the gradient with respect to the mask is not implemented (the mask is a parameter)" : NULL;
+}
+/* y = softmax(scale*x + mask): dx = scale * y * (g - sum_rows(g*y)) */
+RULE(grad_soft_max) {
+    if (!need[0]) return true;
+    struct ggml_tensor * dot = ggml_sum_rows(ctx, ggml_mul(ctx, g, node));
+    return ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, ggml_mul(ctx, node, ggml_sub(ctx, g, dot)), ggmlr_get_op_param_f32(node, 0)));
+}
+
+static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const bool * need) {
+    if (ggmlr_get_op_param_f32(node, 1) > 0)  return "FLASH_ATTN_EXT: backward with max_bias > 0 (ALiBi) is not implemented";
+    if (ggmlr_get_op_param_f32(node, 2) != 0) return "FLASH_ATTN_EXT: backward with logit_softcap != 0 is not implemented";
+    if (node->src[1]->type != GGML_TYPE_F32 || node->src[2]->type != GGML_TYPE_F32)
+        return "FLASH_ATTN_EXT: backward needs F32 K and V (this node has F16 K/V)";
+    if (need[3]) return "FLASH_ATTN_EXT: the gradient with respect to the mask is not implemented (the mask is a parameter)";
+    return NULL;
+}
+/* one FLASH_ATTN_BACK node (reading the forward's saved statistics) gives
+ * [dq | dk | dv]; each source takes its slice as a view */
+RULE(grad_flash_attn_ext) {
+    struct ggml_tensor * fab = ggmlr_flash_attn_back_saved(ctx, node, g);
+    if (!fab) return false;
+    size_t offset = 0;
+    for (int i = 0; i < 3; i++) {
+        struct ggml_tensor * s = node->src[i];
+        if (need[i]) {
+            const size_t es = sizeof(float);
+            struct ggml_tensor * slice = ggml_view_4d(ctx, fab, s->ne[0], s->ne[1], s->ne[2], s->ne[3], es * (size_t) s->ne[0],
+                                                      es * (size_t) (s->ne[0] * s->ne[1]), es * (size_t) (s->ne[0] * s->ne[1] * s->ne[2]), offset);
+            if (!ggmlr_grad_acc(ctx, gph, s, slice)) return false;
+        }
+        offset += (size_t) ggmlr_pad16_floats(ggml_nelements(s)) * sizeof(float);
+    }
+    return true;
+}
+
+/* Rows for ops with no rule are left out (zero): autodiff refuses them with
+ * "<OP> has no backward rule". */
+const struct ggmlr_grad_rule ggmlr_grad_rules[] = {
+    [GGML_OP_NONE]            = {0},
+    [GGML_OP_DUP]             = {NULL, grad_copy},
+    [GGML_OP_ADD]             = {NULL, grad_add},
+    [GGML_OP_SUB]             = {NULL, grad_sub},
+    [GGML_OP_MUL]             = {NULL, grad_mul},
+    [GGML_OP_DIV]             = {NULL, grad_div},
+    [GGML_OP_SQR]             = {NULL, grad_sqr},
+    [GGML_OP_SQRT]            = {NULL, grad_sqrt},
+    [GGML_OP_LOG]             = {NULL, grad_log},
+    [GGML_OP_SUM]             = {NULL, grad_sum},
+    [GGML_OP_SUM_ROWS]        = {NULL, grad_sum},
+    [GGML_OP_MEAN]            = {NULL, grad_mean},
+    [GGML_OP_REPEAT]          = {NULL, grad_repeat},
+    [GGML_OP_REPEAT_BACK]     = {NULL, grad_repeat_back},
+    [GGML_OP_SCALE]           = {NULL, grad_scale},
+    [GGML_OP_CPY]             = {NULL, grad_reshape},
+    [GGML_OP_CONT]            = {NULL, grad_copy},
+    [GGML_OP_RESHAPE]         = {NULL, grad_reshape},
+    [GGML_OP_VIEW]            = {refuse_view, grad_view},
+    [GGML_OP_PERMUTE]         = {NULL, grad_permute},
+    [GGML_OP_TRANSPOSE]       = {NULL, grad_transpose},
+    [GGML_OP_ACC]             = {NULL, grad_acc},
+    [GGML_OP_MUL_MAT]         = {NULL, grad_mul_mat},
+    [GGML_OP_SOFT_MAX]        = {refuse_soft_max, grad_soft_max},
+    [GGML_OP_FLASH_ATTN_EXT]  = {refuse_flash_attn_ext, grad_flash_attn_ext},
+    [GGML_OP_FLASH_ATTN_BACK] = {0},
+    [GGML_OP_GET_ROWS]        = {0},
+    [GGML_OP_GET_ROWS_BACK]   = {0},
+    [GGML_OP_NORM]            = {0},
+    [GGML_OP_RMS_NORM]        = {0},
+    [GGML_OP_NORM_BACK]       = {0},
+    [GGML_OP_RMS_NORM_BACK]   = {0},
+    [GGML_OP_UNARY]           = {0},
+    [GGML_OP_UNARY_BACK]      = {0},
+    [GGML_OP_SOFT_MAX_BACK]   = {0},
+    [GGML_OP_CROSS_ENTROPY_LOSS]      = {0},
+    [GGML_OP_CROSS_ENTROPY_LOSS_BACK] = {0},
+    [GGML_OP_OUT_PROD]        = {0},
+    [GGML_OP_ROPE]            = {0},
+    [GGML_OP_ROPE_BACK]       = {0},
+    [GGML_OP_ARGMAX]          = {0},
+    [GGML_OP_OPT_STEP_ADAMW]  = {0},
+    [GGML_OP_OPT_STEP_SGD]    = {0},
+};
+_Static_assert(sizeof ggmlr_grad_rules / sizeof ggmlr_grad_rules[0] == GGML_OP_COUNT, "one backward row per op");
