@@ -1,0 +1,75 @@
+/* gpt.h -- a small GPT (nanoGPT's architecture) built from ggmlr ops:
+ * token + position embeddings, pre-norm blocks of causal multi-head attention
+ * and a GELU MLP, a final LayerNorm, and an LM head tied to the token
+ * embedding. No biases, no dropout (nanoGPT's "baby GPT" defaults). */
+#ifndef GPT_H
+#define GPT_H
+
+#include "ggml.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GPT_MAX_LAYERS 64
+
+struct gpt_config {
+    int n_vocab, n_ctx, n_embd, n_head, n_kv_head, n_layer;
+};
+
+struct gpt_layer {
+    struct ggml_tensor * ln1_w;     /* [C] */
+    struct ggml_tensor * attn_qkv;  /* [C, C + 2*Hkv*D]: q, k, v projections side by side */
+    struct ggml_tensor * attn_proj; /* [C, C] */
+    struct ggml_tensor * ln2_w;     /* [C] */
+    struct ggml_tensor * mlp_fc;    /* [C, 4C] */
+    struct ggml_tensor * mlp_proj;  /* [4C, C] */
+};
+
+struct gpt_model {
+    struct gpt_config cfg;
+    struct ggml_context * ctx;  /* holds the parameters and their AdamW moments */
+    struct ggml_tensor * wte;   /* [C, V] token embedding, also the LM head */
+    struct ggml_tensor * wpe;   /* [C, T] position embedding */
+    struct ggml_tensor * lnf_w; /* [C] */
+    struct gpt_layer layers[GPT_MAX_LAYERS];
+    /* every parameter, in a fixed order, with its AdamW moments */
+    int n_params;
+    struct ggml_tensor * params[4 + 6 * GPT_MAX_LAYERS];
+    struct ggml_tensor * adam_m[4 + 6 * GPT_MAX_LAYERS];
+    struct ggml_tensor * adam_v[4 + 6 * GPT_MAX_LAYERS];
+};
+
+/* Why cfg cannot be built, or NULL. */
+const char * gpt_config_error(const struct gpt_config * cfg);
+
+/* Parameters initialised as nanoGPT does: N(0, 0.02), residual projections
+ * N(0, 0.02/sqrt(2L)), LayerNorm weights 1; moments zero. false + message on failure. */
+bool gpt_model_init(struct gpt_model * m, const struct gpt_config * cfg, uint64_t seed);
+void gpt_model_free(struct gpt_model * m);
+int64_t gpt_model_n_weights(const struct gpt_model * m);
+/* Is parameter i a matrix (weight decay applies) rather than a LayerNorm gain? */
+bool gpt_param_decays(const struct gpt_model * m, int i);
+
+/* The tensors of one forward pass over a batch of B sequences of T tokens. */
+struct gpt_graph {
+    struct ggml_tensor * tokens;   /* I32 [T, B], input */
+    struct ggml_tensor * targets;  /* I32 [T*B], input (next tokens) */
+    struct ggml_tensor * mask;     /* F32 [T, T] causal mask, filled by gpt_graph_set_mask */
+    struct ggml_tensor * logits;   /* [V, T*B] */
+    struct ggml_tensor * loss;     /* [1] mean cross-entropy, nats per token */
+};
+
+/* Record the forward pass in ctx (attention fused through ggml_flash_attn_ext,
+ * or mul_mat + soft_max_ext + mul_mat when fused is false). */
+bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx, int B, int T, bool fused, struct gpt_graph * out);
+void gpt_graph_set_mask(const struct gpt_graph * g);
+
+/* Checkpoints (GGUF): configuration, vocabulary, parameters, and when
+ * with_optimizer the AdamW moments and the step count. */
+bool gpt_save(const struct gpt_model * m, const char * path, const unsigned char * vocab, int n_vocab,
+              bool with_optimizer, int64_t step);
+/* Loads a checkpoint written by gpt_save into a new model; vocab (256 bytes)
+ * receives the vocabulary, *step the step count (0 when it has none). */
+bool gpt_load(struct gpt_model * m, const char * path, unsigned char * vocab, int64_t * step);
+
+#endif
