@@ -56,7 +56,7 @@ struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, stru
 static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }
 static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }
 
-/* flash_attn_back packing (SPEC section 3): slice offsets in floats. */
+/* flash_attn_back packing (docs/attention.md): slice offsets in floats. */
 static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n + 3) / 4 * 4; }  /* = ceil(4n / 16) * 16 / 4, without overflow */
 
 /* graph.c: hash set of visited tensors, shared with autodiff.c */

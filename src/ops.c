@@ -327,7 +327,7 @@ struct ggml_tensor * ggml_soft_max(struct ggml_context * ctx, struct ggml_tensor
 
 /* ---- attention ---- */
 
-/* Shape and type rules shared by the forward and backward ops (SPEC section 3). */
+/* Shape and type rules shared by the forward and backward ops (docs/attention.md). */
 static bool check_attention(const char * fn, const struct ggml_tensor * q, const struct ggml_tensor * k,
                             const struct ggml_tensor * v, const struct ggml_tensor * mask, float scale) {
     if (q->type != GGML_TYPE_F32) { fail_type(fn, "q", q, "F32"); return false; }

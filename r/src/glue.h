@@ -127,4 +127,22 @@ SEXP           rg_size_sexp(double v);
 /* The package default thread count (ggml_set_n_threads). */
 int rg_default_threads(void);
 
+/* ---- .Call entry points: SEXP R_<name>(SEXP, ...) for each line of entry_points.h ---- */
+
+/* The parameter list of an entry point taking n arguments (n <= 8: a longer
+ * one needs its line here). */
+#define RG_SEXP_ARGS_0 void
+#define RG_SEXP_ARGS_1 SEXP
+#define RG_SEXP_ARGS_2 SEXP, SEXP
+#define RG_SEXP_ARGS_3 SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_4 SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_5 SEXP, SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_6 SEXP, SEXP, SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_7 SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_8 SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP
+
+#define ENTRY(name, nargs) SEXP R_##name(RG_SEXP_ARGS_##nargs);
+#include "entry_points.h"
+#undef ENTRY
+
 #endif /* GGMLR_GLUE_H */

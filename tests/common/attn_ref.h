@@ -1,4 +1,4 @@
-/* attn_ref.h -- float64 reference of the fused attention (SPEC section 3) and
+/* attn_ref.h -- float64 reference of the fused attention (docs/attention.md) and
  * the input builders shared by tests/test_flash_attn_*.c.
  *
  * Host arrays are dense doubles in ggml order (ne0 fastest):
@@ -27,7 +27,8 @@ static inline int64_t attn_nq(const attn_dims * a)   { return a->DK * a->N * a->
 static inline int64_t attn_nk(const attn_dims * a)   { return a->DK * a->M * a->Hkv * a->B; }
 static inline int64_t attn_nv(const attn_dims * a)   { return a->DV * a->M * a->Hkv * a->B; }
 static inline int64_t attn_nout(const attn_dims * a) { return a->DV * a->H * a->N * a->B; }
-/* SPEC's pad(n) = ceil(n*4/16)*16/4, written out as in the spec. */
+/* pad(n) = ceil(n*4/16)*16/4 of docs/attention.md, written in bytes as there
+ * (independently of the library's ggmlr_pad16_floats). */
 int64_t attn_pad(int64_t n);
 
 /* Upstream ggml's ALiBi slope of query head h with n_head = H heads (1 when max_bias <= 0). */
