@@ -2,6 +2,7 @@
  * contexts, bounds-checked tensor data transfer, graph compute. */
 #include "internal.h"
 
+#include "cpu/threadpool.h"
 #include "ggml-cpu.h"
 
 #include <stdlib.h>
@@ -10,18 +11,24 @@
 
 struct ggml_backend {
     int n_threads;
+    struct ggmlr_pool * pool;  /* its workers live as long as the backend */
 };
 
 ggml_backend_t ggml_backend_cpu_init(void) {
     struct ggml_backend * be = calloc(1, sizeof *be);
     if (!be) { ggmlr_set_error("ggml_backend_cpu_init: out of memory"); return NULL; }
+    if (!(be->pool = ggmlr_pool_new())) { free(be); return NULL; }
     be->n_threads = ggml_cpu_n_cores();
     return be;
 }
 
 bool ggml_backend_is_cpu(ggml_backend_t backend) { return backend != NULL; }
 const char * ggml_backend_name(ggml_backend_t backend) { return backend ? "CPU" : NULL; }
-void ggml_backend_free(ggml_backend_t backend) { free(backend); }
+void ggml_backend_free(ggml_backend_t backend) {
+    if (!backend) return;
+    ggmlr_pool_free(backend->pool);
+    free(backend);
+}
 
 void ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads) {
     if (!backend) return;
@@ -113,5 +120,5 @@ void ggml_backend_tensor_get(const struct ggml_tensor * t, void * data, size_t o
 
 enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * graph) {
     if (!backend) { ggmlr_set_error("ggml_backend_graph_compute: backend is NULL"); return GGML_STATUS_FAILED; }
-    return ggmlr_graph_compute(graph, backend->n_threads);
+    return ggmlr_graph_compute(backend->pool, graph, backend->n_threads);
 }

@@ -75,7 +75,10 @@ size_t ggmlr_hash_find(const struct ggml_cgraph * g, const struct ggml_tensor * 
 size_t ggmlr_hash_insert(struct ggml_cgraph * g, struct ggml_tensor * t);        /* slot or SIZE_MAX when full */
 void   ggmlr_graph_rebuild_hash(struct ggml_cgraph * g);
 
-/* cpu/compute.c */
-enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * graph, int n_threads);
+/* cpu/compute.c: runs graph on pool's threads (NULL: the calling thread's own pool) */
+struct ggmlr_pool;
+enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * graph, int n_threads);
+/* Test hook: this thread's next computes fail at node `node` (-1: off), as a kernel calling ggmlr_compute_fail would. */
+void ggmlr_test_fail_at_node(int node);
 
 #endif

@@ -1,21 +1,19 @@
-/* compute.c -- the graph executor: checks, scratch memory, threads, and the
- * per-node dispatch to kernels. All threads walk the node list together and
- * meet at a barrier after each node that does work. */
+/* compute.c -- the graph executor: checks, the per-node dispatch to kernels,
+ * and failures. All threads of a pool (threadpool.c) walk the node list
+ * together and meet at a barrier after each node that does work. */
 #include "kernels.h"
+#include "threadpool.h"
 
 #include "ggml-cpu.h"
 
-#include <pthread.h>
-#include <sched.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
-
 int ggml_cpu_n_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int) n;
+    return n < 1 ? 1 : n > GGMLR_MAX_THREADS ? GGMLR_MAX_THREADS : (int) n;
 }
 
 static bool is_noop(const struct ggml_tensor * t) { return ggmlr_op_is_view(t->op); }
@@ -58,103 +56,57 @@ static bool check_graph(const struct ggml_cgraph * g) {
     return true;
 }
 
-/* Scratch memory is kept per calling thread between computes: a fresh block
- * each time would cost a page fault per 4 KiB, every call. Blocks above
- * SCRATCH_KEEP bytes are returned at once instead of being kept. */
-#define SCRATCH_KEEP ((size_t) 256 << 20)
-
-struct scratch { void * p; size_t size; };
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static bool scratch_key_ok;
-
-static void scratch_free(void * s) {
-    free(((struct scratch *) s)->p);
-    free(s);
-}
-
-static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
-
-/* A block of at least size bytes; *owned says the caller must free it. */
-static void * scratch_get(size_t size, bool * owned) {
-    pthread_once(&scratch_once, scratch_init);
-    struct scratch * s = scratch_key_ok ? pthread_getspecific(scratch_key) : NULL;
-    if (!s && scratch_key_ok && (s = calloc(1, sizeof *s)) != NULL && pthread_setspecific(scratch_key, s) != 0) {
-        free(s);
-        s = NULL;
-    }
-    *owned = !s || size > SCRATCH_KEEP;
-    if (*owned) return malloc(size);
-    if (s->size < size) {
-        free(s->p);
-        s->p = malloc(size);
-        s->size = s->p ? size : 0;
-    }
-    return s->p;
-}
-
-struct executor {
+/* One compute: the graph, its scratch, and the first failure. */
+struct ggmlr_executor {
     struct ggml_cgraph * graph;
+    struct ggmlr_pool * pool;
     int nth;
     char * wdata;
     size_t wsize;  /* per thread */
     void * shared;
-    atomic_int arrived;
-    atomic_int generation;
-    atomic_int go;  /* 0: wait until every thread exists, 1: run, -1: give up */
+    atomic_int failed_node;  /* index of the failing node; INT_MAX while none failed */
+    char message[GGMLR_FAIL_MESSAGE];
+    int test_fail_node;      /* ggmlr_test_fail_at_node */
 };
 
-#define SPIN_LIMIT (1 << 14)
+static _Thread_local int test_fail_node = -1;
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
+void ggmlr_test_fail_at_node(int node) { test_fail_node = node; }
+
+void ggmlr_barrier(const struct ggmlr_compute_params * p) { ggmlr_pool_barrier(p->executor->pool); }
+
+/* A failure in node i is recorded before the barrier that ends node i, and
+ * every thread reads it only after that barrier: all threads stop after the
+ * same node, and none waits at a barrier the others skip. Nodes are computed
+ * in order, so the first failure recorded is in the earliest failing node. */
+void ggmlr_compute_fail(const struct ggmlr_compute_params * p, const char * fmt, ...) {
+    struct ggmlr_executor * ex = p->executor;
+    int none = INT_MAX;
+    if (!atomic_compare_exchange_strong(&ex->failed_node, &none, p->node)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ex->message, sizeof ex->message, fmt, ap);
+    va_end(ap);
 }
 
-void ggmlr_barrier(const struct ggmlr_compute_params * p) {
-    struct executor * ex = p->executor;
-    if (ex->nth == 1) return;
-    const int gen = atomic_load_explicit(&ex->generation, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&ex->arrived, 1, memory_order_acq_rel) == ex->nth - 1) {
-        atomic_store_explicit(&ex->arrived, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ex->generation, 1, memory_order_release);
-    } else {
-        /* spin (the others are usually microseconds away), then give the core up */
-        int spins = 0;
-        while (atomic_load_explicit(&ex->generation, memory_order_acquire) == gen) {
-            if (++spins < SPIN_LIMIT) cpu_relax();
-            else sched_yield();
-        }
-    }
-}
-
-struct worker_arg { struct executor * ex; int ith; };
-
-static void * run_worker(void * arg) {
-    const struct worker_arg * w = arg;
-    struct executor * ex = w->ex;
-    char * wdata = ex->wdata ? ex->wdata + (size_t) w->ith * ex->wsize : NULL;  /* no scratch: no pointer arithmetic on NULL */
-    const struct ggmlr_compute_params p = {w->ith, ex->nth, wdata, ex->wsize, ex->shared, ex};
-    int go;
-    while ((go = atomic_load_explicit(&ex->go, memory_order_acquire)) == 0) sched_yield();
-    if (go < 0) return NULL;
+static void run_thread(void * arg, int ith) {
+    struct ggmlr_executor * ex = arg;
+    char * wdata = ex->wdata ? ex->wdata + (size_t) ith * ex->wsize : NULL;  /* no scratch: no pointer arithmetic on NULL */
+    struct ggmlr_compute_params p = {ith, ex->nth, wdata, ex->wsize, ex->shared, ex, 0};
     for (int i = 0; i < ex->graph->n_nodes; i++) {
         struct ggml_tensor * t = ex->graph->nodes[i];
         if (is_noop(t)) continue;
+        p.node = i;
         compute_node(&p, t);
+        if (i == ex->test_fail_node && ith == ex->nth - 1) ggmlr_compute_fail(&p, "test failure requested at node %d", i);
         ggmlr_barrier(&p);
+        if (atomic_load_explicit(&ex->failed_node, memory_order_relaxed) <= i) break;  /* ordered by the barrier */
     }
-    return NULL;
 }
 
-enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
+enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * g, int n_threads) {
     if (!g) { ggmlr_set_error("graph compute: graph is NULL"); return GGML_STATUS_FAILED; }
     if (!check_graph(g)) return GGML_STATUS_FAILED;
-    int nth = n_threads > 0 ? n_threads : ggml_cpu_n_cores();
-    if (nth > MAX_THREADS) nth = MAX_THREADS;
     size_t wsize = 0, ssize = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const size_t w = work_size(g->nodes[i]), s = shared_size(g->nodes[i]);
@@ -163,37 +115,36 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     }
     wsize = (wsize + 63) / 64 * 64;
     ssize = (ssize + 63) / 64 * 64;
-    struct executor ex = {.graph = g, .nth = nth, .wsize = wsize};
-    atomic_init(&ex.arrived, 0);
-    atomic_init(&ex.generation, 0);
-    void * wbuf = NULL;
-    bool wbuf_owned = false;
+    struct ggmlr_pool * own_pool = NULL;  /* only when this thread can keep none (library unloading) */
+    if (!pool && !(pool = ggmlr_pool_of_this_thread()) && !(pool = own_pool = ggmlr_pool_new())) return GGML_STATUS_ALLOC_FAILED;
+    struct ggmlr_executor ex = {.graph = g, .pool = pool, .wsize = wsize, .test_fail_node = test_fail_node};
+    ex.nth = ggmlr_pool_acquire(pool, n_threads > 0 ? n_threads : ggml_cpu_n_cores());
+    atomic_init(&ex.failed_node, INT_MAX);
+    enum ggml_status status = GGML_STATUS_SUCCESS;
     if (wsize + ssize > 0) {
-        const size_t total = wsize * (size_t) nth + ssize;
-        wbuf = scratch_get(total + 64, &wbuf_owned);
-        if (!wbuf) { ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", total); return GGML_STATUS_ALLOC_FAILED; }
-        ex.wdata = (char *) (((uintptr_t) wbuf + 63) / 64 * 64);
-        ex.shared = ex.wdata + wsize * (size_t) nth;
+        const size_t total = wsize * (size_t) ex.nth + ssize;
+        char * wbuf = ggmlr_pool_scratch(pool, total + 64);
+        if (!wbuf) {
+            ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", total);
+            status = GGML_STATUS_ALLOC_FAILED;
+        } else {
+            ex.wdata = (char *) (((uintptr_t) wbuf + 63) / 64 * 64);
+            ex.shared = ex.wdata + wsize * (size_t) ex.nth;
+        }
     }
-    struct worker_arg args[MAX_THREADS];
-    pthread_t threads[MAX_THREADS];
-    atomic_init(&ex.go, 0);
-    int started = 1;
-    for (int i = 1; i < nth; i++) {
-        args[i] = (struct worker_arg) {&ex, i};
-        if (pthread_create(&threads[i], NULL, run_worker, &args[i]) != 0) break;
-        started++;
+    if (status == GGML_STATUS_SUCCESS) ggmlr_pool_run(pool, run_thread, &ex);
+    ggmlr_pool_release(pool);
+    ggmlr_pool_free(own_pool);
+    const int failed = atomic_load(&ex.failed_node);
+    if (failed != INT_MAX) {
+        const struct ggml_tensor * t = g->nodes[failed];
+        ggmlr_set_error("graph compute: node %d '%s' (%s): %s", failed, t->name, ggml_op_name(t->op), ex.message);
+        status = GGML_STATUS_FAILED;
     }
-    atomic_store_explicit(&ex.go, started == nth ? 1 : -1, memory_order_release);
-    args[0] = (struct worker_arg) {&ex, 0};
-    if (started == nth) run_worker(&args[0]);
-    for (int i = 1; i < started; i++) pthread_join(threads[i], NULL);
-    if (wbuf_owned) free(wbuf);
-    if (started < nth) { ggmlr_set_error("graph compute: could not start %d threads", nth); return GGML_STATUS_FAILED; }
-    return GGML_STATUS_SUCCESS;
+    return status;
 }
 
 enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads) {
-    (void) ctx;  /* scratch memory comes from the heap, not the context */
-    return ggmlr_graph_compute(graph, n_threads);
+    (void) ctx;  /* scratch memory comes from the calling thread's pool, not the context */
+    return ggmlr_graph_compute(NULL, graph, n_threads);
 }

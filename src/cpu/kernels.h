@@ -9,16 +9,31 @@
 #include "../internal.h"
 #include "vec.h"
 
+struct ggmlr_executor;  /* compute.c: the running compute */
+
 struct ggmlr_compute_params {
     int    ith, nth;      /* this thread, number of threads */
     void * wdata;         /* this thread's scratch */
     size_t wsize;         /* bytes of scratch per thread */
     void * shared;        /* scratch shared by all threads of the node */
-    void * executor;      /* for ggmlr_barrier */
+    struct ggmlr_executor * executor;  /* for ggmlr_barrier and ggmlr_compute_fail */
+    int    node;          /* index of the node being computed */
 };
 
 /* All nth threads wait here until each has arrived (for kernels in phases). */
 void ggmlr_barrier(const struct ggmlr_compute_params * p);
+
+/* Fails the compute (printf-style message; the first failure wins, at most
+ * GGMLR_FAIL_MESSAGE bytes): no node after this one runs, and the graph
+ * compute returns GGML_STATUS_FAILED with the message in ggml_last_error().
+ * The kernel still reaches each of its own ggmlr_barrier calls (the other
+ * threads wait there), skipping only its work, and writes no byte out of bounds. */
+#define GGMLR_FAIL_MESSAGE 256
+void ggmlr_compute_fail(const struct ggmlr_compute_params * p, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Piece [*i0, *i1) of n items for thread ith of nth. */
 static inline void ggmlr_split(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
