@@ -48,16 +48,17 @@ ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors(struct ggml_context * ctx, 
     }
     struct ggml_backend_buffer * buf = calloc(1, sizeof *buf);
     if (!buf) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: out of memory"); return NULL; }
-    if (total > 0) {
-        /* zeroed, so that nothing uninitialised is ever read back */
-        buf->data = aligned_alloc(BUFFER_ALIGN, total);
-        if (!buf->data) {
-            ggmlr_set_error("ggml_backend_alloc_ctx_tensors: cannot allocate %zu bytes", total);
-            free(buf);
-            return NULL;
-        }
-        memset(buf->data, 0, total);
+    /* At least one block even when every tensor is empty: each tensor gets a
+     * real address (data != NULL means allocated; no arithmetic on NULL).
+     * Zeroed, so that nothing uninitialised is ever read back. */
+    const size_t bytes = total > 0 ? total : BUFFER_ALIGN;
+    buf->data = aligned_alloc(BUFFER_ALIGN, bytes);
+    if (!buf->data) {
+        ggmlr_set_error("ggml_backend_alloc_ctx_tensors: cannot allocate %zu bytes", total);
+        free(buf);
+        return NULL;
     }
+    memset(buf->data, 0, bytes);
     buf->size = total;
     size_t offs = 0;
     for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {

@@ -20,6 +20,7 @@ void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_t
     const struct ggml_tensor * a = dst->src[0], * mask = dst->src[1];
     const float scale = ggmlr_get_op_param_f32(dst, 0), max_bias = ggmlr_get_op_param_f32(dst, 1);
     const int64_t n = a->ne[0];
+    if (n == 0) return;  /* empty rows: nothing to write, and no scratch to split */
     float * s = p->wdata, * mbuf = s + n;
     struct ggmlr_rows rows = ggmlr_my_rows(p, a);
     int64_t r, i1, i2, i3;
