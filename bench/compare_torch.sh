@@ -10,7 +10,11 @@ T=${1:-$(nproc)}
 R=${2:-5}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target bench_attention >/dev/null
-./build/examples/bench_attention "$T" "$R" | tee /tmp/ggmlr_bench.$$
+# bench_attention exits non-zero when a figure exceeds the measured FMA peak (a broken yardstick)
+if ! ./build/examples/bench_attention "$T" "$R" > /tmp/ggmlr_bench.$$; then
+  cat /tmp/ggmlr_bench.$$; rm -f /tmp/ggmlr_bench.$$; exit 1
+fi
+cat /tmp/ggmlr_bench.$$
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$T" OMP_NUM_THREADS="$T" MKL_NUM_THREADS="$T" \
   /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
 echo

@@ -7,9 +7,10 @@
  *   p = softmax(s),  out = sum_m p_m v_m          (all -Inf: out = 0)
  *
  * Forward (FlashAttention-2): per block of QB query rows, walk K/V in tiles of
- * TC keys: S = Q K^T in registers (tile_abt), an online softmax (running max
- * and sum, rescaling O when the max grows), O += P V (tile_pv); divide by the
- * sum once at the end. A tile whose mask is all -Inf is skipped.
+ * KB keys: S = Q K^T in 6 x TC register tiles (gemm_6xc_store), an online
+ * softmax (running max and sum, rescaling O when the max grows), O += P V
+ * (gemm_6xc_acc); divide by the sum once at the end. A tile whose mask is all
+ * -Inf is skipped.
  *
  * The forward also saves each row's max and log-sum (the node's statistics
  * tensor), so a backward built by autodiff can skip running it again.
@@ -30,13 +31,16 @@
 
 #define TR GGMLR_TILE_R
 #define QB (4 * TR)          /* query rows per task */
+#define KEYS_PER_TILE 64     /* keys per K/V tile (rounded up to whole micro-tiles): the
+                              * softmax bookkeeping of a row is paid once per tile */
 #define MIN_TASKS 8          /* backward: split keys until there are this many tasks */
 
 struct fa {
     const struct ggml_tensor * q, * k, * v, * mask, * d;
     int64_t DK, DV, N, M, H, Hkv, B, group;
     int64_t DKp, DVp;        /* feature dims padded to whole tiles */
-    int64_t TC;              /* keys per tile */
+    int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
+    int64_t KB;              /* keys per tile: a multiple of TC */
     float scale, max_bias, softcap;
     const struct ggmlr_vec_ops * vec;
 };
@@ -50,6 +54,7 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     a.H = a.q->ne[2]; a.Hkv = a.k->ne[2]; a.B = a.q->ne[3]; a.group = a.H / a.Hkv;
     a.vec = ggmlr_vec();
     a.TC = a.vec->tile_c;
+    a.KB = round_up(KEYS_PER_TILE, a.TC);
     a.DKp = round_up(a.DK, a.TC); a.DVp = round_up(a.DV, a.TC);
     a.scale = ggmlr_get_op_param_f32(dst, 0);
     a.max_bias = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 1) : 0.0f;
@@ -71,7 +76,7 @@ static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64
     for (int64_t i = t->ne[0]; i < npad; i++) dst[i] = 0.0f;
 }
 
-/* A mask block (QB query rows x TC keys of one mask plane) is classified once
+/* A mask block (QB query rows x KB keys of one mask plane) is classified once
  * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
  * masks are mixed only along the diagonal. */
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
@@ -105,7 +110,7 @@ static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, in
     if (cls == BLOCK_MASKED) return false;
     bool any = false;
     for (int64_t r = 0; r < QB; r++) {
-        float * row = mt + r * a->TC;
+        float * row = mt + r * a->KB;
         int64_t j = 0;
         if (r < nr && cls == BLOCK_ZERO) {
             for (; j < nk; j++) row[j] = 0.0f;
@@ -120,17 +125,17 @@ static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, in
             for (j = 0; j < nk; j++) { if (row[j] != -INFINITY) row[j] *= slope; finite += row[j] != -INFINITY; }
             any = any || finite > 0;
         }
-        for (; j < a->TC; j++) row[j] = -INFINITY;
+        for (; j < a->KB; j++) row[j] = -INFINITY;
     }
     return any;
 }
 
 /* ---- K/V packed once per node, in shared scratch ----
- * Tile (b, hk, kb) covers keys [kb*TC, kb*TC + TC) of kv head hk, batch b:
- *   kt [DK][TC]   K transposed (for S = Q K^T)
- *   vp [TC][DVp]  V row-major  (for O += P V)
- *   kp [TC][DKp]  K row-major  (backward: dQ += dS K)
- *   vt [DV][TC]   V transposed (backward: dP = dO V^T)
+ * Tile (b, hk, kb) covers keys [kb*KB, kb*KB + KB) of kv head hk, batch b:
+ *   kt [DK][KB]   K transposed (for S = Q K^T)
+ *   vp [KB][DVp]  V row-major  (for O += P V)
+ *   kp [KB][DKp]  K row-major  (backward: dQ += dS K)
+ *   vt [DV][KB]   V transposed (backward: dP = dO V^T)
  * Keys past M are zero. Packing once costs O(M D); every query block reuses it. */
 
 struct fa_shared {
@@ -140,7 +145,7 @@ struct fa_shared {
     float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
 };
 
-static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->TC - 1) / a->TC; }
+static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
 
 /* key chunks per (kv head, batch) in the backward: a function of the shape only */
 static int64_t n_chunks(const struct fa * a) {
@@ -171,10 +176,10 @@ static int64_t n_mask_blocks(const struct fa * a) {
 
 /* Bytes of shared scratch; with sh, also points its arrays into base. */
 static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
-    const int64_t rows = a->B * a->H * a->N, TC = a->TC;
+    const int64_t rows = a->B * a->H * a->N, KB = a->KB;
     const int64_t sizes[8] = {
-        tiles_floats(a, a->DK * TC), tiles_floats(a, TC * a->DVp),
-        backward ? tiles_floats(a, TC * a->DKp) : 0, backward ? tiles_floats(a, a->DV * TC) : 0,
+        tiles_floats(a, a->DK * KB), tiles_floats(a, KB * a->DVp),
+        backward ? tiles_floats(a, KB * a->DKp) : 0, backward ? tiles_floats(a, a->DV * KB) : 0,
         backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
@@ -209,34 +214,34 @@ static struct fa_shared * shared_layout(const struct ggmlr_compute_params * p, c
 
 static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb) { return (b * a->Hkv + hk) * n_key_tiles(a) + kb; }
 
-/* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[TC][dimp]
- * and/or transposed into tr[dim][TC]; rows past nk are zero. */
+/* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[KB][dimp]
+ * and/or transposed into tr[dim][KB]; rows past nk are zero. */
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
                       int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
-    for (int64_t j = 0; j < a->TC; j++) {
+    for (int64_t j = 0; j < a->KB; j++) {
         float * rj = rows ? rows + j * dimp : tmp + dimp;
         if (j < nk) load_row(t, m0 + j, hk, b, 1.0f, rj, dimp, tmp);
         else for (int64_t i = 0; i < dimp; i++) rj[i] = 0.0f;
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->TC + j] = rj[i];
+        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = rj[i];
     }
 }
 
 /* Phase 0 of both ops: pack every K/V tile and classify every mask block; ends with a barrier. */
 static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a, struct fa_shared * sh, bool backward, float * tmp) {
-    const int64_t TC = a->TC, nkb = n_key_tiles(a), n_pack = a->B * a->Hkv * nkb;
+    const int64_t KB = a->KB, nkb = n_key_tiles(a), n_pack = a->B * a->Hkv * nkb;
     const int64_t nqb = n_query_blocks(a), n_rows = a->mask ? a->mask->ne[2] * a->mask->ne[3] * nqb : 0;
     int64_t task;
     while (next_task(&sh->counter[0], n_pack + n_rows, &task)) {
         if (task < n_pack) {
             const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
-            const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
-            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * TC, backward ? sh->kp + t * TC * a->DKp : NULL, tmp);
-            pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * TC : NULL, sh->vp + t * TC * a->DVp, tmp);
+            const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
+            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB, backward ? sh->kp + t * KB * a->DKp : NULL, tmp);
+            pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * KB : NULL, sh->vp + t * KB * a->DVp, tmp);
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
             const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
             for (int64_t kb = 0; kb < nkb; kb++) {
-                const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC;
+                const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
                 sh->block_class[row * nkb + kb] = classify_block(a->mask, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, m0, nk);
             }
         }
@@ -259,16 +264,16 @@ struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * tmp; };
 static int64_t fs_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->DKp : a->DVp; }
 
 static size_t fwd_floats(const struct fa * a) {
-    const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (QB * a->DKp + (QB * TC + TR) + QB * TC + QB * a->DVp + 2 * QB + (2 * wide + 64));
+    const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
+    return (size_t) (QB * a->DKp + (QB * KB + TR) + QB * KB + QB * a->DVp + 2 * QB + (2 * wide + 64));
 }
 
 static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
-    const int64_t TC = a->TC;
+    const int64_t KB = a->KB;
     struct fwd_scratch s;
     s.q = w;    w += QB * a->DKp;
-    s.s = w;    w += QB * TC + TR;
-    s.mt = w;   w += QB * TC;
+    s.s = w;    w += QB * KB + TR;
+    s.mt = w;   w += QB * KB;
     s.o = w;    w += QB * a->DVp;
     s.mx = w;   w += QB;
     s.l = w;    w += QB;
@@ -282,7 +287,7 @@ static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
  * the digits that exp(s - mx - lsum) needs when scores are large. */
 static void forward_block(const struct fa * a, const struct fa_shared * sh, const struct fwd_scratch * s,
                           int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum) {
-    const int64_t TC = a->TC, hk = h / a->group;
+    const int64_t KB = a->KB, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
     for (int64_t r = 0; r < QB; r++) {
         if (r < nr) load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
@@ -292,32 +297,32 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         s->l[r] = 0.0f;
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
-        const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC, t = tile_index(a, b, hk, kb);
+        const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
         if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt)) continue;
-        const float * kt = sh->kt + t * a->DK * TC, * vp = sh->vp + t * TC * a->DVp;
+        const float * kt = sh->kt + t * a->DK * KB, * vp = sh->vp + t * KB * a->DVp;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
-            a->vec->tile_abt(a->DK, rows, kt, s->s + r0 * TC, TC);
+            for (int64_t j0 = 0; j0 < KB; j0 += a->TC) a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB);
         }
         for (int64_t r = 0; r < QB; r++) {
-            float * sr = s->s + r * TC;
-            if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < TC; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-            const float rmax = r < nr ? a->vec->tile_add_max(TC, sr, s->mt + r * TC) : -INFINITY;
-            if (rmax == -INFINITY) { memset(sr, 0, (size_t) TC * sizeof(float)); continue; }
+            float * sr = s->s + r * KB;
+            if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+            const float rmax = r < nr ? a->vec->tile_add_max(KB, sr, s->mt + r * KB) : -INFINITY;
+            if (rmax == -INFINITY) { memset(sr, 0, (size_t) KB * sizeof(float)); continue; }
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
                 const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
                 s->l[r] *= alpha;
                 a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
                 s->mx[r] = rmax;
             }
-            s->l[r] += a->vec->tile_exp(TC, sr, s->mx[r], sr);
+            s->l[r] += a->vec->tile_exp(KB, sr, s->mx[r], sr);
         }
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-            for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {
+            for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
                 float * out[TR];
                 for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp + f0;
-                a->vec->tile_pv(nk, s->s + r0 * TC, TC, 1, vp + f0, a->DVp, out);
+                a->vec->gemm_6xc_acc(nk, s->s + r0 * KB, KB, 1, vp + f0, a->DVp, out);
             }
         }
     }
@@ -361,7 +366,7 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 
 /* Key tiles per span: their dK/dV accumulators stay in scratch while each block
  * of query rows is loaded once and meets all of them (4x less q/dO/dQ traffic
- * than one tile at a time, for 4 x TC x (DKp + DVp) floats of scratch). */
+ * than one tile at a time, for 4 x KB x (DKp + DVp) floats of scratch). */
 #define SPAN 4
 
 /* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
@@ -369,23 +374,23 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 struct bwd_scratch { float * dk, * dv, * dqb, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
 
 static size_t bwd_floats(const struct fa * a) {
-    const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (SPAN * TC * (a->DKp + a->DVp) + 2 * QB * a->DKp + QB * a->DVp + 2 * (QB * TC + TR) + QB * TC +
-                     (wide + TC) + (2 * wide + 64));
+    const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
+    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + 2 * QB * a->DKp + QB * a->DVp + 2 * (QB * KB + TR) + QB * KB +
+                     (wide + a->TC) + (2 * wide + 64));
 }
 
 static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
-    const int64_t TC = a->TC, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
+    const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     struct bwd_scratch s;
-    s.dk = w;     w += SPAN * TC * a->DKp;
-    s.dv = w;     w += SPAN * TC * a->DVp;
+    s.dk = w;     w += SPAN * KB * a->DKp;
+    s.dv = w;     w += SPAN * KB * a->DVp;
     s.dqb = w;    w += QB * a->DKp;
     s.q = w;      w += QB * a->DKp;
     s.dO = w;     w += QB * a->DVp;
-    s.s = w;      w += QB * TC + TR;
-    s.dp = w;     w += QB * TC + TR;
-    s.mt = w;     w += QB * TC;
-    s.dummy = w;  w += wide + TC;
+    s.s = w;      w += QB * KB + TR;
+    s.dp = w;     w += QB * KB + TR;
+    s.mt = w;     w += QB * KB;
+    s.dummy = w;  w += wide + a->TC;
     s.tmp = w;
     return s;
 }
@@ -426,35 +431,37 @@ static void load_query_block(const struct fa * a, const struct fa_shared * sh, c
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
                           int64_t t, int64_t nk, int64_t nr, const float * mx, const float * lsum, const float * D,
                           float * dk, float * dv) {
-    const int64_t TC = a->TC;
-    const float * kt = sh->kt + t * a->DK * TC, * kp = sh->kp + t * TC * a->DKp, * vt = sh->vt + t * a->DV * TC;
+    const int64_t KB = a->KB;
+    const float * kt = sh->kt + t * a->DK * KB, * kp = sh->kp + t * KB * a->DKp, * vt = sh->vt + t * a->DV * KB;
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         const float * qrows[TR], * drows[TR];
         for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
-        a->vec->tile_abt(a->DK, qrows, kt, s->s + r0 * TC, TC);
-        a->vec->tile_abt(a->DV, drows, vt, s->dp + r0 * TC, TC);
+        for (int64_t j0 = 0; j0 < KB; j0 += a->TC) {
+            a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB);
+            a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB);
+        }
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
-    a->vec->tile_p_ds(QB, TC, s->s, s->dp, s->mt, mx, lsum, D);
+    a->vec->tile_p_ds(QB, KB, s->s, s->dp, s->mt, mx, lsum, D);
     /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < nk; j0 += TR) {
-        for (int64_t f0 = 0; f0 < a->DVp; f0 += TC) {
+        for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dv + (j0 + r) * a->DVp + f0 : s->dummy;
-            a->vec->tile_pv(nr, s->s + j0, 1, TC, s->dO + f0, a->DVp, out);
+            a->vec->gemm_6xc_acc(nr, s->s + j0, 1, KB, s->dO + f0, a->DVp, out);
         }
-        for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
+        for (int64_t f0 = 0; f0 < a->DKp; f0 += a->TC) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dk + (j0 + r) * a->DKp + f0 : s->dummy;
-            a->vec->tile_pv(nr, s->dp + j0, 1, TC, s->q + f0, a->DKp, out);
+            a->vec->gemm_6xc_acc(nr, s->dp + j0, 1, KB, s->q + f0, a->DKp, out);
         }
     }
     /* dQ += dS K (the scale is applied once, in phase 3) */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        for (int64_t f0 = 0; f0 < a->DKp; f0 += TC) {
+        for (int64_t f0 = 0; f0 < a->DKp; f0 += a->TC) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp + f0 : s->dummy;
-            a->vec->tile_pv(nk, s->dp + r0 * TC, TC, 1, kp + f0, a->DKp, out);
+            a->vec->gemm_6xc_acc(nk, s->dp + r0 * KB, KB, 1, kp + f0, a->DKp, out);
         }
     }
 }
@@ -464,20 +471,20 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
  * chunk's partial sums). */
 static void backward_span(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, float * dq,
                           int64_t b, int64_t hk, int64_t kb0, int64_t kb1) {
-    const int64_t TC = a->TC;
-    memset(s->dk, 0, (size_t) (SPAN * TC * a->DKp) * sizeof(float));
-    memset(s->dv, 0, (size_t) (SPAN * TC * a->DVp) * sizeof(float));
+    const int64_t KB = a->KB;
+    memset(s->dk, 0, (size_t) (SPAN * KB * a->DKp) * sizeof(float));
+    memset(s->dv, 0, (size_t) (SPAN * KB * a->DVp) * sizeof(float));
     float mx[QB], lsum[QB], D[QB];
     for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
         for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
             const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
             bool loaded = false;
             for (int64_t kb = kb0; kb < kb1; kb++) {
-                const int64_t m0 = kb * TC, nk = a->M - m0 < TC ? a->M - m0 : TC;
+                const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
                 if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
                 if (!loaded) { load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D); loaded = true; }
                 backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D,
-                              s->dk + (kb - kb0) * TC * a->DKp, s->dv + (kb - kb0) * TC * a->DVp);
+                              s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;
             float * rows = dq + ((b * a->H + h) * a->N + n0) * a->DKp;
@@ -541,7 +548,7 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
             const int64_t kb1 = kb0 + SPAN < kb_end ? kb0 + SPAN : kb_end;
             backward_span(&a, sh, &bs, dq, b, hk, kb0, kb1);
             /* keys [m0, m1) of this span, dense in the packed output */
-            const int64_t m0 = kb0 * a.TC, m1 = kb1 * a.TC < a.M ? kb1 * a.TC : a.M;
+            const int64_t m0 = kb0 * a.KB, m1 = kb1 * a.KB < a.M ? kb1 * a.KB : a.M;
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
             for (int64_t j = 0; j < m1 - m0; j++) {

@@ -1,7 +1,7 @@
 /* matmul.c -- dst[i, j] = sum_k a[k, i] * b[k, j], per (i2, i3) plane; a's
  * planes are shared by contiguous groups of b's (i02 = i12 / (ne12/ne02)).
  *
- * Blocked on the attention micro-kernel tile_pv. Phase 0 packs a, once, into
+ * Blocked on the GEMM micro-kernel gemm_6xc_acc. Phase 0 packs a, once, into
  * panels of TC columns stored transposed, aT[k][i] (shared scratch). Phase 1:
  * each group of TILE_R columns j of b runs the whole reduction over k against
  * one panel in registers. A task is (plane, panel, group of columns); every
@@ -94,7 +94,7 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
                 }
                 float * out[TR];
                 for (int r = 0; r < TR; r++) out[r] = ctile + (j0 - j_begin + r) * TC;
-                vec->tile_pv(kc, bp, ldb, 1, panel + k0 * TC, TC, out);
+                vec->gemm_6xc_acc(kc, bp, ldb, 1, panel + k0 * TC, TC, out);
             }
         }
         for (int64_t j = j_begin; j < j_end; j++) {

@@ -1,11 +1,14 @@
-/* tile_impl.h -- register-blocked micro-kernels for fused attention, written
- * once with GCC/Clang vector extensions and compiled per instruction set by
- * vec.c (VEC_FN adds a suffix, VEC_TARGET sets the ISA, TILE_VEC_BYTES the
- * register width, TILE_NV the vectors per tile row).
+/* tile_impl.h -- register-blocked GEMM micro-kernels (for mul_mat and fused
+ * attention) and the softmax kernels of fused attention, written once with
+ * GCC/Clang vector extensions and compiled per instruction set by vec.c
+ * (VEC_FN adds a suffix, VEC_TARGET sets the ISA, TILE_VEC_BYTES the register
+ * width, TILE_NV the vectors per tile row).
  *
- * A tile is TILE_R rows x TILE_C columns (TILE_C = TILE_NV vector lanes) of
- * accumulators held in registers for the whole reduction:
- *   AVX-512: 6 x 64 = 24 zmm,  AVX2: 6 x 16 = 12 ymm,  SSE/NEON: 6 x 8 = 12 xmm. */
+ * A GEMM micro-tile is TILE_R = 6 rows x TC columns (TC = TILE_NV vectors) of
+ * C held in registers for the whole reduction; each step loads TILE_NV vectors
+ * of B and broadcasts 6 elements of A for 6 x TILE_NV FMAs:
+ *   AVX-512: 6 x 64 = 24 zmm of 32,  AVX2: 6 x 16 = 12 ymm + 2 + 1 of 16,
+ *   SSE/NEON: 6 x 8 = 12 xmm + 2 + 1 of 16. */
 
 typedef float   VEC_FN(tv) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4)));
 typedef int32_t VEC_FN(ti) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4)));
@@ -14,55 +17,57 @@ typedef int32_t VEC_FN(ti) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4
 #define TL (TILE_VEC_BYTES / 4)
 #define TC (TILE_NV * TL)
 
-/* c[r][j] = sum_{d < D} a[r][d] * bt[d * TC + j]   (r < TILE_R, j < TC)
- * S = Q K^T and dP = dO V^T, with K^T / V^T packed as bt. */
-VEC_TARGET static void VEC_FN(tile_abt)(int64_t D, const float * const * a, const float * bt, float * c, int64_t ldc) {
+/* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j]   (r < TILE_R, j < TC)
+ * Attention: S = Q K^T and dP = dO V^T, with K^T / V^T packed as b. */
+VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb,
+                                              float * c, int64_t ldc) {
     TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) acc[r][k] = (TV) {0};
-    for (int64_t d = 0; d < D; d++) {
-        TV b[TILE_NV];
+        for (int j = 0; j < TILE_NV; j++) acc[r][j] = (TV) {0};
+    for (int64_t k = 0; k < K; k++) {
+        TV bk[TILE_NV];
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) b[k] = *(const TV *) (bt + d * TC + k * TL);
+        for (int j = 0; j < TILE_NV; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++) {
-            const float x = a[r][d];
+            const float x = a[r][k];
 #pragma GCC unroll 8
-            for (int k = 0; k < TILE_NV; k++) acc[r][k] += x * b[k];
+            for (int j = 0; j < TILE_NV; j++) acc[r][j] += x * bk[j];
         }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) *(TV *) (c + r * ldc + k * TL) = acc[r][k];
+        for (int j = 0; j < TILE_NV; j++) *(TV *) (c + r * ldc + j * TL) = acc[r][j];
 }
 
-/* c[r][f] += sum_{t < T} p[r * prs + t * pts] * v[t * ldv + f]   (r < TILE_R, f < TC)
- * O += P V, dQ += dS K, and with p transposed (prs = 1) dV += P^T dO, dK += dS^T Q. */
-VEC_TARGET static void VEC_FN(tile_pv)(int64_t T, const float * p, int64_t prs, int64_t pts,
-                                       const float * v, int64_t ldv, float * const * c) {
+/* c[r][j] += sum_{k < K} a[r * ars + k * aks] * b[k * ldb + j]   (r < TILE_R, j < TC)
+ * mul_mat's kernel; attention: O += P V, dQ += dS K, and with a transposed
+ * (ars = 1) dV += P^T dO, dK += dS^T Q. */
+VEC_TARGET static void VEC_FN(gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks,
+                                            const float * b, int64_t ldb, float * const * c) {
     TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) acc[r][k] = *(const TV *) (c[r] + k * TL);
-    for (int64_t t = 0; t < T; t++) {
-        TV b[TILE_NV];
+        for (int j = 0; j < TILE_NV; j++) acc[r][j] = *(const TV *) (c[r] + j * TL);
+    for (int64_t k = 0; k < K; k++) {
+        TV bk[TILE_NV];
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) b[k] = *(const TV *) (v + t * ldv + k * TL);
+        for (int j = 0; j < TILE_NV; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++) {
-            const float x = p[r * prs + t * pts];
+            const float x = a[r * ars + k * aks];
 #pragma GCC unroll 8
-            for (int k = 0; k < TILE_NV; k++) acc[r][k] += x * b[k];
+            for (int j = 0; j < TILE_NV; j++) acc[r][j] += x * bk[j];
         }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int k = 0; k < TILE_NV; k++) *(TV *) (c[r] + k * TL) = acc[r][k];
+        for (int j = 0; j < TILE_NV; j++) *(TV *) (c[r] + j * TL) = acc[r][j];
 }
 
 /* s[i] += add[i] for i < n (a multiple of TL); returns max_i s[i] (-Inf if all are). */

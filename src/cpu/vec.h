@@ -4,17 +4,22 @@
 
 #include <stdint.h>
 
-/* Rows of every attention micro-tile (columns depend on the ISA: tile_c). */
+/* Rows of every GEMM micro-tile (columns depend on the ISA: tile_c). The
+ * kernels are named gemm_6xc_* after this shape. */
 #define GGMLR_TILE_R 6
 
 struct ggmlr_vec_ops {
     const char * name;
     float (*dot)(int64_t n, const float * x, const float * y);
     void  (*scal)(int64_t n, float a, float * y);
-    /* attention micro-kernels (tile_impl.h); tile_c columns per tile */
+    /* GEMM micro-kernels (tile_impl.h), a 6 x tile_c block of C in registers for
+     * the whole reduction; used by mul_mat and fused attention.
+     * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j]
+     * acc:   c[r][j] += sum_{k<K} a[r * ars + k * aks] * b[k * ldb + j] */
     int   tile_c;
-    void  (*tile_abt)(int64_t D, const float * const * a, const float * bt, float * c, int64_t ldc);
-    void  (*tile_pv)(int64_t T, const float * p, int64_t prs, int64_t pts, const float * v, int64_t ldv, float * const * c);
+    void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc);
+    void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
+    /* attention softmax kernels (tile_impl.h) on rows of n scores, n a multiple of the vector width */
     float (*tile_exp)(int64_t n, const float * x, float shift, float * y);       /* returns the sum */
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
     void  (*tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
