@@ -355,7 +355,8 @@ static bool read_alignment(const struct reader * r, struct gguf_context * ctx) {
 }
 
 /* The data section: tensors in order, each at the previous one's end padded
- * to the alignment (so none overlap), all inside the file. */
+ * to the alignment (so none overlap), all inside the file with their padding
+ * (as upstream, which reads the padded section whole). */
 static bool check_data_layout(struct reader * r, struct gguf_context * ctx) {
     if (ctx->n_info > 0) {
         const uint64_t start = ALIGN_UP(r->pos, (uint64_t) ctx->alignment);
@@ -375,13 +376,14 @@ static bool check_data_layout(struct reader * r, struct gguf_context * ctx) {
                  " (tensors follow each other, each padded to the alignment %zu)", info->name, info->offset, expect, ctx->alignment);
             return false;
         }
-        if (expect > avail || info->nbytes > avail - expect) {
-            fail(r, "tensor '%s' (%" PRIu64 " bytes at offset %" PRIu64 ") ends past the end of the file (%" PRIu64 " data bytes)",
-                 info->name, info->nbytes, info->offset, avail);
+        /* no overflow: nbytes < 2^63 and alignment <= 2^31 */
+        const uint64_t padded = ALIGN_UP(info->nbytes, (uint64_t) ctx->alignment);
+        if (padded > avail - expect) {
+            fail(r, "tensor '%s' (%" PRIu64 " bytes at offset %" PRIu64 ", padded to %" PRIu64 ") ends past the end of the file (%" PRIu64 " data bytes)",
+                 info->name, info->nbytes, info->offset, padded, avail);
             return false;
         }
-        /* no overflow: nbytes <= avail < 2^64 - 2^32 and alignment <= 2^31 */
-        expect += ALIGN_UP(info->nbytes, (uint64_t) ctx->alignment);
+        expect += padded;
     }
     return true;
 }
