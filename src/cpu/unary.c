@@ -5,6 +5,7 @@
  *   gelu(x)     = x/2 (1 + tanh u), u = k (x + c x^3)      = x s(2u)
  *   gelu'(x)    = s(2u) + 2 x s(2u) (1 - s(2u)) k (1 + 3 c x^2)
  *   gelu_erf(x) = x/2 (1 + erf(x / sqrt 2)),  gelu_erf'(x) = (1 + erf(x / sqrt 2))/2 + x phi(x)
+ *     with 1 + erf(z) taken as erfc(-z): no cancellation for x << 0
  *   silu(x)     = x s(x),                     silu'(x)     = s(x) (1 + x (1 - s(x)))
  *   tanh' = 1 - tanh^2, sigmoid' = s (1 - s), exp' = exp, relu' = [x > 0], neg' = -1.
  * Written so that no finite input gives NaN: where s saturates to 0 or 1 the
@@ -33,7 +34,7 @@ static void act_row(enum ggml_unary_op op, int64_t n, const float * x, float * y
         case GGML_UNARY_OP_GELU:     v->gelu(n, x, y); break;
         case GGML_UNARY_OP_SILU:     for (int64_t i = 0; i < n; i++) y[i] = x[i] * sigmoidf(x[i]); break;
         case GGML_UNARY_OP_EXP:      v->exp(n, x, y); break;
-        case GGML_UNARY_OP_GELU_ERF: for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * INV_SQRT_2)); break;
+        case GGML_UNARY_OP_GELU_ERF: for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-x[i] * INV_SQRT_2); break;
         default: break;  /* the constructor admits only the ops above */
     }
 }
@@ -44,7 +45,7 @@ static inline float silu_grad(float x) {
 }
 
 static inline float gelu_erf_grad(float x) {
-    return 0.5f * (1.0f + erff(x * INV_SQRT_2)) + x * INV_SQRT_2PI * expf(-0.5f * x * x);
+    return 0.5f * erfcf(-x * INV_SQRT_2) + x * INV_SQRT_2PI * expf(-0.5f * x * x);
 }
 
 /* dx[i] = g[i] * f'(x[i]) for one row */
