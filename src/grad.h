@@ -19,6 +19,20 @@ struct ggmlr_grad_rule {
 };
 extern const struct ggmlr_grad_rule ggmlr_grad_rules[]; /* GGML_OP_COUNT rows, in grad_rules.c */
 
+/* A rule's signature; A and B are the node's first two sources. */
+#define RULE_SIGNATURE(name) bool name(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, \
+                                       struct ggml_tensor * g, const bool * need)
+#define RULE(name) static RULE_SIGNATURE(name)
+#define A (node->src[0])
+#define B (node->src[1])
+
+/* grad_nn.c: activations, normalisation, softmax */
+RULE_SIGNATURE(ggmlr_grad_unary);
+RULE_SIGNATURE(ggmlr_grad_norm);
+RULE_SIGNATURE(ggmlr_grad_rms_norm);
+RULE_SIGNATURE(ggmlr_grad_soft_max);
+const char * ggmlr_refuse_soft_max(const struct ggml_tensor * node, const bool * need);
+
 /* Add contrib to the gradient of src (no-op when src is not in the graph); false when contrib is NULL. */
 bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * g, struct ggml_tensor * src, struct ggml_tensor * contrib);
 /* g summed down to the shape of t when t was broadcast (ggml's modulo tiling). */

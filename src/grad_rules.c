@@ -4,11 +4,6 @@
  * adds dL/da = g * dy/da (and so on) to the sources that need one. */
 #include "grad.h"
 
-#define RULE(name) static bool name(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, \
-                                    struct ggml_tensor * g, const bool * need)
-#define A (node->src[0])
-#define B (node->src[1])
-
 bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * src, struct ggml_tensor * contrib) {
     if (!contrib) return false;
     const size_t slot = ggmlr_hash_find(gph, src);
@@ -135,18 +130,7 @@ RULE(grad_mul_mat) {
     return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, A)), ggmlr_grad_contiguous(ctx, g)));
 }
 
-/* ---- softmax and attention ---- */
-
-static const char * refuse_soft_max(const struct ggml_tensor * node, const bool * need) {
-    (void) node;
-    return need[1] ? "SOFT_MAX: the gradient with respect to the mask is not implemented (the mask is a parameter)" : NULL;
-}
-/* y = softmax(scale*x + mask): dx = scale * y * (g - sum_rows(g*y)) */
-RULE(grad_soft_max) {
-    if (!need[0]) return true;
-    struct ggml_tensor * dot = ggml_sum_rows(ctx, ggml_mul(ctx, g, node));
-    return ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, ggml_mul(ctx, node, ggml_sub(ctx, g, dot)), ggmlr_get_op_param_f32(node, 0)));
-}
+/* ---- attention (softmax: grad_nn.c) ---- */
 
 static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const bool * need) {
     if (ggmlr_get_op_param_f32(node, 1) > 0)  return "FLASH_ATTN_EXT: backward with max_bias > 0 (ALiBi) is not implemented";
@@ -201,16 +185,16 @@ const struct ggmlr_grad_rule ggmlr_grad_rules[] = {
     [GGML_OP_TRANSPOSE]       = {NULL, grad_transpose},
     [GGML_OP_ACC]             = {NULL, grad_acc},
     [GGML_OP_MUL_MAT]         = {NULL, grad_mul_mat},
-    [GGML_OP_SOFT_MAX]        = {refuse_soft_max, grad_soft_max},
+    [GGML_OP_SOFT_MAX]        = {ggmlr_refuse_soft_max, ggmlr_grad_soft_max},
     [GGML_OP_FLASH_ATTN_EXT]  = {refuse_flash_attn_ext, grad_flash_attn_ext},
     [GGML_OP_FLASH_ATTN_BACK] = {0},
     [GGML_OP_GET_ROWS]        = {0},
     [GGML_OP_GET_ROWS_BACK]   = {0},
-    [GGML_OP_NORM]            = {0},
-    [GGML_OP_RMS_NORM]        = {0},
+    [GGML_OP_NORM]            = {NULL, ggmlr_grad_norm},
+    [GGML_OP_RMS_NORM]        = {NULL, ggmlr_grad_rms_norm},
     [GGML_OP_NORM_BACK]       = {0},
     [GGML_OP_RMS_NORM_BACK]   = {0},
-    [GGML_OP_UNARY]           = {0},
+    [GGML_OP_UNARY]           = {NULL, ggmlr_grad_unary},
     [GGML_OP_UNARY_BACK]      = {0},
     [GGML_OP_SOFT_MAX_BACK]   = {0},
     [GGML_OP_CROSS_ENTROPY_LOSS]      = {0},

@@ -36,6 +36,18 @@ static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, in
 float ggmlr_load_f32(enum ggml_type type, const void * p);
 void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 
+/* ops.c: argument checks shared by the constructors (ops.c, ops_*.c). Each
+ * failure sets the message and returns NULL, so a constructor can return it. */
+struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg);
+struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want);
+struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b);
+#define REQUIRE_CTX(fn) do { if (!ctx) { ggmlr_set_error("%s: context is NULL", fn); return NULL; } } while (0)
+#define REQUIRE(fn, t)  do { if (!(t)) return ggmlr_null_input(fn, #t); } while (0)
+#define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return ggmlr_fail_type(fn, #t, t, "F32"); } while (0)
+/* A new node of op with sources src0, src1 (either may be NULL). */
+struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
+                                    struct ggml_tensor * src0, struct ggml_tensor * src1);
+
 /* ops.c: ggml_acc, optionally into zeros shaped like a (the backward of a view) */
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base);
@@ -51,6 +63,13 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
 #define GGMLR_FA_STATS_SRC 5
 struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd);
 struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d);
+
+/* ops_nn.c: internal backward ops of autodiff. dx = g * f'(x) for the
+ * activation op (UNARY_BACK), and the LayerNorm gradient (NORM_BACK); g and x
+ * F32 of one shape. */
+struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);
+struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
+bool ggmlr_unary_op_is_valid(int op);
 
 /* op params are stored as raw 32-bit words */
 static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }

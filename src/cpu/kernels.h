@@ -102,6 +102,14 @@ size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst);
 void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst);
 float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
+void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* work: ggmlr_soft_max_work_size */
+/* unary.c: activations */
+void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* UNARY, UNARY_BACK */
+size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst);
+/* norm.c */
+void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);        /* NORM, RMS_NORM */
+void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* NORM_BACK, RMS_NORM_BACK */
+size_t ggmlr_norm_work_size(const struct ggml_tensor * dst);
 /* flash_attn.c */
 void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);

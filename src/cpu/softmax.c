@@ -43,3 +43,23 @@ void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_t
         for (int64_t i = 0; i < n; i++) y[i] *= inv;
     }
 }
+
+/* SOFT_MAX_BACK (src[0] = dy, src[1] = y): dx = scale * y * (dy - sum(dy * y)),
+ * the dot in double; the same steps as the composed sum_rows/sub/mul/scale. */
+void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * dya = dst->src[0], * ya = dst->src[1];
+    const float scale = ggmlr_get_op_param_f32(dst, 0);
+    const int64_t n = dst->ne[0];
+    float * dybuf = p->wdata, * ybuf = dybuf + n;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const float * dy = ggmlr_row_f32(dya, i1, i2, i3, dybuf);
+        const float * y = ggmlr_row_f32(ya, i1, i2, i3, ybuf);
+        float * dx = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        double dot = 0.0;
+        for (int64_t i = 0; i < n; i++) dot += dy[i] * y[i];
+        const float dotf = (float) dot;
+        for (int64_t i = 0; i < n; i++) dx[i] = (y[i] * (dy[i] - dotf)) * scale;
+    }
+}

@@ -14,6 +14,7 @@
 #define TILE_NV 2
 #include "vec_impl.h"
 #include "tile_impl.h"
+#include "act_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
 #undef TILE_VEC_BYTES
@@ -27,6 +28,7 @@
 #define TILE_NV 2
 #include "vec_impl.h"
 #include "tile_impl.h"
+#include "act_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
 #undef TILE_VEC_BYTES
@@ -37,13 +39,15 @@
 #define TILE_NV 4
 #include "vec_impl.h"
 #include "tile_impl.h"
+#include "act_impl.h"
 #undef VEC_FN
 #undef VEC_TARGET
 #undef TILE_VEC_BYTES
 #undef TILE_NV
 #endif
 
-#define OPS(isa, tile_c) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_##isa, tile_add_max_##isa, tile_p_ds_##isa}
+#define OPS(isa, tile_c) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_##isa, tile_add_max_##isa, tile_p_ds_##isa, \
+                         act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa}
 static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8);
 #ifdef GGMLR_X86_DISPATCH
 static const struct ggmlr_vec_ops ops_avx2   = OPS(avx2, 16);

@@ -24,6 +24,10 @@ struct ggmlr_vec_ops {
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
     void  (*tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
                        const float * mx, const float * lsum, const float * D);
+    /* activations (act_impl.h), any n: y = exp(x), y = gelu(x), dx = g * gelu'(x) */
+    void  (*exp)(int64_t n, const float * x, float * y);
+    void  (*gelu)(int64_t n, const float * x, float * y);
+    void  (*gelu_back)(int64_t n, const float * g, const float * x, float * dx);
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */

@@ -1,0 +1,92 @@
+/* act_impl.h -- vectorised activations (exp, GELU and its derivative),
+ * written once with GCC/Clang vector extensions and compiled per instruction
+ * set by vec.c (VEC_FN adds a suffix, VEC_TARGET sets the ISA), in vectors
+ * of the register width TILE_VEC_BYTES (so that they can be passed and
+ * returned without ABI trouble, as in tile_impl.h). Rows of any length: the tail goes
+ * through the same vector code on a zero-padded copy, so every element gets
+ * the same formula wherever it sits. */
+
+typedef float   VEC_FN(af) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4)));
+typedef int32_t VEC_FN(ai) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4)));
+#define AF VEC_FN(af)
+#define AI VEC_FN(ai)
+#define AL (TILE_VEC_BYTES / 4)
+#define SEL(m, a, b) ((AF) (((AI) (a) & (m)) | ((AI) (b) & ~(m))))  /* m ? a : b, lane-wise */
+
+/* e^x lane-wise, as expf: +Inf past the float range, 0 far below it, NaN kept.
+ * x = n ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 in two parts, so r keeps
+ * its digits for large |x|); e^r by its degree-7 Taylor polynomial (error
+ * < 6e-9); 2^n as two powers of two built from exponent bits (each half of n
+ * stays in the normal range, so the product overflows or goes subnormal as
+ * expf does). */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(expv)(AF x) {
+    const AI nan = x != x, dead = x < -104.0f;
+    x = SEL(nan, (AF) {0}, x);
+    x = SEL(x > 89.0f, (AF) {0} + 89.0f, x);
+    x = SEL(dead, (AF) {0} - 104.0f, x);
+    const AF n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  /* round to nearest */
+    const AF r = (x - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+    AF p = r * (1.0f / 5040) + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const AI ni = __builtin_convertvector(n, AI), n1 = ni >> 1, n2 = ni - n1;  /* n in [-150, 129] */
+    const AF y = p * (AF) ((n1 + 127) << 23) * (AF) ((n2 + 127) << 23);
+    return SEL(nan, x + __builtin_nanf(""), SEL(dead, (AF) {0}, y));
+}
+
+/* e^(-2u), u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) = 1 / (1 + e^(-2u)) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_e)(AF x) {
+    const AF k2 = (AF) {0} + 2.0f * 0.79788456080286535588f;
+    return VEC_FN(expv)(-(k2 * x + (k2 * 0.044715f) * x * (x * x)));
+}
+
+/* y = x / (1 + e^(-2u)) = x/2 (1 + tanh u) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu1)(AF x) { return x / (1.0f + VEC_FN(gelu_e)(x)); }
+
+/* dx = g (s + 2 k x s (1 - s) (1 + 3c x^2)), s = 1 / (1 + e^(-2u)). Where s
+ * saturates (|x| > 10) s (1 - s) is 0; x^2 is capped so that 0 * Inf cannot occur. */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_back1)(AF g, AF x) {
+    const AF s = 1.0f / (1.0f + VEC_FN(gelu_e)(x));
+    AF x2 = x * x;
+    x2 = SEL(x2 > 1e4f, (AF) {0} + 1e4f, x2);
+    return g * (s + (2.0f * 0.79788456080286535588f) * x * s * (1.0f - s) * (1.0f + (3.0f * 0.044715f) * x2));
+}
+
+/* The loops: whole vectors, then the tail through a zero-padded vector. */
+#define ACT_LOOP1(name, expr)                                                                    \
+    VEC_TARGET static void VEC_FN(name)(int64_t n, const float * x, float * y) {                \
+        int64_t i = 0;                                                                           \
+        for (; i + AL <= n; i += AL) { const AF xv = *(const AF *) (x + i); *(AF *) (y + i) = (expr); } \
+        if (i < n) {                                                                             \
+            float buf[AL] = {0};                                                                 \
+            for (int64_t j = i; j < n; j++) buf[j - i] = x[j];                                   \
+            const AF xv = *(const AF *) buf;                                                     \
+            *(AF *) buf = (expr);                                                                \
+            for (int64_t j = i; j < n; j++) y[j] = buf[j - i];                                   \
+        }                                                                                        \
+    }
+
+ACT_LOOP1(act_exp, VEC_FN(expv)(xv))
+ACT_LOOP1(act_gelu, VEC_FN(gelu1)(xv))
+
+/* dx[i] = g[i] gelu'(x[i]) */
+VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const float * x, float * dx) {
+    int64_t i = 0;
+    for (; i + AL <= n; i += AL) *(AF *) (dx + i) = VEC_FN(gelu_back1)(*(const AF *) (g + i), *(const AF *) (x + i));
+    if (i < n) {
+        float gb[AL] = {0}, xb[AL] = {0};
+        for (int64_t j = i; j < n; j++) { gb[j - i] = g[j]; xb[j - i] = x[j]; }
+        *(AF *) gb = VEC_FN(gelu_back1)(*(const AF *) gb, *(const AF *) xb);
+        for (int64_t j = i; j < n; j++) dx[j] = gb[j - i];
+    }
+}
+
+#undef ACT_LOOP1
+#undef SEL
+#undef AF
+#undef AI
+#undef AL
