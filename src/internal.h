@@ -41,6 +41,7 @@ void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg);
 struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want);
 struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b);
+const char *         ggmlr_shape_str(const struct ggml_tensor * t, char * buf, size_t n); /* "[ne0, ne1, ne2, ne3]" */
 #define REQUIRE_CTX(fn) do { if (!ctx) { ggmlr_set_error("%s: context is NULL", fn); return NULL; } } while (0)
 #define REQUIRE(fn, t)  do { if (!(t)) return ggmlr_null_input(fn, #t); } while (0)
 #define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return ggmlr_fail_type(fn, #t, t, "F32"); } while (0)

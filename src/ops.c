@@ -19,14 +19,14 @@ struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const st
     return NULL;
 }
 
-static const char * shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
+const char * ggmlr_shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
     snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
     return buf;
 }
 
 struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b) {
     char sa[96], sb[96];
-    ggmlr_set_error("%s: %s (shapes %s and %s)", fn, what, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
+    ggmlr_set_error("%s: %s (shapes %s and %s)", fn, what, ggmlr_shape_str(a, sa, sizeof sa), ggmlr_shape_str(b, sb, sizeof sb));
     return NULL;
 }
 
@@ -384,7 +384,7 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
     if (d->ne[0] != v->ne[0] || d->ne[1] != q->ne[2] || d->ne[2] != q->ne[1] || d->ne[3] != q->ne[3]) {
         char sd[96];
         ggmlr_set_error("%s: d must be [DV, H, N, B] = [%lld, %lld, %lld, %lld] (got %s)", fn, (long long) v->ne[0],
-                        (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], shape_str(d, sd, sizeof sd));
+                        (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], ggmlr_shape_str(d, sd, sizeof sd));
         return NULL;
     }
     /* each count is at most INT64_MAX / 4 (a tensor's size fits), so the sum fits in uint64 */

@@ -523,8 +523,9 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
         case GGML_OP_MUL_MAT: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
-        case GGML_OP_CONT: case GGML_OP_ACC:
+        case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
             break;
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_SCALE: memcpy(&param, t->op_params, sizeof param); break;
         case GGML_OP_SOFT_MAX: memcpy(&param, t->op_params, sizeof param); mask_src = 1; break;
         case GGML_OP_FLASH_ATTN_EXT: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 4; break;
@@ -971,6 +972,91 @@ static void act_flash_attn_back(struct fuzz * f) {
     keep(f, t);
 }
 
+/* I32 indices [ne0, ne1, ne2] into `rows` rows (or classes): mostly in range,
+ * now and then not (the compute must then fail with a message, not read out of bounds). */
+static struct ggml_tensor * new_indices(struct fuzz * f, struct ggml_context * ctx, int64_t rows, int64_t ne0, int64_t ne1, int64_t ne2) {
+    const int64_t ne[4] = {ne0, ne1, ne2, 1};
+    struct ggml_tensor * t = new_tensor(f, ctx, GGML_TYPE_I32, ne);
+    if (!t || !t->data || volume(t) > ELEM_LIMIT) return t;
+    static const int32_t wild[] = {-1, -7, INT32_MIN, INT32_MAX};
+    int32_t * d = t->data;  /* new, so contiguous */
+    for (int64_t i = 0; i < ggml_nelements(t); i++) {
+        if (chance(0.03)) d[i] = chance(0.5) ? (int32_t) (rows < INT32_MAX ? rows : -1) : PICK(wild);
+        else d[i] = rows > 0 && rows <= INT32_MAX ? (int32_t) rnd((uint64_t) rows) : 0;
+    }
+    return t;
+}
+
+/* A tensor shaped like a for a per-element partner (labels, gradient, moments), or anything. */
+static struct ggml_tensor * same_shape_partner(struct fuzz * f, struct ggml_context * ctx, const struct ggml_tensor * a) {
+    if (!a || chance(0.15)) return pick(f);
+    return new_filled(f, ctx, chance(0.9) ? GGML_TYPE_F32 : rand_type(false), a->ne);
+}
+
+static void act_train_op(struct fuzz * f) {
+    struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
+    struct ggml_tensor * a = pick(f), * t = NULL;
+    char da[128];
+    switch (rnd(7)) {
+        case 0: {
+            struct ggml_tensor * b = a && chance(0.8) ? new_indices(f, data_ctx, a->ne[1], small_dim(), a->ne[2], a->ne[3]) : pick(f);
+            TRACE("get_rows(%s)", describe(a, da, sizeof da));
+            t = CALL(f, "ggml_get_rows", !ctx || !a || !b, ggml_get_rows(ctx, a, b));
+            if (t) CHECK(t->ne[0] == a->ne[0] && t->ne[1] == b->ne[0] && t->ne[2] == b->ne[1] && t->ne[3] == b->ne[2], "get_rows: [ne0, n, ne2, ne3]");
+            break;
+        }
+        case 1: {  /* a = gradient of a get_rows of c */
+            struct ggml_tensor * c = a, * b = c && chance(0.8) ? new_indices(f, data_ctx, c->ne[1], small_dim(), c->ne[2], c->ne[3]) : pick(f), * g = pick(f);
+            if (c && b && chance(0.8)) {
+                const int64_t ne[4] = {c->ne[0], b->ne[0], c->ne[2], c->ne[3]};
+                g = new_filled(f, data_ctx, GGML_TYPE_F32, ne);
+            }
+            TRACE("get_rows_back(c %s)", describe(c, da, sizeof da));
+            t = CALL(f, "ggml_get_rows_back", !ctx || !g || !b || !c, ggml_get_rows_back(ctx, g, b, c));
+            if (t) CHECK(ggml_are_same_shape(t, c), "get_rows_back: shaped like c");
+            break;
+        }
+        case 2: case 3: {
+            struct ggml_tensor * labels = a && chance(0.5) ? new_indices(f, data_ctx, a->ne[0], a->ne[1], a->ne[2], a->ne[3]) : same_shape_partner(f, data_ctx, a);
+            const bool back = chance(0.4);
+            TRACE("cross_entropy_loss%s(%s)", back ? "_back" : "", describe(a, da, sizeof da));
+            if (!back) {
+                t = CALL(f, "ggml_cross_entropy_loss", !ctx || !a || !labels, ggml_cross_entropy_loss(ctx, a, labels));
+                if (t) CHECK(ggml_is_scalar(t), "cross_entropy_loss: a scalar");
+            } else {
+                struct ggml_tensor * c = chance(0.8) ? new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {1, 1, 1, 1}) : pick(f);
+                t = CALL(f, "ggml_cross_entropy_loss_back", !ctx || !a || !labels || !c, ggml_cross_entropy_loss_back(ctx, a, labels, c));
+                if (t) CHECK(ggml_are_same_shape(t, a), "cross_entropy_loss_back: shaped like the logits");
+            }
+            break;
+        }
+        case 4:
+            TRACE("argmax(%s)", describe(a, da, sizeof da));
+            t = CALL(f, "ggml_argmax", !ctx || !a, ggml_argmax(ctx, a));
+            if (t) CHECK(t->type == GGML_TYPE_I32 && t->ne[0] == a->ne[1] && ggml_nelements(t) == a->ne[1], "argmax: I32 [ne1]");
+            break;
+        default: {  /* optimizer steps: a is updated in place */
+            const bool adamw = chance(0.5);
+            if (a && chance(0.7)) ggml_set_param(a);
+            struct ggml_tensor * g = same_shape_partner(f, data_ctx, a), * m = same_shape_partner(f, data_ctx, a), * v = same_shape_partner(f, data_ctx, a);
+            struct ggml_tensor * hp = chance(0.9) ? new_tensor(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {adamw ? 7 : 2, 1, 1, 1}) : pick(f);
+            if (hp && hp->data && hp->type == GGML_TYPE_F32 && ggml_nelements(hp) <= 7) {
+                const float sane[7] = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 10.0f, 1000.0f};  /* alpha, beta1, beta2, eps, wd, beta1h, beta2h */
+                for (int64_t i = 0; i < ggml_nelements(hp); i++) ggml_set_f32_1d(hp, i, chance(0.95) ? sane[i] : rand_param());
+                if (!adamw && ggml_nelements(hp) == 2) ggml_set_f32_1d(hp, 1, 0.01f);
+            }
+            if (v && v->data && chance(0.9)) for (int64_t i = 0; volume(v) <= ELEM_LIMIT && i < ggml_nelements(v); i++) ggml_set_f32_1d(v, i, fabsf(ggml_get_f32_1d(v, i)));
+            TRACE("opt_step_%s(%s)", adamw ? "adamw" : "sgd", describe(a, da, sizeof da));
+            t = adamw ? CALL(f, "ggml_opt_step_adamw", !ctx || !a || !g || !m || !v || !hp, ggml_opt_step_adamw(ctx, a, g, m, v, hp))
+                      : CALL(f, "ggml_opt_step_sgd", !ctx || !a || !g || !hp, ggml_opt_step_sgd(ctx, a, g, hp));
+            if (t) CHECK(memory_of(t) == memory_of(a) && t->view_offs == (a->view_src ? a->view_offs : 0) && ggml_are_same_shape(t, a),
+                         "opt_step: a view of a");
+            break;
+        }
+    }
+    keep(f, t);
+}
+
 /* Huge or degenerate metadata-only tensors thrown at constructors: no overflow, no crash. */
 static void act_huge(struct fuzz * f) {
     struct fctx * c = pick_fctx(f);
@@ -1050,6 +1136,16 @@ static void act_params(struct fuzz * f) {
     }
 }
 
+/* The graph has a node whose compute can fail on its data: indices or class labels out of range. */
+static bool fails_on_data(const struct ggml_cgraph * g) {
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        const struct ggml_tensor * t = ggml_graph_node(g, i);
+        if (t->op == GGML_OP_GET_ROWS || t->op == GGML_OP_GET_ROWS_BACK) return true;
+        if ((t->op == GGML_OP_CROSS_ENTROPY_LOSS || t->op == GGML_OP_CROSS_ENTROPY_LOSS_BACK) && t->src[1]->type == GGML_TYPE_I32) return true;
+    }
+    return false;
+}
+
 static void act_compute_graph(struct fuzz * f, struct fgraph * fg) {
     if (fg->backward && chance(0.7)) ggml_graph_reset(fg->g);
     const int nth = chance(0.99) ? 1 + (int) rnd(3) : 4 + (int) rnd(3);
@@ -1058,9 +1154,10 @@ static void act_compute_graph(struct fuzz * f, struct fgraph * fg) {
     if (compute(f, fg->g, nth) == GGML_STATUS_SUCCESS) {
         check_computed(f, fg, nth);
     } else {
-        /* a refused compute changes nothing (memory is checked before any work) */
+        /* a refused compute changes nothing (memory is checked before any work), unless a
+           node failed on its data (an index out of range) after the nodes before it ran */
         float * after = snapshot(fg->g, &n_after);
-        CHECK(before && after && n_before == n_after && memcmp(before, after, (size_t) n_before * sizeof *before) == 0,
+        CHECK(fails_on_data(fg->g) || (before && after && n_before == n_after && memcmp(before, after, (size_t) n_before * sizeof *before) == 0),
               "a failed compute changed the graph's values");
         free(after);
     }
@@ -1397,6 +1494,7 @@ static const struct action actions[] = {
     {"soft_max_ext", 4, act_soft_max_ext},
     {"flash_attn_ext", 5, act_flash_attn_ext},
     {"flash_attn_back", 3, act_flash_attn_back},
+    {"train_op", 6, act_train_op},
     {"huge", 3, act_huge},
     {"new_graph", 3, act_new_graph},
     {"expand", 10, act_expand},

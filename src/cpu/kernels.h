@@ -117,5 +117,18 @@ size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst);
+/* rows.c */
+void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst);
+/* loss.c */
+void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst);
+/* optim.c */
+void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 
 #endif
