@@ -9,7 +9,7 @@ const char * ggmlr_refuse_get_rows(const struct ggml_tensor * node, const bool *
     return NULL;
 }
 
-bool ggmlr_grad_get_rows RULE_ARGS {
+RULE_SIGNATURE(ggmlr_grad_get_rows) {
     return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_get_rows_back(ctx, g, B, A));
 }
 
@@ -20,6 +20,6 @@ const char * ggmlr_refuse_cross_entropy_loss(const struct ggml_tensor * node, co
     return need[1] ? "CROSS_ENTROPY_LOSS: the gradient with respect to the labels is not implemented (the labels are a parameter)" : NULL;
 }
 
-bool ggmlr_grad_cross_entropy_loss RULE_ARGS {
+RULE_SIGNATURE(ggmlr_grad_cross_entropy_loss) {
     return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_cross_entropy_loss_back(ctx, A, B, g));
 }

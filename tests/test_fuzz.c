@@ -525,8 +525,17 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MUL_MAT: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
             break;
+<<<<<<< HEAD
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_SCALE: memcpy(&param, t->op_params, sizeof param); break;
+=======
+        case GGML_OP_UNARY:
+            if (t->op_params[0] == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
+            break;
+        case GGML_OP_NORM: case GGML_OP_RMS_NORM:
+            break;
+        case GGML_OP_SCALE: case GGML_OP_SOFT_MAX_BACK: memcpy(&param, t->op_params, sizeof param); break;
+>>>>>>> nnops
         case GGML_OP_SOFT_MAX: memcpy(&param, t->op_params, sizeof param); mask_src = 1; break;
         case GGML_OP_FLASH_ATTN_EXT: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 4; break;
         case GGML_OP_FLASH_ATTN_BACK: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 5; break;
@@ -676,6 +685,8 @@ static void act_unary(struct fuzz * f) {
         {"ggml_dup", ggml_dup}, {"ggml_cont", ggml_cont}, {"ggml_sqr", ggml_sqr}, {"ggml_sqrt", ggml_sqrt}, {"ggml_log", ggml_log},
         {"ggml_sum", ggml_sum}, {"ggml_sum_rows", ggml_sum_rows}, {"ggml_mean", ggml_mean}, {"ggml_soft_max", ggml_soft_max},
         {"ggml_transpose", ggml_transpose},
+        {"ggml_neg", ggml_neg}, {"ggml_tanh", ggml_tanh}, {"ggml_relu", ggml_relu}, {"ggml_sigmoid", ggml_sigmoid},
+        {"ggml_gelu", ggml_gelu}, {"ggml_gelu_erf", ggml_gelu_erf}, {"ggml_silu", ggml_silu}, {"ggml_exp", ggml_exp},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
     struct ggml_context * ctx = pick_ctx(f);
@@ -683,7 +694,7 @@ static void act_unary(struct fuzz * f) {
     char d[128];
     TRACE("%s(%s)", ops[k].name, describe(a, d, sizeof d));
     struct ggml_tensor * t = CALL(f, ops[k].name, !ctx || !a, ops[k].fn(ctx, a));
-    if (t && a && k <= 4) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
+    if (t && a && (k <= 4 || k >= 10)) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
     if (t && k == 5) CHECK(ggml_is_scalar(t), "ggml_sum: a scalar");
     keep(f, t);
 }
@@ -852,6 +863,44 @@ static void act_soft_max_ext(struct fuzz * f) {
     TRACE("soft_max_ext(%s, mask %s, scale %g, max_bias %g)", describe(a, da, sizeof da), describe(mask, dm, sizeof dm), (double) scale, (double) max_bias);
     struct ggml_tensor * t = CALL(f, "ggml_soft_max_ext", !ctx || !a, ggml_soft_max_ext(ctx, a, mask, scale, max_bias));
     if (t) CHECK(ggml_are_same_shape(t, a), "soft_max_ext: shaped like a");
+    keep(f, t);
+}
+
+/* Normalisation, its backward, the softmax backward and ggml_unary with any op
+ * value: eps and scales mostly ordinary, sometimes negative, NaN or Inf. */
+static void act_nn(struct fuzz * f) {
+    struct ggml_context * ctx = pick_ctx(f);
+    struct ggml_tensor * a = pick(f), * t;
+    const float eps = chance(0.8) ? (float) tc_uniform(0.0, 1e-3) : chance(0.3) ? 0.0f : rand_param();
+    char da[128], db[128];
+    switch (rnd(5)) {
+        case 0: case 1: {
+            const bool rms = chance(0.5);
+            TRACE("%s(%s, eps %g)", rms ? "rms_norm" : "norm", describe(a, da, sizeof da), (double) eps);
+            t = rms ? CALL(f, "ggml_rms_norm", !ctx || !a, ggml_rms_norm(ctx, a, eps)) : CALL(f, "ggml_norm", !ctx || !a, ggml_norm(ctx, a, eps));
+            break;
+        }
+        case 2: {
+            struct ggml_tensor * b = partner(f, pick_fctx(f)->ctx, a, broadcasts_over, tile_shape);
+            TRACE("rms_norm_back(%s, %s, eps %g)", describe(a, da, sizeof da), describe(b, db, sizeof db), (double) eps);
+            t = CALL(f, "ggml_rms_norm_back", !ctx || !a || !b, ggml_rms_norm_back(ctx, a, b, eps));
+            break;
+        }
+        case 3: {
+            struct ggml_tensor * b = partner(f, pick_fctx(f)->ctx, a, broadcasts_over, tile_shape);
+            const float scale = rand_param(), max_bias = chance(0.7) ? 0.0f : rand_param();
+            TRACE("soft_max_ext_back(%s, %s, scale %g, max_bias %g)", describe(a, da, sizeof da), describe(b, db, sizeof db), (double) scale, (double) max_bias);
+            t = CALL(f, "ggml_soft_max_ext_back", !ctx || !a || !b, ggml_soft_max_ext_back(ctx, a, b, scale, max_bias));
+            break;
+        }
+        default: {
+            const int op = chance(0.8) ? PICK(((const int[]) {2, 4, 6, 7, 8, 10, 13, 16})) : PICK(((const int[]) {0, 1, 3, 21, -1, INT_MAX}));
+            TRACE("unary(%s, op %d)", describe(a, da, sizeof da), op);
+            t = CALL(f, "ggml_unary", !ctx || !a, ggml_unary(ctx, a, (enum ggml_unary_op) op));
+            if (t) CHECK(ggml_get_unary_op(t) == (enum ggml_unary_op) op, "ggml_get_unary_op gives the op back");
+        }
+    }
+    if (t) CHECK(ggml_are_same_shape(t, a), "%s: shaped like a", ggml_op_name(t->op));
     keep(f, t);
 }
 
@@ -1492,6 +1541,7 @@ static const struct action actions[] = {
     {"permute", 4, act_permute},
     {"acc", 3, act_acc},
     {"soft_max_ext", 4, act_soft_max_ext},
+    {"nn", 4, act_nn},
     {"flash_attn_ext", 5, act_flash_attn_ext},
     {"flash_attn_back", 3, act_flash_attn_back},
     {"train_op", 6, act_train_op},
