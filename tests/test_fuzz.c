@@ -525,17 +525,13 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MUL_MAT: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
             break;
-<<<<<<< HEAD
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
-        case GGML_OP_SCALE: memcpy(&param, t->op_params, sizeof param); break;
-=======
         case GGML_OP_UNARY:
             if (t->op_params[0] == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
             break;
         case GGML_OP_NORM: case GGML_OP_RMS_NORM:
             break;
         case GGML_OP_SCALE: case GGML_OP_SOFT_MAX_BACK: memcpy(&param, t->op_params, sizeof param); break;
->>>>>>> nnops
         case GGML_OP_SOFT_MAX: memcpy(&param, t->op_params, sizeof param); mask_src = 1; break;
         case GGML_OP_FLASH_ATTN_EXT: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 4; break;
         case GGML_OP_FLASH_ATTN_BACK: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 5; break;
