@@ -26,4 +26,16 @@ struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml
 /* t, or a contiguous copy of it. */
 struct ggml_tensor * ggmlr_grad_contiguous(struct ggml_context * ctx, struct ggml_tensor * t);
 
+/* For the files of rules: a rule's signature, and its node's first sources. */
+#define RULE_ARGS (struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, struct ggml_tensor * g, const bool * need)
+#define RULE(name) static bool name RULE_ARGS
+#define A (node->src[0])
+#define B (node->src[1])
+
+/* grad_train.c: get_rows, cross_entropy_loss */
+const char * ggmlr_refuse_get_rows(const struct ggml_tensor * node, const bool * need);
+bool ggmlr_grad_get_rows RULE_ARGS;
+const char * ggmlr_refuse_cross_entropy_loss(const struct ggml_tensor * node, const bool * need);
+bool ggmlr_grad_cross_entropy_loss RULE_ARGS;
+
 #endif

@@ -4,11 +4,6 @@
  * adds dL/da = g * dy/da (and so on) to the sources that need one. */
 #include "grad.h"
 
-#define RULE(name) static bool name(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, \
-                                    struct ggml_tensor * g, const bool * need)
-#define A (node->src[0])
-#define B (node->src[1])
-
 bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * src, struct ggml_tensor * contrib) {
     if (!contrib) return false;
     const size_t slot = ggmlr_hash_find(gph, src);
@@ -204,7 +199,7 @@ const struct ggmlr_grad_rule ggmlr_grad_rules[] = {
     [GGML_OP_SOFT_MAX]        = {refuse_soft_max, grad_soft_max},
     [GGML_OP_FLASH_ATTN_EXT]  = {refuse_flash_attn_ext, grad_flash_attn_ext},
     [GGML_OP_FLASH_ATTN_BACK] = {0},
-    [GGML_OP_GET_ROWS]        = {0},
+    [GGML_OP_GET_ROWS]        = {ggmlr_refuse_get_rows, ggmlr_grad_get_rows},
     [GGML_OP_GET_ROWS_BACK]   = {0},
     [GGML_OP_NORM]            = {0},
     [GGML_OP_RMS_NORM]        = {0},
@@ -213,7 +208,7 @@ const struct ggmlr_grad_rule ggmlr_grad_rules[] = {
     [GGML_OP_UNARY]           = {0},
     [GGML_OP_UNARY_BACK]      = {0},
     [GGML_OP_SOFT_MAX_BACK]   = {0},
-    [GGML_OP_CROSS_ENTROPY_LOSS]      = {0},
+    [GGML_OP_CROSS_ENTROPY_LOSS]      = {ggmlr_refuse_cross_entropy_loss, ggmlr_grad_cross_entropy_loss},
     [GGML_OP_CROSS_ENTROPY_LOSS_BACK] = {0},
     [GGML_OP_OUT_PROD]        = {0},
     [GGML_OP_ROPE]            = {0},

@@ -52,6 +52,19 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
 struct ggml_tensor * ggmlr_flash_attn_stats(const struct ggml_tensor * fwd);
 struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d);
 
+/* ops.c: constructor helpers shared by the ops_*.c files. Each failure
+ * sets a message and returns NULL, so that a constructor can `return` it. */
+struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg);
+struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want);
+struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b);
+const char *         ggmlr_shape_str(const struct ggml_tensor * t, char * buf, size_t n); /* "[ne0, ne1, ne2, ne3]" */
+/* A new tensor of shape ne computed by op from src0, src1. */
+struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
+                                    struct ggml_tensor * src0, struct ggml_tensor * src1);
+#define REQUIRE_CTX(fn) do { if (!ctx) { ggmlr_set_error("%s: context is NULL", fn); return NULL; } } while (0)
+#define REQUIRE(fn, t)  do { if (!(t)) return ggmlr_null_input(fn, #t); } while (0)
+#define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return ggmlr_fail_type(fn, #t, t, "F32"); } while (0)
+
 /* op params are stored as raw 32-bit words */
 static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }
 static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }

@@ -6,7 +6,7 @@
 #include <math.h>
 
 /* A NULL input: either an earlier call failed (keep its message visible) or the caller passed NULL. */
-static struct ggml_tensor * null_input(const char * fn, const char * arg) {
+struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg) {
     char prev[400];
     snprintf(prev, sizeof prev, "%s", ggml_last_error());
     if (prev[0]) ggmlr_set_error("%s: input '%s' is NULL (earlier error: %s)", fn, arg, prev);
@@ -14,28 +14,24 @@ static struct ggml_tensor * null_input(const char * fn, const char * arg) {
     return NULL;
 }
 
-#define REQUIRE_CTX(fn) do { if (!ctx) { ggmlr_set_error("%s: context is NULL", fn); return NULL; } } while (0)
-#define REQUIRE(fn, t)  do { if (!(t)) return null_input(fn, #t); } while (0)
-
-static struct ggml_tensor * fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want) {
+struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want) {
     ggmlr_set_error("%s: %s must be %s (got %s)", fn, arg, want, ggml_type_name(t->type));
     return NULL;
 }
-#define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return fail_type(fn, #t, t, "F32"); } while (0)
 
-static const char * shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
+const char * ggmlr_shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
     snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
     return buf;
 }
 
-static struct ggml_tensor * fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b) {
+struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b) {
     char sa[96], sb[96];
-    ggmlr_set_error("%s: %s (shapes %s and %s)", fn, what, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
+    ggmlr_set_error("%s: %s (shapes %s and %s)", fn, what, ggmlr_shape_str(a, sa, sizeof sa), ggmlr_shape_str(b, sb, sizeof sb));
     return NULL;
 }
 
-static struct ggml_tensor * new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
-                                     struct ggml_tensor * src0, struct ggml_tensor * src1) {
+struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
+                                    struct ggml_tensor * src0, struct ggml_tensor * src1) {
     struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
     if (!t) return NULL;
     t->op = op;
@@ -92,18 +88,18 @@ static struct ggml_tensor * new_view(const char * fn, struct ggml_context * ctx,
 
 struct ggml_tensor * ggml_dup(struct ggml_context * ctx, struct ggml_tensor * a) {
     REQUIRE_CTX("ggml_dup"); REQUIRE("ggml_dup", a);
-    return new_node(ctx, GGML_OP_DUP, a->type, a->ne, a, NULL);
+    return ggmlr_new_node(ctx, GGML_OP_DUP, a->type, a->ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_cont(struct ggml_context * ctx, struct ggml_tensor * a) {
     REQUIRE_CTX("ggml_cont"); REQUIRE("ggml_cont", a);
-    return new_node(ctx, GGML_OP_CONT, a->type, a->ne, a, NULL);
+    return ggmlr_new_node(ctx, GGML_OP_CONT, a->type, a->ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_cpy"); REQUIRE("ggml_cpy", a); REQUIRE("ggml_cpy", b);
     if (ggml_nelements(a) != ggml_nelements(b))
-        return fail_shapes("ggml_cpy", "a and b must have the same number of elements", a, b);
+        return ggmlr_fail_shapes("ggml_cpy", "a and b must have the same number of elements", a, b);
     struct ggml_tensor * t = new_view("ggml_cpy", ctx, b, GGML_OP_CPY, b->ne, b->nb, 0);
     if (!t) return NULL;
     t->src[0] = a;
@@ -195,8 +191,8 @@ static struct ggml_tensor * binary_op(const char * fn, struct ggml_context * ctx
                                       struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
     REQUIRE_F32(fn, a); REQUIRE_F32(fn, b);
-    if (!ggml_can_repeat(b, a)) return fail_shapes(fn, "b must broadcast over a (each a->ne[i] a multiple of b->ne[i])", a, b);
-    struct ggml_tensor * t = inplace ? new_view(fn, ctx, a, op, a->ne, a->nb, 0) : new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
+    if (!ggml_can_repeat(b, a)) return ggmlr_fail_shapes(fn, "b must broadcast over a (each a->ne[i] a multiple of b->ne[i])", a, b);
+    struct ggml_tensor * t = inplace ? new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
     t->src[0] = a;
     t->src[1] = b;
@@ -211,7 +207,7 @@ struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_ten
 
 static struct ggml_tensor * unary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
-    return new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
+    return ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sqr", ctx, GGML_OP_SQR, a); }
@@ -229,13 +225,13 @@ struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * 
 struct ggml_tensor * ggml_sum(struct ggml_context * ctx, struct ggml_tensor * a) {
     REQUIRE_CTX("ggml_sum"); REQUIRE("ggml_sum", a); REQUIRE_F32("ggml_sum", a);
     const int64_t ne[4] = {1, 1, 1, 1};
-    return new_node(ctx, GGML_OP_SUM, GGML_TYPE_F32, ne, a, NULL);
+    return ggmlr_new_node(ctx, GGML_OP_SUM, GGML_TYPE_F32, ne, a, NULL);
 }
 
 static struct ggml_tensor * row_reduce(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
     const int64_t ne[4] = {1, a->ne[1], a->ne[2], a->ne[3]};
-    return new_node(ctx, op, GGML_TYPE_F32, ne, a, NULL);
+    return ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor * a) { return row_reduce("ggml_sum_rows", ctx, GGML_OP_SUM_ROWS, a); }
@@ -243,14 +239,14 @@ struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_tensor * a
 
 struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_repeat"); REQUIRE("ggml_repeat", a); REQUIRE("ggml_repeat", b); REQUIRE_F32("ggml_repeat", a);
-    if (!ggml_can_repeat(a, b)) return fail_shapes("ggml_repeat", "b's shape must be a multiple of a's", a, b);
-    return new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, b->ne, a, NULL);
+    if (!ggml_can_repeat(a, b)) return ggmlr_fail_shapes("ggml_repeat", "b's shape must be a multiple of a's", a, b);
+    return ggmlr_new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, b->ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_repeat_back"); REQUIRE("ggml_repeat_back", a); REQUIRE("ggml_repeat_back", b); REQUIRE_F32("ggml_repeat_back", a);
-    if (!ggml_can_repeat(b, a)) return fail_shapes("ggml_repeat_back", "a's shape must be a multiple of b's", a, b);
-    return new_node(ctx, GGML_OP_REPEAT_BACK, GGML_TYPE_F32, b->ne, a, NULL);
+    if (!ggml_can_repeat(b, a)) return ggmlr_fail_shapes("ggml_repeat_back", "a's shape must be a multiple of b's", a, b);
+    return ggmlr_new_node(ctx, GGML_OP_REPEAT_BACK, GGML_TYPE_F32, b->ne, a, NULL);
 }
 
 /* b added into the strided region (nb1..nb3, offset) of a; with zero_base the
@@ -275,7 +271,7 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
         ggmlr_set_error("ggml_acc: offset %zu and strides (%zu, %zu, %zu) must be multiples of the element size %zu", offset, nb1, nb2, nb3, nb[0]);
         return NULL;
     }
-    struct ggml_tensor * t = new_node(ctx, GGML_OP_ACC, GGML_TYPE_F32, a->ne, a, b);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_ACC, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
     const size_t p[4] = {nb1, nb2, nb3, offset};
     memcpy(t->op_params, p, sizeof p);
@@ -293,11 +289,11 @@ struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a,
 struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_mul_mat"); REQUIRE("ggml_mul_mat", a); REQUIRE("ggml_mul_mat", b);
     REQUIRE_F32("ggml_mul_mat", a); REQUIRE_F32("ggml_mul_mat", b);
-    if (a->ne[0] != b->ne[0]) return fail_shapes("ggml_mul_mat", "a->ne[0] must equal b->ne[0]", a, b);
+    if (a->ne[0] != b->ne[0]) return ggmlr_fail_shapes("ggml_mul_mat", "a->ne[0] must equal b->ne[0]", a, b);
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
-        return fail_shapes("ggml_mul_mat", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
+        return ggmlr_fail_shapes("ggml_mul_mat", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
     const int64_t ne[4] = {a->ne[1], b->ne[1], b->ne[2], b->ne[3]};
-    return new_node(ctx, GGML_OP_MUL_MAT, GGML_TYPE_F32, ne, a, b);
+    return ggmlr_new_node(ctx, GGML_OP_MUL_MAT, GGML_TYPE_F32, ne, a, b);
 }
 
 static bool mask_type_ok(const struct ggml_tensor * m) { return m->type == GGML_TYPE_F16 || m->type == GGML_TYPE_F32; }
@@ -306,17 +302,17 @@ struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_te
     const char * fn = "ggml_soft_max_ext";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
     if (mask) {
-        if (!mask_type_ok(mask)) return fail_type(fn, "mask", mask, "F16 or F32");
+        if (!mask_type_ok(mask)) return ggmlr_fail_type(fn, "mask", mask, "F16 or F32");
         if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1] || mask->ne[2] == 0 || mask->ne[3] == 0 ||
             a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0)
-            return fail_shapes(fn, "mask must be [ne0, >= ne1, a divisor of ne2, a divisor of ne3] of a", a, mask);
+            return ggmlr_fail_shapes(fn, "mask must be [ne0, >= ne1, a divisor of ne2, a divisor of ne3] of a", a, mask);
     }
     if (!isfinite(scale) || !isfinite(max_bias) || max_bias < 0) {
         ggmlr_set_error("%s: scale and max_bias must be finite, max_bias >= 0", fn);
         return NULL;
     }
     if (max_bias > 0 && !mask) { ggmlr_set_error("%s: max_bias > 0 (ALiBi) requires a mask", fn); return NULL; }
-    struct ggml_tensor * t = new_node(ctx, GGML_OP_SOFT_MAX, GGML_TYPE_F32, a->ne, a, mask);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_SOFT_MAX, GGML_TYPE_F32, a->ne, a, mask);
     if (!t) return NULL;
     ggmlr_set_op_param_f32(t, 0, scale);
     ggmlr_set_op_param_f32(t, 1, max_bias);
@@ -330,17 +326,17 @@ struct ggml_tensor * ggml_soft_max(struct ggml_context * ctx, struct ggml_tensor
 /* Shape and type rules shared by the forward and backward ops (SPEC section 3). */
 static bool check_attention(const char * fn, const struct ggml_tensor * q, const struct ggml_tensor * k,
                             const struct ggml_tensor * v, const struct ggml_tensor * mask, float scale) {
-    if (q->type != GGML_TYPE_F32) { fail_type(fn, "q", q, "F32"); return false; }
-    if (k->ne[0] != q->ne[0]) { fail_shapes(fn, "k->ne[0] (DK) must equal q->ne[0]", q, k); return false; }
-    if (v->ne[1] != k->ne[1]) { fail_shapes(fn, "v->ne[1] (M) must equal k->ne[1]", k, v); return false; }
-    if (v->ne[2] != k->ne[2]) { fail_shapes(fn, "v->ne[2] (Hkv) must equal k->ne[2]", k, v); return false; }
-    if (k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]) { fail_shapes(fn, "q, k and v must have the same batch ne[3]", q, k); return false; }
-    if (k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0) { fail_shapes(fn, "H = q->ne[2] must be a multiple of Hkv = k->ne[2]", q, k); return false; }
+    if (q->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "q", q, "F32"); return false; }
+    if (k->ne[0] != q->ne[0]) { ggmlr_fail_shapes(fn, "k->ne[0] (DK) must equal q->ne[0]", q, k); return false; }
+    if (v->ne[1] != k->ne[1]) { ggmlr_fail_shapes(fn, "v->ne[1] (M) must equal k->ne[1]", k, v); return false; }
+    if (v->ne[2] != k->ne[2]) { ggmlr_fail_shapes(fn, "v->ne[2] (Hkv) must equal k->ne[2]", k, v); return false; }
+    if (k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]) { ggmlr_fail_shapes(fn, "q, k and v must have the same batch ne[3]", q, k); return false; }
+    if (k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0) { ggmlr_fail_shapes(fn, "H = q->ne[2] must be a multiple of Hkv = k->ne[2]", q, k); return false; }
     if (mask) {
-        if (!mask_type_ok(mask)) { fail_type(fn, "mask", mask, "F16 or F32"); return false; }
-        if (mask->ne[0] != k->ne[1]) { fail_shapes(fn, "mask->ne[0] must equal M = k->ne[1]", k, mask); return false; }
-        if (mask->ne[1] < q->ne[1]) { fail_shapes(fn, "mask->ne[1] must be at least N = q->ne[1]", q, mask); return false; }
-        if (mask->ne[2] == 0 || mask->ne[3] == 0) { fail_shapes(fn, "mask has an empty dimension", q, mask); return false; }
+        if (!mask_type_ok(mask)) { ggmlr_fail_type(fn, "mask", mask, "F16 or F32"); return false; }
+        if (mask->ne[0] != k->ne[1]) { ggmlr_fail_shapes(fn, "mask->ne[0] must equal M = k->ne[1]", k, mask); return false; }
+        if (mask->ne[1] < q->ne[1]) { ggmlr_fail_shapes(fn, "mask->ne[1] must be at least N = q->ne[1]", q, mask); return false; }
+        if (mask->ne[2] == 0 || mask->ne[3] == 0) { ggmlr_fail_shapes(fn, "mask has an empty dimension", q, mask); return false; }
     }
     if (!isfinite(scale)) { ggmlr_set_error("%s: scale must be finite", fn); return false; }
     return true;
@@ -351,8 +347,8 @@ struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_
                                          float scale, float max_bias, float logit_softcap) {
     const char * fn = "ggml_flash_attn_ext";
     REQUIRE_CTX(fn); REQUIRE(fn, q); REQUIRE(fn, k); REQUIRE(fn, v);
-    if (k->type != GGML_TYPE_F32 && k->type != GGML_TYPE_F16) return fail_type(fn, "k", k, "F32 or F16");
-    if (v->type != GGML_TYPE_F32 && v->type != GGML_TYPE_F16) return fail_type(fn, "v", v, "F32 or F16");
+    if (k->type != GGML_TYPE_F32 && k->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "k", k, "F32 or F16");
+    if (v->type != GGML_TYPE_F32 && v->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "v", v, "F32 or F16");
     if (!check_attention(fn, q, k, v, mask, scale)) return NULL;
     if (!isfinite(max_bias) || max_bias < 0 || !isfinite(logit_softcap) || logit_softcap < 0) {
         ggmlr_set_error("%s: max_bias and logit_softcap must be finite and >= 0", fn);
@@ -360,7 +356,7 @@ struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_
     }
     if (max_bias > 0 && !mask) { ggmlr_set_error("%s: max_bias > 0 (ALiBi) requires a mask", fn); return NULL; }
     const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
-    struct ggml_tensor * t = new_node(ctx, GGML_OP_FLASH_ATTN_EXT, GGML_TYPE_F32, ne, q, k);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_FLASH_ATTN_EXT, GGML_TYPE_F32, ne, q, k);
     if (!t) return NULL;
     /* Row statistics the forward writes as it goes (max and log-sum of each
      * query row's scores), so that its backward need not run the forward again. */
@@ -388,7 +384,7 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
     if (d->ne[0] != v->ne[0] || d->ne[1] != q->ne[2] || d->ne[2] != q->ne[1] || d->ne[3] != q->ne[3]) {
         char sd[96];
         ggmlr_set_error("%s: d must be [DV, H, N, B] = [%lld, %lld, %lld, %lld] (got %s)", fn, (long long) v->ne[0],
-                        (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], shape_str(d, sd, sizeof sd));
+                        (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], ggmlr_shape_str(d, sd, sizeof sd));
         return NULL;
     }
     /* each count is at most INT64_MAX / 4 (a tensor's size fits), so the sum fits in uint64 */
@@ -399,7 +395,7 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
         return NULL;
     }
     const int64_t ne[4] = {(int64_t) len, 1, 1, 1};
-    struct ggml_tensor * t = new_node(ctx, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, q, k);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, q, k);
     if (!t) return NULL;
     t->src[2] = v;
     t->src[3] = mask;

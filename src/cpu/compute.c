@@ -102,6 +102,13 @@ struct executor {
     atomic_int arrived;
     atomic_int generation;
     atomic_int go;  /* 0: wait until every thread exists, 1: run, -1: give up */
+    /* ggmlr_compute_fail: the first failure wins the compare-exchange on
+     * `failed` and writes `message`. `stop` is raised only by the thread that
+     * completes a barrier, so every thread sees the same value after each
+     * node and they all leave the node loop together. */
+    atomic_int failed;
+    atomic_int stop;
+    char message[400];
 };
 
 #define SPIN_LIMIT (1 << 14)
@@ -114,12 +121,28 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+void ggmlr_compute_fail(const struct ggmlr_compute_params * p, const char * fmt, ...) {
+    struct executor * ex = p->executor;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&ex->failed, &expected, 1)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ex->message, sizeof ex->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Called by the thread that completes a barrier, before it releases the others. */
+static void raise_stop_on_failure(struct executor * ex) {
+    if (atomic_load_explicit(&ex->failed, memory_order_acquire)) atomic_store_explicit(&ex->stop, 1, memory_order_relaxed);
+}
+
 void ggmlr_barrier(const struct ggmlr_compute_params * p) {
     struct executor * ex = p->executor;
-    if (ex->nth == 1) return;
+    if (ex->nth == 1) { raise_stop_on_failure(ex); return; }
     const int gen = atomic_load_explicit(&ex->generation, memory_order_acquire);
     if (atomic_fetch_add_explicit(&ex->arrived, 1, memory_order_acq_rel) == ex->nth - 1) {
         atomic_store_explicit(&ex->arrived, 0, memory_order_relaxed);
+        raise_stop_on_failure(ex);
         atomic_fetch_add_explicit(&ex->generation, 1, memory_order_release);
     } else {
         /* spin (the others are usually microseconds away), then give the core up */
@@ -146,6 +169,7 @@ static void * run_worker(void * arg) {
         if (is_noop(t)) continue;
         compute_node(&p, t);
         ggmlr_barrier(&p);
+        if (atomic_load_explicit(&ex->stop, memory_order_relaxed)) break;  /* a node failed: skip the rest */
     }
     return NULL;
 }
@@ -166,6 +190,8 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     struct executor ex = {.graph = g, .nth = nth, .wsize = wsize};
     atomic_init(&ex.arrived, 0);
     atomic_init(&ex.generation, 0);
+    atomic_init(&ex.failed, 0);
+    atomic_init(&ex.stop, 0);
     void * wbuf = NULL;
     bool wbuf_owned = false;
     if (wsize + ssize > 0) {
@@ -190,6 +216,7 @@ enum ggml_status ggmlr_graph_compute(struct ggml_cgraph * g, int n_threads) {
     for (int i = 1; i < started; i++) pthread_join(threads[i], NULL);
     if (wbuf_owned) free(wbuf);
     if (started < nth) { ggmlr_set_error("graph compute: could not start %d threads", nth); return GGML_STATUS_FAILED; }
+    if (atomic_load(&ex.failed)) { ggmlr_set_error("graph compute: %s", ex.message); return GGML_STATUS_FAILED; }
     return GGML_STATUS_SUCCESS;
 }
 

@@ -20,6 +20,16 @@ struct ggmlr_compute_params {
 /* All nth threads wait here until each has arrived (for kernels in phases). */
 void ggmlr_barrier(const struct ggmlr_compute_params * p);
 
+/* Report a failure the constructor could not foresee (an index out of range in
+ * the data): the first one wins, the nodes after this one are skipped, and
+ * the compute returns GGML_STATUS_FAILED with the message. The kernel must not
+ * touch memory out of bounds, and must still reach any barrier it has. */
+void ggmlr_compute_fail(const struct ggmlr_compute_params * p, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Piece [*i0, *i1) of n items for thread ith of nth. */
 static inline void ggmlr_split(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
     const int64_t per = (n + nth - 1) / nth;
@@ -94,5 +104,18 @@ size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst);
+/* rows.c */
+void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst);
+/* loss.c */
+void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst);
+/* optim.c */
+void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 
 #endif
