@@ -693,7 +693,9 @@ static enum ggml_status optimizer_step(struct ggml_opt_context * oc) {
     const enum ggml_status st = ggml_backend_sched_graph_compute(oc->backend_sched, oc->g_step);
     if (st != GGML_STATUS_SUCCESS) return st;
     oc->iter++;
-    return nonfinite ? GGML_STATUS_ABORTED : GGML_STATUS_SUCCESS;
+    if (!nonfinite) return GGML_STATUS_SUCCESS;
+    ggmlr_set_error("ggml_opt_eval: %s is not finite; the optimizer step was applied (apply_nonfinite)", oc->period_nonfinite ? "the loss" : "a gradient");
+    return GGML_STATUS_ABORTED;
 }
 
 static enum ggml_status add_to_result(struct ggml_opt_context * oc, struct ggml_opt_result * r, bool nonfinite) {
