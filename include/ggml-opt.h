@@ -117,8 +117,8 @@ enum ggml_opt_optimizer_type {
 struct ggml_opt_optimizer_params {
     struct {
         float alpha; /* learning rate, > 0 */
-        float beta1; /* first moment decay, [0, 1] */
-        float beta2; /* second moment decay, [0, 1] */
+        float beta1; /* first moment decay, [0, 1) (upstream allows 1) */
+        float beta2; /* second moment decay, [0, 1) */
         float eps;   /* added to sqrt(v), >= 0 */
         float wd;    /* decoupled weight decay, [0, 1]; 0 = off */
     } adamw;
