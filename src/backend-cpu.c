@@ -37,8 +37,27 @@ void ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads) {
 
 static size_t align_up(size_t x) { return (x + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN; }
 
+/* The one buffer type: CPU memory. */
+struct ggml_backend_buffer_type { const char * name; };
+static struct ggml_backend_buffer_type cpu_buffer_type = {"CPU"};
+
+ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) { return &cpu_buffer_type; }
+ggml_backend_buffer_type_t ggml_backend_get_default_buffer_type(ggml_backend_t backend) { return backend ? &cpu_buffer_type : NULL; }
+const char * ggml_backend_buft_name(ggml_backend_buffer_type_t buft) { return buft ? buft->name : NULL; }
+
+static ggml_backend_buffer_t alloc_ctx_tensors(struct ggml_context * ctx);
+
 ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors(struct ggml_context * ctx, ggml_backend_t backend) {
     if (!ctx || !backend) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: context or backend is NULL"); return NULL; }
+    return alloc_ctx_tensors(ctx);
+}
+
+ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context * ctx, ggml_backend_buffer_type_t buft) {
+    if (!ctx || buft != &cpu_buffer_type) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors_from_buft: context is NULL or buffer type is not the CPU one"); return NULL; }
+    return alloc_ctx_tensors(ctx);
+}
+
+static ggml_backend_buffer_t alloc_ctx_tensors(struct ggml_context * ctx) {
     size_t total = 0;
     for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
         if (t->data || t->view_src) continue;
