@@ -1,4 +1,4 @@
-/* vec.h -- SIMD primitives chosen once at run time (AVX-512, AVX2+FMA or scalar). */
+/* vec.h -- SIMD primitives chosen once at run time (AVX-512, AVX2+FMA+F16C or scalar). */
 #ifndef GGMLR_VEC_H
 #define GGMLR_VEC_H
 
@@ -28,6 +28,9 @@ struct ggmlr_vec_ops {
     void  (*exp)(int64_t n, const float * x, float * y);
     void  (*gelu)(int64_t n, const float * x, float * y);
     void  (*gelu_back)(int64_t n, const float * g, const float * x, float * dx);
+    /* IEEE binary16 rows (ggml_fp16_t), F16C on the x86 paths */
+    void  (*fp16_to_fp32_row)(const uint16_t * x, float * y, int64_t n);
+    void  (*fp32_to_fp16_row)(const float * x, uint16_t * y, int64_t n);
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */
