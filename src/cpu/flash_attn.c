@@ -102,12 +102,18 @@ static uint8_t classify_block(const struct ggml_tensor * m, int64_t i2, int64_t 
     return all_inf ? BLOCK_MASKED : all_zero ? BLOCK_ZERO : BLOCK_MIXED;
 }
 
-/* mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk; -Inf elsewhere
- * (keys past the tile, rows past the block). Returns false when the block is
- * entirely masked (nothing to compute). */
-static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
-                      float slope, float * mt) {
-    if (cls == BLOCK_MASKED) return false;
+/* What a tile of keys adds to the scores of a block of query rows. */
+enum { TILE_EMPTY, TILE_PLAIN, TILE_MASKED };
+
+/* TILE_EMPTY: the block is entirely masked (nothing to compute). TILE_PLAIN:
+ * an all-zero block that fills the tile adds nothing (mt is not written; rows
+ * past the block need no -Inf, their statistics already exclude them).
+ * TILE_MASKED: mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk;
+ * -Inf elsewhere (keys past the tile, rows past the block). */
+static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
+                     float slope, float * mt) {
+    if (cls == BLOCK_MASKED) return TILE_EMPTY;
+    if (cls == BLOCK_ZERO && nk == a->KB) return TILE_PLAIN;
     bool any = false;
     for (int64_t r = 0; r < QB; r++) {
         float * row = mt + r * a->KB;
@@ -127,7 +133,7 @@ static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, in
         }
         for (; j < a->KB; j++) row[j] = -INFINITY;
     }
-    return any;
+    return any ? TILE_MASKED : TILE_EMPTY;
 }
 
 /* ---- K/V packed once per node, in shared scratch ----
@@ -202,6 +208,28 @@ static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int
     if (!a->mask) return BLOCK_ZERO;
     const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
     return sh->block_class[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
+}
+
+/* GCC takes a function that only prefetches for one without side effects and
+ * deletes the calls; noipa keeps them. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEP_CALLS __attribute__((noipa))
+#else
+#define KEEP_CALLS
+#endif
+
+/* Starts loading the mask rows of query block qb x key tile kb when they will
+ * be read (a mixed block), so that the current tile's arithmetic hides the
+ * latency: mask rows lie M elements apart and miss the caches. */
+static KEEP_CALLS void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return;
+    const struct ggml_tensor * m = a->mask;
+    const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB, m0 = kb * a->KB;
+    const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
+    for (int64_t r = 0; r < nr; r++) {
+        const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
+        for (int64_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(src + off);
+    }
 }
 
 /* Thread 0 writes the layout; start_node's barrier publishes it to the others
@@ -298,7 +326,9 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-        if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt)) continue;
+        const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
+        if (kind == TILE_EMPTY) continue;
+        prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
         const float * kt = sh->kt + t * a->DK * KB, * vp = sh->vp + t * KB * a->DVp;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
@@ -308,7 +338,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r = 0; r < QB; r++) {
             float * sr = s->s + r * KB;
             if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-            const float rmax = r < nr ? a->vec->tile_add_max(KB, sr, s->mt + r * KB) : -INFINITY;
+            const float rmax = r < nr ? a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL) : -INFINITY;
             if (rmax == -INFINITY) { memset(sr, 0, (size_t) KB * sizeof(float)); continue; }
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
                 const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
@@ -427,10 +457,11 @@ static void load_query_block(const struct fa * a, const struct fa_shared * sh, c
 }
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
- * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb). */
+ * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb).
+ * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
                           int64_t t, int64_t nk, int64_t nr, const float * mx, const float * lsum, const float * D,
-                          float * dk, float * dv) {
+                          const float * mt, float * dk, float * dv) {
     const int64_t KB = a->KB;
     const float * kt = sh->kt + t * a->DK * KB, * kp = sh->kp + t * KB * a->DKp, * vt = sh->vt + t * a->DV * KB;
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
@@ -442,7 +473,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
         }
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
-    a->vec->tile_p_ds(QB, KB, s->s, s->dp, s->mt, mx, lsum, D);
+    a->vec->tile_p_ds(QB, KB, s->s, s->dp, mt, mx, lsum, D);
     /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < nk; j0 += TR) {
         for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
@@ -481,9 +512,14 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
             bool loaded = false;
             for (int64_t kb = kb0; kb < kb1; kb++) {
                 const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
-                if (!loaded) { load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D); loaded = true; }
-                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D,
+                const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt);
+                if (kind == TILE_EMPTY) continue;
+                if (!loaded) {
+                    load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
+                    loaded = true;
+                    for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
+                }
+                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
                               s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;
