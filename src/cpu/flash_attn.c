@@ -218,18 +218,20 @@ static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int
 #define KEEP_CALLS
 #endif
 
+/* Starts loading [p, p + bytes) into the caches. */
+static KEEP_CALLS void prefetch_bytes(const void * p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch((const char *) p + off);
+}
+
 /* Starts loading the mask rows of query block qb x key tile kb when they will
  * be read (a mixed block), so that the current tile's arithmetic hides the
  * latency: mask rows lie M elements apart and miss the caches. */
-static KEEP_CALLS void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+static void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return;
     const struct ggml_tensor * m = a->mask;
     const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB, m0 = kb * a->KB;
     const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
-    for (int64_t r = 0; r < nr; r++) {
-        const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
-        for (int64_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(src + off);
-    }
+    for (int64_t r = 0; r < nr; r++) prefetch_bytes(ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]), bytes);
 }
 
 /* Thread 0 writes the layout; start_node's barrier publishes it to the others
@@ -517,6 +519,9 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                 if (!loaded) {
                     load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
                     loaded = true;
+                    /* the next block's dO rows lie H rows apart (dO is [DV, H, N]) and its mask rows M apart */
+                    for (int64_t n = n0 + QB; n < n0 + 2 * QB && n < a->N; n++)
+                        prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
                 backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
