@@ -337,19 +337,22 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
             for (int64_t j0 = 0; j0 < KB; j0 += a->TC) a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB);
         }
-        for (int64_t r = 0; r < QB; r++) {
+        for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
-            if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-            const float rmax = r < nr ? a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL) : -INFINITY;
-            if (rmax == -INFINITY) { memset(sr, 0, (size_t) KB * sizeof(float)); continue; }
+            if (a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+            const float rmax = a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
                 const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
                 s->l[r] *= alpha;
                 a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
                 s->mx[r] = rmax;
             }
-            s->l[r] += a->vec->tile_exp(KB, sr, s->mx[r], sr);
         }
+        /* P = exp(S - running max); rows past nr (max -Inf) and rows with nothing
+         * attended yet come out as zeros */
+        float tile_sum[QB];
+        a->vec->tile_exp_rows(QB, KB, s->s, s->mx, tile_sum);
+        for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
                 float * out[TR];

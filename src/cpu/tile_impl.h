@@ -110,18 +110,28 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     return (TV) ((TI) (p * (TV) e) & ~dead);
 }
 
-/* y[i] = exp(x[i] - shift) for i < n (a multiple of TL); exp(-Inf) = 0 exactly.
- * Returns the sum of the y[i]. */
-VEC_TARGET static float VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
-    TV sum = {0};
-    for (int64_t i = 0; i < n; i += TL) {
-        const TV out = VEC_FN(exp2v)((*(const TV *) (x + i) - shift) * 1.44269504088896341f);
-        *(TV *) (y + i) = out;
-        sum += out;
+/* Per row r < rows of n (a multiple of TL) scores s[r * n + i]:
+ *   s := exp(s - shift[r]),  sum[r] = the row's sum of those,
+ * exp(-Inf) = 0 exactly; a row with shift[r] = -Inf (nothing attended yet)
+ * gives zeros. One call for a block of rows keeps the constants in registers
+ * and lets rows overlap. */
+VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum) {
+    for (int64_t r = 0; r < rows; r++) {
+        float * sr = s + r * n;
+        TV acc = {0};
+        if (shift[r] == -__builtin_inff()) {
+            for (int64_t i = 0; i < n; i += TL) *(TV *) (sr + i) = (TV) {0};
+        } else {
+            for (int64_t i = 0; i < n; i += TL) {
+                const TV out = VEC_FN(exp2v)((*(const TV *) (sr + i) - shift[r]) * 1.44269504088896341f);
+                *(TV *) (sr + i) = out;
+                acc += out;
+            }
+        }
+        float total = 0.0f;
+        for (int j = 0; j < TL; j++) total += acc[j];
+        sum[r] = total;
     }
-    float total = 0.0f;
-    for (int j = 0; j < TL; j++) total += sum[j];
-    return total;
 }
 
 /* Backward softmax of a block of `rows` rows of n (a multiple of TL) scores:

@@ -43,7 +43,7 @@
 #undef TILE_NV
 #endif
 
-#define OPS(isa, tile_c) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_##isa, tile_add_max_##isa, tile_p_ds_##isa}
+#define OPS(isa, tile_c) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_rows_##isa, tile_add_max_##isa, tile_p_ds_##isa}
 static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8);
 #ifdef GGMLR_X86_DISPATCH
 static const struct ggmlr_vec_ops ops_avx2   = OPS(avx2, 16);
