@@ -126,10 +126,14 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
             const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
             if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
             else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
-            int64_t finite = 0;
+            int finite = 0;
             /* -Inf stays -Inf: a large max_bias underflows the slope to 0, and 0 * -Inf is NaN */
-            for (j = 0; j < nk; j++) { if (row[j] != -INFINITY) row[j] *= slope; finite += row[j] != -INFINITY; }
-            any = any || finite > 0;
+            for (j = 0; j < nk; j++) {
+                const int live = row[j] != -INFINITY;
+                row[j] = live ? row[j] * slope : row[j];
+                finite |= live;
+            }
+            any = any || finite;
         }
         for (; j < a->KB; j++) row[j] = -INFINITY;
     }
@@ -249,10 +253,12 @@ static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
                       int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
     for (int64_t j = 0; j < a->KB; j++) {
-        float * rj = rows ? rows + j * dimp : tmp + dimp;
-        if (j < nk) load_row(t, m0 + j, hk, b, 1.0f, rj, dimp, tmp);
-        else for (int64_t i = 0; i < dimp; i++) rj[i] = 0.0f;
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = rj[i];
+        const float * src = j < nk ? ggmlr_row_f32(t, m0 + j, hk, b, tmp) : NULL;
+        if (rows) {
+            float * rj = rows + j * dimp;
+            for (int64_t i = 0; i < dimp; i++) rj[i] = src && i < dim ? src[i] : 0.0f;
+        }
+        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src ? src[i] : 0.0f;
     }
 }
 
