@@ -84,6 +84,13 @@ static bool parse_args(int argc, char ** argv, struct cli * c) {
         const char * a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--no-plot")) { c->plot = false; continue; }
+        static const char * const valued[] = {"--layers", "--heads", "--kv-heads", "--embd", "--ctx", "--batch", "--iters", "--warmup",
+            "--decay-iters", "--threads", "--seed", "--eval-interval", "--eval-batches", "--log-interval", "--checkpoint-every",
+            "--sample-len", "--top-k", "--lr", "--min-lr", "--beta1", "--beta2", "--weight-decay", "--clip", "--temperature",
+            "--attn", "--data", "--out", "--resume", "--sample", "--checkpoint"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known = known || !strcmp(a, valued[k]);
+        if (!known) { fprintf(stderr, "error: unknown option %s (see --help)\n", a); return false; }
         if (i + 1 >= argc) { fprintf(stderr, "error: %s needs a value (see --help)\n", a); return false; }
         const char * val = argv[++i];
         bool ok = true;
@@ -123,7 +130,6 @@ static bool parse_args(int argc, char ** argv, struct cli * c) {
         else if (!strcmp(a, "--resume")) c->resume = val;
         else if (!strcmp(a, "--sample")) c->sample_prompt = val;
         else if (!strcmp(a, "--checkpoint")) c->checkpoint = val;
-        else { fprintf(stderr, "error: unknown option %s (see --help)\n", a); return false; }
 #undef INT_OPT
 #undef F_OPT
         if (!ok) { fprintf(stderr, "error: bad value '%s' for %s (see --help)\n", val, a); return false; }
