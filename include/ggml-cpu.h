@@ -14,6 +14,11 @@ GGML_API int              ggml_cpu_n_cores(void);
 /* Name of the SIMD path chosen at run time: "avx512", "avx2" or "scalar". */
 GGML_API const char *     ggml_cpu_simd_name(void);
 GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
+/* Profiling: when on, every graph compute times each node and then prints to
+ * stderr the time per op type and the slowest nodes (wall time of each node
+ * with all its threads). Off by default; the environment variable
+ * GGMLR_PROFILE=1 turns it on for the whole process. */
+GGML_API void             ggml_cpu_set_profile(bool enable);
 
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);

@@ -310,7 +310,9 @@ GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx,
 /* a = logits, b = labels, c = gradient of the loss ([1]) -> gradient with respect to the logits. */
 GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
 
-/* a [m, n, ...], b [p, n, ...] -> [m, p, ...]: sum over n of outer products a[:, k] b[:, k]^T. */
+/* a [m, n, ne2a, ne3a], b [p, n, ne2, ne3] (F32, any strides) -> [m, p, ne2, ne3]: dst[i, j] = sum_k a[i, k] b[j, k],
+ * the sum over k of outer products a[:, k] b[:, k]^T; a's planes are broadcast like mul_mat's
+ * (ne2, ne3 multiples of a's; plane i2 reads a's plane i2 / (ne2/ne2a)). */
 GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 
 /* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] with I32 positions b [n_tokens];

@@ -296,6 +296,16 @@ struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor 
     return ggmlr_new_node(ctx, GGML_OP_MUL_MAT, GGML_TYPE_F32, ne, a, b);
 }
 
+struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
+    REQUIRE_CTX("ggml_out_prod"); REQUIRE("ggml_out_prod", a); REQUIRE("ggml_out_prod", b);
+    REQUIRE_F32("ggml_out_prod", a); REQUIRE_F32("ggml_out_prod", b);
+    if (a->ne[1] != b->ne[1]) return ggmlr_fail_shapes("ggml_out_prod", "a->ne[1] must equal b->ne[1]", a, b);
+    if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
+        return ggmlr_fail_shapes("ggml_out_prod", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
+    const int64_t ne[4] = {a->ne[0], b->ne[0], b->ne[2], b->ne[3]};
+    return ggmlr_new_node(ctx, GGML_OP_OUT_PROD, GGML_TYPE_F32, ne, a, b);
+}
+
 static bool mask_type_ok(const struct ggml_tensor * m) { return m->type == GGML_TYPE_F16 || m->type == GGML_TYPE_F32; }
 
 struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * mask, float scale, float max_bias) {

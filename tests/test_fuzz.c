@@ -522,7 +522,7 @@ static void check_node(const struct ggml_tensor * t) {
             if (t->src[0]->ne[0] == 0) return;  /* the mean of an empty row is 0/0 */
             break;
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
-        case GGML_OP_MUL_MAT: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
+        case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
@@ -669,6 +669,15 @@ static void count_shape(const struct ggml_tensor * a, int64_t ne[4]) {
     ne[1] = n / ne[0];
     ne[2] = ne[3] = 1;
 }
+static bool out_prod_partner(const struct ggml_tensor * t, const struct ggml_tensor * a) {
+    return t->ne[1] == a->ne[1] && a->ne[2] > 0 && a->ne[3] > 0 && t->ne[2] % a->ne[2] == 0 && t->ne[3] % a->ne[3] == 0;
+}
+static void out_prod_shape(const struct ggml_tensor * a, int64_t ne[4]) {
+    ne[0] = small_dim();
+    ne[1] = a->ne[1];
+    ne[2] = a->ne[2] * (chance(0.7) ? 1 : 2);
+    ne[3] = a->ne[3];
+}
 static void matmul_shape(const struct ggml_tensor * a, int64_t ne[4]) {
     ne[0] = a->ne[0];
     ne[1] = small_dim();
@@ -709,6 +718,7 @@ static void act_binary(struct fuzz * f) {
         {"ggml_repeat", ggml_repeat, tiles, tile_shape}, {"ggml_repeat_back", ggml_repeat_back, broadcasts_over, broadcast_shape},
         {"ggml_cpy", ggml_cpy, same_count, count_shape}, {"ggml_reshape", ggml_reshape, same_count, count_shape},
         {"ggml_mul_mat", ggml_mul_mat, matmul_partner, matmul_shape},
+        {"ggml_out_prod", ggml_out_prod, out_prod_partner, out_prod_shape},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
     struct ggml_context * ctx = pick_ctx(f);
@@ -723,6 +733,7 @@ static void act_binary(struct fuzz * f) {
     struct ggml_tensor * t = CALL(f, ops[k].name, !ctx || !a || !b, ops[k].fn(ctx, a, b));
     if (t && k <= 4) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like a", ops[k].name);
     if (t && k == 9) CHECK(t->ne[0] == a->ne[1] && t->ne[1] == b->ne[1] && t->ne[2] == b->ne[2] && t->ne[3] == b->ne[3], "mul_mat: result shape");
+    if (t && k == 10) CHECK(t->ne[0] == a->ne[0] && t->ne[1] == b->ne[0] && t->ne[2] == b->ne[2] && t->ne[3] == b->ne[3], "out_prod: result shape");
     keep(f, t);
 }
 

@@ -142,6 +142,9 @@ BUILDER(b_mul_mat) { UNUSED_USER; return wsum(ctx, ggml_mul_mat(ctx, P0, P1)); }
 BUILDER(b_mul_mat_ta) { UNUSED_USER; return wsum(ctx, ggml_mul_mat(ctx, ggml_transpose(ctx, P0), P1)); }
 BUILDER(b_mul_mat_tb) { UNUSED_USER; return wsum(ctx, ggml_mul_mat(ctx, P0, ggml_transpose(ctx, P1))); }
 BUILDER(b_mul_mat_same) { UNUSED_USER; return wsum(ctx, ggml_mul_mat(ctx, P0, P0)); }  /* x^T x */
+BUILDER(b_out_prod) { UNUSED_USER; return wsum(ctx, ggml_out_prod(ctx, P0, P1)); }
+BUILDER(b_out_prod_tb) { UNUSED_USER; return wsum(ctx, ggml_out_prod(ctx, P0, ggml_transpose(ctx, P1))); }
+BUILDER(b_out_prod_same) { UNUSED_USER; return wsum(ctx, ggml_out_prod(ctx, P0, P0)); }  /* x x^T */
 
 struct sm_case { enum ggml_type mtype; int64_t mne[4]; float scale, max_bias; };
 static const struct sm_case k_sm_f32 = {GGML_TYPE_F32, {7, 6, 1, 1}, 0.7f, 0.0f};
@@ -282,6 +285,15 @@ static const struct gcase cases[] = {
     {"mul_mat a transposed", b_mul_mat_ta, NULL, 2, S2(4, 6, 1, 1, 6, 5, 1, 1), -1, 1, 0},
     {"mul_mat b transposed, broadcast", b_mul_mat_tb, NULL, 2, S2(6, 4, 1, 1, 5, 6, 3, 1), -1, 1, 0},
     {"mul_mat x^T x", b_mul_mat_same, NULL, 1, S1(5, 4, 1, 1), -1, 1, 0},
+    {"mul_mat past one panel", b_mul_mat, NULL, 2, S2(5, 70, 1, 1, 5, 8, 1, 1), -1, 1, 0},
+    {"out_prod", b_out_prod, NULL, 2, S2(4, 6, 1, 1, 5, 6, 1, 1), -1, 1, 0},
+    {"out_prod n=1", b_out_prod, NULL, 2, S2(4, 1, 1, 1, 3, 1, 1, 1), -1, 1, 0},
+    {"out_prod batched", b_out_prod, NULL, 2, S2(3, 5, 2, 2, 4, 5, 2, 2), -1, 1, 0},
+    {"out_prod broadcast dims 2,3 [3,4,2,1] x [2,4,6,3]", b_out_prod, NULL, 2, S2(3, 4, 2, 1, 2, 4, 6, 3), -1, 1, 0},
+    {"out_prod broadcast dims 2,3 [3,4,2,3] x [2,4,4,6]", b_out_prod, NULL, 2, S2(3, 4, 2, 3, 2, 4, 4, 6), -1, 1, 0},
+    {"out_prod b transposed, broadcast", b_out_prod_tb, NULL, 2, S2(4, 6, 1, 1, 6, 5, 3, 1), -1, 1, 0},
+    {"out_prod past one panel", b_out_prod, NULL, 2, S2(70, 5, 1, 1, 8, 5, 1, 1), -1, 1, 0},
+    {"out_prod x x^T", b_out_prod_same, NULL, 1, S1(5, 4, 1, 1), -1, 1, 0},
     {"soft_max", b_soft_max, NULL, 1, S1(7, 5, 3, 1), -1, 1, 0},
     {"soft_max of transposed", b_soft_max_transposed, NULL, 1, S1(5, 7, 2, 1), -1, 1, 0},
     {"soft_max_ext F32 mask, scale", b_soft_max_ext, &k_sm_f32, 1, S1(7, 5, 3, 1), -1, 1, 0},

@@ -215,6 +215,19 @@ static arr ref_mul_mat(arr a, arr b) {
     return r;
 }
 
+/* c[i, j] = sum_k a[i, k] b[j, k]; a's plane for b's plane (i2, i3) is (i2 / r2, i3 / r3) */
+static arr ref_out_prod(arr a, arr b) {
+    const int64_t ne[4] = {a.ne[0], b.ne[0], b.ne[2], b.ne[3]};
+    const int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
+    arr r = arr_new(ne);
+    FOR4(ne, i, j, i2, i3) {
+        double s = 0;
+        for (int64_t k = 0; k < a.ne[1]; k++) s += AT(a, i, k, i2 / r2, i3 / r3) * AT(b, j, k, i2, i3);
+        AT(r, i, j, i2, i3) = s;
+    }
+    return r;
+}
+
 /* ALiBi slope of head h (upstream ggml's formula), 1 without max_bias. */
 static double alibi_slope(double max_bias, int64_t h, int64_t n_head) {
     if (max_bias <= 0) return 1.0;
@@ -564,10 +577,11 @@ static void test_mul_mat(void) {
         {9, 4, 3, 2, 1, 6, 3},   /* a broadcast over dims 2 (groups of 3) and 3 */
         {5, 3, 2, 2, 3, 4, 6},   /* groups of 2 in both dims */
         {6, 5, 4, 1, 2, 5, 2},
+        {300, 130, 103, 1, 1, 1, 1}, {257, 65, 13, 1, 1, 2, 1},  /* past a panel, a reduction block, a column group */
     };
     static const enum layout lays[5][2] = {{CONTIG, CONTIG}, {TRANSPOSED, CONTIG}, {CONTIG, TRANSPOSED}, {TRANSPOSED, TRANSPOSED}, {PERMUTED, PERMUTED}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        struct ggml_context * ctx = tc_ctx(8);
+        struct ggml_context * ctx = tc_ctx(32);
         const int64_t ane[4] = {cases[c].K, cases[c].M, cases[c].a2, cases[c].a3};
         const int64_t bne[4] = {cases[c].K, cases[c].N, cases[c].b2, cases[c].b3};
         for (int l = 0; l < 5; l++) {
@@ -581,6 +595,53 @@ static void test_mul_mat(void) {
         ggml_free(ctx);
         pool_free();
     }
+}
+
+/* Sizes past one panel (64 rows with AVX-512), one reduction block (256),
+ * several column groups and partial last groups, on every operand layout;
+ * the result is the same bytes on 1 and 2 threads as on NTH. */
+static void test_out_prod(void) {
+    static const struct { int64_t M, N, K, a2, a3, b2, b3; } cases[] = {
+        {7, 5, 13, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1}, {4, 3, 1, 1, 1, 1, 1}, {1, 1, 17, 1, 1, 1, 1},
+        {3, 2, 70, 1, 1, 1, 1}, {6, 7, 33, 3, 1, 3, 2},
+        {4, 3, 9, 2, 1, 6, 3},   /* a broadcast over dims 2 (groups of 3) and 3 */
+        {3, 2, 5, 2, 3, 4, 6},   /* groups of 2 in both dims */
+        {130, 103, 300, 1, 1, 1, 1}, {65, 13, 257, 1, 1, 2, 1}, {128, 82, 96, 1, 1, 1, 1},
+    };
+    static const enum layout lays[5][2] = {{CONTIG, CONTIG}, {TRANSPOSED, CONTIG}, {CONTIG, TRANSPOSED}, {TRANSPOSED, TRANSPOSED}, {PERMUTED, PERMUTED}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct ggml_context * ctx = tc_ctx(32);
+        const int64_t ane[4] = {cases[c].M, cases[c].K, cases[c].a2, cases[c].a3};
+        const int64_t bne[4] = {cases[c].N, cases[c].K, cases[c].b2, cases[c].b3};
+        for (int l = 0; l < 5; l++) {
+            arr ra, rb;
+            struct ggml_tensor * a = make_input(ctx, ane, lays[l][0], -1, 1, false, &ra);
+            struct ggml_tensor * b = make_input(ctx, bne, lays[l][1], -1, 1, false, &rb);
+            struct ggml_tensor * out = ggml_out_prod(ctx, a, b);
+            if (!poison_compute(ctx, out)) continue;
+            expect(out, ref_out_prod(ra, rb), TOL, "out_prod a %s %s, b %s %s", shape_s(ane), layout_name[lays[l][0]], shape_s(bne), layout_name[lays[l][1]]);
+            const size_t nb = ggml_nbytes(out);
+            void * first = malloc(nb);
+            memcpy(first, out->data, nb);
+            for (int nth = 1; nth <= 2; nth++) {
+                struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);
+                ggml_build_forward_expand(g, out);
+                tc_poison(out);
+                tc_compute(ctx, g, nth);
+                CHECK(memcmp(first, out->data, nb) == 0, "out_prod %s x %s: %d thread(s) give the bytes of %d", shape_s(ane), shape_s(bne), nth, NTH);
+            }
+            free(first);
+        }
+        ggml_free(ctx);
+        pool_free();
+    }
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 2);
+    CHECK(ggml_out_prod(ctx, a, b) == NULL && strstr(ggml_last_error(), "ne[1]"), "out_prod refuses a->ne[1] != b->ne[1]");
+    CHECK(ggml_out_prod(ctx, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 3, 2), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 5, 3, 3)) == NULL,
+          "out_prod refuses planes of b that are not a multiple of a's");
+    CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3)) == NULL, "out_prod refuses F16");
+    ggml_free(ctx);
 }
 
 /* ---- soft_max ---- */
@@ -672,6 +733,7 @@ int main(void) {
     test_repeat();
     test_acc();
     test_mul_mat();
+    test_out_prod();
     test_soft_max();
     printf("SIMD path: %s\n", ggml_cpu_simd_name());
     return tc_finish("ops_forward");

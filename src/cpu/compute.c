@@ -2,6 +2,7 @@
  * and failures. All threads of a pool (threadpool.c) walk the node list
  * together and meet at a barrier after each node that does work. */
 #include "kernels.h"
+#include "profile.h"
 #include "threadpool.h"
 
 #include "ggml-cpu.h"
@@ -67,6 +68,7 @@ struct ggmlr_executor {
     atomic_int failed_node;  /* index of the failing node; INT_MAX while none failed */
     char message[GGMLR_FAIL_MESSAGE];
     int test_fail_node;      /* ggmlr_test_fail_at_node */
+    uint64_t * node_ns;      /* per-node wall times when profiling, else NULL */
 };
 
 static _Thread_local int test_fail_node = -1;
@@ -93,6 +95,8 @@ static void run_thread(void * arg, int ith) {
     struct ggmlr_executor * ex = arg;
     char * wdata = ex->wdata ? ex->wdata + (size_t) ith * ex->wsize : NULL;  /* no scratch: no pointer arithmetic on NULL */
     struct ggmlr_compute_params p = {ith, ex->nth, wdata, ex->wsize, ex->shared, ex, 0};
+    uint64_t * const node_ns = ith == 0 ? ex->node_ns : NULL;
+    uint64_t t0 = node_ns ? ggmlr_profile_now_ns() : 0;
     for (int i = 0; i < ex->graph->n_nodes; i++) {
         struct ggml_tensor * t = ex->graph->nodes[i];
         if (is_noop(t)) continue;
@@ -100,6 +104,11 @@ static void run_thread(void * arg, int ith) {
         compute_node(&p, t);
         if (i == ex->test_fail_node && ith == ex->nth - 1) ggmlr_compute_fail(&p, "test failure requested at node %d", i);
         ggmlr_barrier(&p);
+        if (node_ns) {
+            const uint64_t t1 = ggmlr_profile_now_ns();
+            node_ns[i] = t1 - t0;
+            t0 = t1;
+        }
         if (atomic_load_explicit(&ex->failed_node, memory_order_relaxed) <= i) break;  /* ordered by the barrier */
     }
 }
@@ -132,9 +141,14 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
             ex.shared = ex.wdata + wsize * (size_t) ex.nth;
         }
     }
+    if (status == GGML_STATUS_SUCCESS && ggmlr_profile_enabled()) ex.node_ns = calloc((size_t) g->n_nodes + 1, sizeof *ex.node_ns);
     if (status == GGML_STATUS_SUCCESS) ggmlr_pool_run(pool, run_thread, &ex);
     ggmlr_pool_release(pool);
     ggmlr_pool_free(own_pool);
+    if (ex.node_ns) {
+        ggmlr_profile_print(stderr, g, ex.node_ns, ex.nth);
+        free(ex.node_ns);
+    }
     const int failed = atomic_load(&ex.failed_node);
     if (failed != INT_MAX) {
         const struct ggml_tensor * t = g->nodes[failed];

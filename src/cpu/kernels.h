@@ -102,7 +102,7 @@ void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tens
 void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* SUM_ROWS, MEAN */
 /* matmul.c */
-void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);  /* MUL_MAT, OUT_PROD */
 size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst);
 /* softmax.c */
