@@ -316,7 +316,8 @@ GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context *
 GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 
 /* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] with I32 positions b [n_tokens];
- * c (frequency factors) must be NULL here. mode GGML_ROPE_TYPE_NORMAL or GGML_ROPE_TYPE_NEOX. */
+ * c: NULL or F32 frequency factors [>= n_dims/2] (the angle of pair k is divided by c[k]); mode GGML_ROPE_TYPE_NORMAL
+ * or GGML_ROPE_TYPE_NEOX. The result is F32 shaped like a. ggml_rope_ext_back rotates by the opposite angles (its gradient). */
 GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                             int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                             float ext_factor, float attn_factor, float beta_fast, float beta_slow);

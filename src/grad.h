@@ -46,4 +46,8 @@ RULE_SIGNATURE(ggmlr_grad_get_rows);
 const char * ggmlr_refuse_cross_entropy_loss(const struct ggml_tensor * node, const bool * need);
 RULE_SIGNATURE(ggmlr_grad_cross_entropy_loss);
 
+/* grad_rope.c: ROPE and ROPE_BACK (each is the other's gradient) */
+const char * ggmlr_refuse_rope(const struct ggml_tensor * node, const bool * need);
+RULE_SIGNATURE(ggmlr_grad_rope);
+
 #endif

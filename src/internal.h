@@ -82,6 +82,17 @@ struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
 bool ggmlr_unary_op_is_valid(int op);
 
+/* ops_rope.c: the scalar parameters of a ROPE / ROPE_BACK node (upstream's
+ * op_params layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats),
+ * and a node of either op built from them (checked as ggml_rope_ext checks). */
+struct ggmlr_rope_params {
+    int32_t n_dims, mode, n_ctx_orig;
+    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+};
+struct ggmlr_rope_params ggmlr_rope_params_of(const struct ggml_tensor * node);
+struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                     struct ggml_tensor * c, const struct ggmlr_rope_params * prm);
+
 /* op params are stored as raw 32-bit words */
 static inline void ggmlr_set_op_param_f32(struct ggml_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof v); }
 static inline float ggmlr_get_op_param_f32(const struct ggml_tensor * t, int i) { float v; memcpy(&v, &t->op_params[i], sizeof v); return v; }

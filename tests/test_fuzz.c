@@ -301,7 +301,7 @@ static bool open_ctx(struct fctx * c, enum ctx_kind kind) {
 /* ------------------------------------------------------------------ checking calls */
 
 /* Per-call outcome counts, printed with GGMLR_FUZZ_STATS=1 (to see what the fuzzer reaches). */
-#define MAX_STATS 96
+#define MAX_STATS 160
 static struct { const char * call; long ok, failed; } stats[MAX_STATS];
 static bool print_stats;
 
@@ -533,6 +533,10 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_SCALE: case GGML_OP_SOFT_MAX_BACK: memcpy(&param, t->op_params, sizeof param); break;
         case GGML_OP_SOFT_MAX: memcpy(&param, t->op_params, sizeof param); mask_src = 1; break;
+        case GGML_OP_ROPE: case GGML_OP_ROPE_BACK:  /* |y| <= |attn_factor| (1 + 0.1 |ln freq_scale|) |x| sqrt(2) */
+            if (t->src[2]) return;  /* a zero frequency factor makes the angle infinite */
+            memcpy(&param, &t->op_params[8], sizeof param);
+            break;
         case GGML_OP_FLASH_ATTN_EXT: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 4; break;
         case GGML_OP_FLASH_ATTN_BACK: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 5; break;
         default: return;
@@ -1113,6 +1117,37 @@ static void act_train_op(struct fuzz * f) {
     keep(f, t);
 }
 
+/* Rotary embedding and its backward: mostly a with positions for its ne[2]
+ * tokens (any value, INT32_MIN and INT32_MAX too), valid modes and n_dims, and
+ * plain or YaRN parameters; sometimes frequency factors; now and then anything. */
+static void act_rope(struct fuzz * f) {
+    struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
+    struct ggml_tensor * a = pick(f);
+    struct ggml_tensor * pos = a && chance(0.85) ? new_indices(f, data_ctx, chance(0.5) ? 64 : INT32_MAX, a->ne[2], 1, 1) : pick(f);
+    const int64_t ne0 = a ? a->ne[0] : 0;
+    const int n_dims = chance(0.85) && ne0 >= 2 && ne0 <= INT_MAX ? 2 * (1 + (int) rnd((uint64_t) ne0 / 2)) : PICK(((const int[]) {0, 1, 3, -2, 64, INT_MAX}));
+    const int mode = chance(0.9) ? PICK(((const int[]) {GGML_ROPE_TYPE_NORMAL, GGML_ROPE_TYPE_NEOX})) : PICK(((const int[]) {1, 3, 8, 24, -1}));
+    const bool yarn = chance(0.4);
+    const int n_ctx_orig = chance(0.9) ? PICK(((const int[]) {512, 4096})) : PICK(((const int[]) {0, -1, 1}));
+    const float freq_base = chance(0.85) ? PICK(((const float[]) {10000.0f, 500000.0f, 10.0f})) : rand_param();
+    const float freq_scale = chance(0.5) ? 1.0f : chance(0.8) ? (float) tc_uniform(0.05, 1.0) : rand_param();
+    const float ext_factor = !yarn ? 0.0f : chance(0.8) ? 1.0f : rand_param();
+    const float attn_factor = chance(0.8) ? 1.0f : rand_param();
+    const float beta_fast = chance(0.9) ? 32.0f : rand_param(), beta_slow = chance(0.9) ? 1.0f : rand_param();
+    struct ggml_tensor * c = NULL;
+    if (chance(0.15)) c = chance(0.8) && n_dims > 0 && n_dims < 4096 ? new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {n_dims / 2 + (int64_t) rnd(2), 1, 1, 1}) : pick(f);
+    const bool back = chance(0.35);
+    char da[128], dp[128];
+    TRACE("rope_ext%s(%s, pos %s, c %s, n_dims %d, mode %d, n_ctx_orig %d, base %g, scale %g, ext %g, attn %g, beta %g %g)", back ? "_back" : "",
+          describe(a, da, sizeof da), describe(pos, dp, sizeof dp), c ? "yes" : "NULL", n_dims, mode, n_ctx_orig, (double) freq_base,
+          (double) freq_scale, (double) ext_factor, (double) attn_factor, (double) beta_fast, (double) beta_slow);
+    struct ggml_tensor * t = back
+        ? CALL(f, "ggml_rope_ext_back", !ctx || !a || !pos, ggml_rope_ext_back(ctx, a, pos, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow))
+        : CALL(f, "ggml_rope_ext", !ctx || !a || !pos, ggml_rope_ext(ctx, a, pos, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
+    if (t) CHECK(t->type == GGML_TYPE_F32 && ggml_are_same_shape(t, a), "rope_ext: F32 shaped like a");
+    keep(f, t);
+}
+
 /* Huge or degenerate metadata-only tensors thrown at constructors: no overflow, no crash. */
 static void act_huge(struct fuzz * f) {
     struct fctx * c = pick_fctx(f);
@@ -1552,6 +1587,7 @@ static const struct action actions[] = {
     {"flash_attn_ext", 5, act_flash_attn_ext},
     {"flash_attn_back", 3, act_flash_attn_back},
     {"train_op", 6, act_train_op},
+    {"rope", 3, act_rope},
     {"huge", 3, act_huge},
     {"new_graph", 3, act_new_graph},
     {"expand", 10, act_expand},

@@ -134,6 +134,9 @@ void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, str
 void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst);
+/* rope.c */
+void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* ROPE, ROPE_BACK */
+size_t ggmlr_rope_work_size(const struct ggml_tensor * dst);
 /* optim.c */
 void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
