@@ -146,9 +146,15 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
     ssize = (ssize + 63) / 64 * 64;
     struct ggmlr_pool * own_pool = NULL;  /* only when this thread can keep none (library unloading) */
     if (!pool && !(pool = ggmlr_pool_of_this_thread()) && !(pool = own_pool = ggmlr_pool_new())) return GGML_STATUS_ALLOC_FAILED;
-    struct ggmlr_executor ex = {.graph = g, .pool = pool, .wsize = wsize, .test_fail_node = test_fail_node};
-    ex.nth = ggmlr_pool_acquire(pool, n_threads > 0 ? n_threads : ggml_cpu_n_cores());
+    struct ggmlr_executor ex;  /* field by field: the message is written only on failure */
+    ex.graph = g;
+    ex.pool = pool;
+    ex.wdata = NULL;
+    ex.wsize = wsize;
+    ex.shared = NULL;
+    ex.test_fail_node = test_fail_node;
     atomic_init(&ex.failed_node, INT_MAX);
+    ex.nth = ggmlr_pool_acquire(pool, n_threads > 0 ? n_threads : ggml_cpu_n_cores());
     enum ggml_status status = GGML_STATUS_SUCCESS;
     if (wsize + ssize > 0) {
         const size_t total = wsize * (size_t) ex.nth + ssize;
