@@ -13,8 +13,13 @@ extern "C" {
 GGML_API int              ggml_cpu_n_cores(void);
 /* Name of the SIMD path chosen at run time: "avx512", "avx2" or "scalar". */
 GGML_API const char *     ggml_cpu_simd_name(void);
+/* Runs on the calling thread plus n_threads - 1 workers (n_threads <= 0: all
+ * cores) kept by the calling thread between computes; results do not depend
+ * on n_threads. See docs/threading.md. */
 GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
 
+/* The backend keeps its own workers until ggml_backend_free; threads sharing
+ * one backend take turns. */
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
