@@ -13,6 +13,9 @@ extern "C" {
 GGML_API int              ggml_cpu_n_cores(void);
 /* Name of the SIMD path chosen at run time: "avx512", "avx2" or "scalar". */
 GGML_API const char *     ggml_cpu_simd_name(void);
+/* Runs on the calling thread plus n_threads - 1 workers (n_threads <= 0: all
+ * cores) kept by the calling thread between computes; results do not depend
+ * on n_threads. See docs/threading.md. */
 GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
 /* Profiling: when on, every graph compute times each node and then prints to
  * stderr the time per op type and the slowest nodes (wall time of each node
@@ -20,6 +23,8 @@ GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx,
  * GGMLR_PROFILE=1 turns it on for the whole process. */
 GGML_API void             ggml_cpu_set_profile(bool enable);
 
+/* The backend keeps its own workers until ggml_backend_free; threads sharing
+ * one backend take turns. */
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);

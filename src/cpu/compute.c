@@ -66,7 +66,7 @@ struct ggmlr_executor {
     size_t wsize;  /* per thread */
     void * shared;
     atomic_int failed_node;  /* index of the failing node; INT_MAX while none failed */
-    char message[GGMLR_FAIL_MESSAGE];
+    char * message;          /* GGMLR_FAIL_MESSAGE bytes, written only on failure */
     int test_fail_node;      /* ggmlr_test_fail_at_node */
     uint64_t * node_ns;      /* per-node wall times when profiling, else NULL */
 };
@@ -87,7 +87,7 @@ void ggmlr_compute_fail(const struct ggmlr_compute_params * p, const char * fmt,
     if (!atomic_compare_exchange_strong(&ex->failed_node, &none, p->node)) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ex->message, sizeof ex->message, fmt, ap);
+    vsnprintf(ex->message, GGMLR_FAIL_MESSAGE, fmt, ap);
     va_end(ap);
 }
 
@@ -126,7 +126,8 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
     ssize = (ssize + 63) / 64 * 64;
     struct ggmlr_pool * own_pool = NULL;  /* only when this thread can keep none (library unloading) */
     if (!pool && !(pool = ggmlr_pool_of_this_thread()) && !(pool = own_pool = ggmlr_pool_new())) return GGML_STATUS_ALLOC_FAILED;
-    struct ggmlr_executor ex = {.graph = g, .pool = pool, .wsize = wsize, .test_fail_node = test_fail_node};
+    char message[GGMLR_FAIL_MESSAGE];  /* outside ex: zero-filling it with ex cost ~30 ns a compute */
+    struct ggmlr_executor ex = {.graph = g, .pool = pool, .wsize = wsize, .message = message, .test_fail_node = test_fail_node};
     ex.nth = ggmlr_pool_acquire(pool, n_threads > 0 ? n_threads : ggml_cpu_n_cores());
     atomic_init(&ex.failed_node, INT_MAX);
     enum ggml_status status = GGML_STATUS_SUCCESS;
