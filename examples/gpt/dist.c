@@ -85,8 +85,8 @@ bool dist_check(const struct gpt_config * cfg, const struct train_opts * o, cons
         "the model configuration (--layers --heads --kv-heads --embd --ctx, or the checkpoint's)",
         "the vocabulary of the training text",
         "the training text (--data: every node needs the same file)",
-        "the training options (--batch --iters --lr --min-lr --warmup --decay-iters --beta1 --beta2 "
-        "--weight-decay --clip --seed --eval-batches --eval-interval --attn)",
+        ("the training options (--batch --iters --lr --min-lr --warmup --decay-iters --beta1 --beta2 "
+         "--weight-decay --clip --seed --eval-batches --eval-interval --attn)"),
     };
     return mpi_ok(ggml_mpi_check_same(MPI_COMM_WORLD, h, what, 4), "the ranks were started differently");
 }
