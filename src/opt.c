@@ -19,6 +19,7 @@
 #include "internal.h"
 
 #include "ggml-opt.h"
+#include "opt_dist.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -183,6 +184,11 @@ struct ggml_opt_context {
     void *                        get_opt_pars_ud;
     bool                          apply_nonfinite;
     uint64_t                      rng;
+
+    /* data parallelism (opt_dist.h); dist.size == 1 without it */
+    struct ggmlr_opt_dist dist;
+    float *   dist_extra;  /* the reduced scalars of one evaluation: loss, ncorrect, predictions of all ranks */
+    int32_t * pred_all;    /* [dist.size * ndata_batch] predictions of the global batch */
 };
 
 struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * userdata) {
@@ -370,6 +376,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     oc->apply_nonfinite = params.apply_nonfinite;
     oc->rng             = params.seed;
     oc->iter            = 1;
+    oc->dist.size       = 1;
     ggml_set_input(oc->inputs);
     ggml_set_output(oc->outputs);
 
@@ -429,6 +436,7 @@ fail:
 
 void ggml_opt_free(ggml_opt_context_t oc) {
     if (!oc) return;
+    ggmlr_opt_set_dist(oc, NULL);
     /* the scheduler's memory may point at tensors of ctx_graph */
     if (oc->allocated_graph) ggml_backend_sched_reset(oc->backend_sched);
     ggml_backend_buffer_free(oc->buf_static);
@@ -470,6 +478,76 @@ struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t oc, struct ggml_tensor
     if (!oc || !node) return NULL;
     for (int p = 0; p < oc->n_params; p++) if (oc->params[p] == node) return oc->grad_accs[p];
     return NULL;
+}
+
+/* ====== Data parallelism hook (opt_dist.h) ====== */
+
+enum ggml_status ggmlr_opt_set_dist(ggml_opt_context_t oc, const struct ggmlr_opt_dist * d) {
+    if (!oc) { ggmlr_set_error("ggmlr_opt_set_dist: context is NULL"); return GGML_STATUS_FAILED; }
+    if (d && (d->size < 1 || d->rank < 0 || d->rank >= d->size || !d->allreduce)) {
+        ggmlr_set_error("ggmlr_opt_set_dist: rank %d of %d, or no reduction", d->rank, d->size);
+        return GGML_STATUS_FAILED;
+    }
+    float * extra = NULL;
+    int32_t * pred_all = NULL;
+    if (d) {
+        const size_t n_pred = (size_t) d->size * (size_t) oc->outputs->ne[1];
+        extra = malloc((2 + n_pred) * sizeof *extra);
+        pred_all = malloc(n_pred * sizeof *pred_all);
+        if (!extra || !pred_all) {
+            free(extra);
+            free(pred_all);
+            ggmlr_set_error("ggmlr_opt_set_dist: out of memory");
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+    }
+    if (oc->dist.free_ud) oc->dist.free_ud(oc->dist.ud);
+    free(oc->dist_extra);
+    free(oc->pred_all);
+    memset(&oc->dist, 0, sizeof oc->dist);
+    oc->dist.size = 1;
+    if (d) oc->dist = *d;
+    oc->dist_extra = extra;
+    oc->pred_all = pred_all;
+    return GGML_STATUS_SUCCESS;
+}
+
+int ggmlr_opt_n_params(ggml_opt_context_t oc) { return oc ? oc->n_params : 0; }
+
+int ggmlr_opt_state_tensors(ggml_opt_context_t oc, struct ggml_tensor ** ts) {
+    int n = 0;
+    for (int p = 0; p < oc->n_params; p++) ts[n++] = oc->params[p];
+    for (int p = 0; p < oc->n_params; p++) {
+        if (oc->grad_m[p]) ts[n++] = oc->grad_m[p];
+        if (oc->grad_v[p]) ts[n++] = oc->grad_v[p];
+    }
+    return n;
+}
+
+int64_t * ggmlr_opt_iter(ggml_opt_context_t oc) { return &oc->iter; }
+
+/* FNV-1a over 64-bit words */
+static uint64_t hash_word(uint64_t h, uint64_t w) {
+    for (int i = 0; i < 8; i++) h = (h ^ ((w >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t hash_tensor_shape(uint64_t h, const struct ggml_tensor * t) {
+    h = hash_word(h, (uint64_t) t->type);
+    for (int d = 0; d < GGML_MAX_DIMS; d++) h = hash_word(h, (uint64_t) t->ne[d]);
+    return h;
+}
+
+uint64_t ggmlr_opt_config_hash(ggml_opt_context_t oc) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = hash_tensor_shape(h, oc->inputs);
+    h = hash_tensor_shape(h, oc->outputs);
+    h = hash_word(h, (uint64_t) oc->n_params);
+    for (int p = 0; p < oc->n_params; p++) h = hash_tensor_shape(h, oc->params[p]);
+    h = hash_word(h, (uint64_t) oc->loss_type);
+    h = hash_word(h, (uint64_t) oc->build_type);
+    h = hash_word(h, (uint64_t) oc->optimizer);
+    return hash_word(h, (uint64_t) oc->opt_period);
 }
 
 /* splitmix64: a small, well-mixed generator whose sequence is the same everywhere */
@@ -668,6 +746,13 @@ static void scale_grads(struct ggml_opt_context * oc, float s) {
 static enum ggml_status optimizer_step(struct ggml_opt_context * oc) {
     const struct ggml_opt_optimizer_params p = oc->get_opt_pars(oc->get_opt_pars_ud);
     if (!valid_opt_pars(oc, &p)) return GGML_STATUS_FAILED;
+    if (oc->dist.size > 1) {
+        /* the gradient of the global batch: the sum over ranks, divided by the
+         * number of ranks when the loss is a mean over datapoints */
+        const float scale = oc->loss_per_datapoint ? 1.0f / (float) oc->dist.size : 1.0f;
+        const enum ggml_status st = oc->dist.allreduce(oc->dist.ud, oc->grad_accs, oc->n_params, scale, NULL, 0);
+        if (st != GGML_STATUS_SUCCESS) return st;
+    }
     const double norm = sqrt(grad_sum_squares(oc));
     const bool nonfinite = oc->period_nonfinite || !isfinite(norm);
     if (nonfinite && !oc->apply_nonfinite) {
@@ -698,8 +783,34 @@ static enum ggml_status optimizer_step(struct ggml_opt_context * oc) {
     return GGML_STATUS_ABORTED;
 }
 
-static enum ggml_status add_to_result(struct ggml_opt_context * oc, struct ggml_opt_result * r, bool nonfinite) {
+/* With data parallelism: the loss of the global batch (the mean of the ranks'
+ * means, or the sum of their sums), the predictions of every rank in rank
+ * order and the total of correct ones, the same on every rank. */
+static enum ggml_status reduce_evaluation(struct ggml_opt_context * oc) {
     const int64_t n = oc->outputs->ne[1];
+    const int size = oc->dist.size;
+    float * x = oc->dist_extra;  /* the counts and class indices below 2^24 are exact in float */
+    int n_extra = 1;
+    x[0] = *(const float *) oc->loss->data;
+    if (oc->pred) {
+        x[1] = (float) *(const int32_t *) oc->ncorrect->data;
+        for (int64_t j = 0; j < size * n; j++) x[2 + j] = 0.0f;
+        for (int64_t j = 0; j < n; j++) x[2 + oc->dist.rank * n + j] = (float) ((const int32_t *) oc->pred->data)[j];
+        n_extra = 2 + (int) (size * n);
+    }
+    const enum ggml_status st = oc->dist.allreduce(oc->dist.ud, NULL, 0, 1.0f, x, n_extra);
+    if (st != GGML_STATUS_SUCCESS) return st;
+    *(float *) oc->loss->data = oc->loss_per_datapoint ? x[0] / (float) size : x[0];
+    if (oc->pred) {
+        *(int32_t *) oc->ncorrect->data = (int32_t) x[1];
+        for (int64_t j = 0; j < size * n; j++) oc->pred_all[j] = (int32_t) x[2 + j];
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status add_to_result(struct ggml_opt_context * oc, struct ggml_opt_result * r, bool nonfinite) {
+    const int64_t n = oc->outputs->ne[1] * oc->dist.size;
+    const int32_t * pred = oc->dist.size > 1 ? oc->pred_all : oc->pred ? oc->pred->data : NULL;
     if (!grow((void **) &r->loss, &r->cap_loss, r->nbatches + 1, sizeof *r->loss) ||
         (oc->pred && !grow((void **) &r->pred, &r->cap_pred, r->ndata + n, sizeof *r->pred))) {
         ggmlr_set_error("ggml_opt_eval: out of memory for the result");
@@ -711,7 +822,7 @@ static enum ggml_status add_to_result(struct ggml_opt_context * oc, struct ggml_
     }
     r->loss[r->nbatches++] = *(const float *) oc->loss->data;
     if (oc->pred && r->ncorrect >= 0) {
-        memcpy(r->pred + r->ndata, oc->pred->data, (size_t) n * sizeof *r->pred);
+        memcpy(r->pred + r->ndata, pred, (size_t) n * sizeof *r->pred);
         r->ncorrect += *(const int32_t *) oc->ncorrect->data;
     } else {
         r->ncorrect = -1;
@@ -737,8 +848,9 @@ enum ggml_status ggml_opt_eval(ggml_opt_context_t oc, ggml_opt_result_t result) 
     }
     enum ggml_status st = ggml_backend_sched_graph_compute(oc->backend_sched, g);
     if (st != GGML_STATUS_SUCCESS) return st;
-    const bool loss_finite = isfinite(*(const float *) oc->loss->data);
     if (oc->pred) host_predictions(oc);
+    if (oc->dist.size > 1 && (st = reduce_evaluation(oc)) != GGML_STATUS_SUCCESS) return st;
+    const bool loss_finite = isfinite(*(const float *) oc->loss->data);
     bool nonfinite = !loss_finite;
     if (backward) {
         oc->period_nonfinite |= !loss_finite;
@@ -773,10 +885,11 @@ enum ggml_status ggml_opt_epoch(ggml_opt_context_t oc, ggml_opt_dataset_t ds, gg
     static const char * fn = "ggml_opt_epoch";
     if (!oc || !ds) { ggmlr_set_error("%s: context or dataset is NULL", fn); return GGML_STATUS_FAILED; }
     struct ggml_tensor * inputs = oc->inputs, * data = ds->data;
-    const int64_t ndata = data->ne[1], ndata_batch = inputs->ne[1];
+    /* with data parallelism a batch is every rank's inputs side by side */
+    const int64_t ndata = data->ne[1], ndata_batch = inputs->ne[1] * oc->dist.size;
     if (data->ne[0] != inputs->ne[0] || ndata % ndata_batch != 0) {
-        ggmlr_set_error("%s: datapoints of %" PRId64 " elements, %" PRId64 " of them, do not fit batches of inputs [%" PRId64 ", %" PRId64 "]",
-                        fn, data->ne[0], ndata, inputs->ne[0], ndata_batch);
+        ggmlr_set_error("%s: datapoints of %" PRId64 " elements, %" PRId64 " of them, do not fit batches of inputs [%" PRId64 ", %" PRId64 "] on %d ranks",
+                        fn, data->ne[0], ndata, inputs->ne[0], inputs->ne[1], oc->dist.size);
         return GGML_STATUS_FAILED;
     }
     idata_split = idata_split < 0 ? ndata : idata_split;
@@ -791,7 +904,7 @@ enum ggml_status ggml_opt_epoch(ggml_opt_context_t oc, ggml_opt_dataset_t ds, gg
         const bool train = ib < ibatch_split;
         if (ib == ibatch_split) t_start = time_us();
         enum ggml_status st = ggml_opt_alloc(oc, train);
-        if (st == GGML_STATUS_SUCCESS) st = ggml_opt_dataset_get_batch(ds, inputs, oc->labels, ib);
+        if (st == GGML_STATUS_SUCCESS) st = ggml_opt_dataset_get_batch(ds, inputs, oc->labels, ib * oc->dist.size + oc->dist.rank);
         if (st != GGML_STATUS_SUCCESS) {
             oc->next_graph = NULL;
             return st;
@@ -816,11 +929,12 @@ static void print_hms(const char * what, int64_t us) {
 void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t oc, ggml_opt_dataset_t ds, ggml_opt_result_t result,
                                           int64_t ibatch, int64_t ibatch_max, int64_t t_start_us) {
     (void) ds;
+    if (oc && oc->dist.rank != 0) return;  /* one progress bar per job */
     enum { BAR = 20 };
     const int64_t filled = ibatch_max > 0 ? BAR * ibatch / ibatch_max : BAR;
     fprintf(stderr, "%s[", train ? "train: " : "val:   ");
     for (int64_t j = 0; j < BAR; j++) fputc(j < filled ? '=' : ' ', stderr);
-    const int64_t batch = oc ? oc->inputs->ne[1] : 0;
+    const int64_t batch = oc ? oc->inputs->ne[1] * oc->dist.size : 0;
     double loss, loss_unc, acc, acc_unc;
     ggml_opt_result_loss(result, &loss, &loss_unc);
     ggml_opt_result_accuracy(result, &acc, &acc_unc);

@@ -20,9 +20,12 @@ void corpus_free(struct corpus * c);
 /* Uses a vocabulary from a checkpoint instead of the text's own. */
 void corpus_set_vocab(struct corpus * c, const unsigned char * vocab, int n_vocab);
 
-/* Batch `index` of stream `stream` (0 train, 1 validation): B windows of T+1
- * ids at offsets that depend only on (seed, stream, index), so a run resumed
- * at any step sees the same batches. tokens [B*T] inputs, targets the next ids. */
-void corpus_batch(const struct corpus * c, int stream, uint64_t seed, int64_t index, int B, int T, int32_t * tokens, int32_t * targets);
+/* Rows first_row .. first_row+B-1 of batch `index` of stream `stream` (0
+ * train, 1 validation): windows of T+1 ids at offsets that depend only on
+ * (seed, stream, index, row), so a run resumed at any step sees the same
+ * batches, and N processes taking B rows each see one batch of N*B rows.
+ * tokens [B*T] inputs, targets the next ids. */
+void corpus_batch(const struct corpus * c, int stream, uint64_t seed, int64_t index, int first_row, int B, int T,
+                  int32_t * tokens, int32_t * targets);
 
 #endif

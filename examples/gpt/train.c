@@ -89,7 +89,18 @@ void trainer_free(struct trainer * t) {
 }
 
 static void set_batch(const struct trainer * t, const struct gpt_graph * io, int stream, int64_t index) {
-    corpus_batch(t->data, stream, t->o.seed, index, t->o.batch, t->o.n_ctx, io->tokens->data, io->targets->data);
+    corpus_batch(t->data, stream, t->o.seed, index, t->par.rank * t->o.batch, t->o.batch, t->o.n_ctx, io->tokens->data, io->targets->data);
+}
+
+/* With data parallelism: *x becomes its mean over the ranks, and so do the
+ * gradients when n > 0 (the loss is a mean over rows, so the mean of the
+ * ranks' gradients is the gradient of the whole batch). */
+static bool mean_over_ranks(struct trainer * t, int n, float * x) {
+    if (t->par.ranks <= 1) return true;
+    const float inv = 1.0f / (float) t->par.ranks;
+    if (!t->par.reduce(t->par.ud, t->grads, n, inv, x, 1)) return false;
+    *x *= inv;
+    return true;
 }
 
 /* AdamW hyper-parameters of step `step` (t = step + 1 in the bias corrections). */
@@ -106,6 +117,7 @@ bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_n
     ggml_graph_reset(t->step_graph);  /* loss gradient 1, accumulators 0 */
     if (ggml_graph_compute_with_ctx(t->ctx, t->step_graph, t->o.threads) != GGML_STATUS_SUCCESS) return fail("training step");
     *loss = ggml_get_f32_1d(t->train_io.loss, 0);
+    if (!mean_over_ranks(t, m->n_params, loss)) return false;
     /* global gradient norm, summed in a fixed order (deterministic) */
     double ss = 0.0;
     for (int i = 0; i < m->n_params; i++) {
@@ -141,5 +153,5 @@ bool trainer_eval(struct trainer * t, float * loss) {
         sum += ggml_get_f32_1d(t->eval_io.loss, 0);
     }
     *loss = (float) (sum / (t->o.eval_batches > 0 ? t->o.eval_batches : 1));
-    return true;
+    return mean_over_ranks(t, 0, loss);
 }

@@ -18,6 +18,16 @@ struct train_opts {
     bool fused;                  /* attention through ggml_flash_attn_ext */
 };
 
+/* Data parallelism (dist.h): rank `rank` of `ranks` (unset: one process)
+ * computes rows [rank*B, (rank+1)*B) of every batch of ranks*B sequences;
+ * reduce() sums over the ranks, in place, the n gradients (then multiplies
+ * them by scale) and n_sums floats. */
+struct train_parallel {
+    int rank, ranks;
+    bool (*reduce)(void * ud, struct ggml_tensor ** grads, int n, float scale, float * sums, int n_sums);
+    void * ud;
+};
+
 struct trainer {
     struct gpt_model * model;
     const struct corpus * data;
@@ -30,6 +40,7 @@ struct trainer {
     struct ggml_tensor * grads[4 + 6 * GPT_MAX_LAYERS];
     struct ggml_tensor * adamw_decay, * adamw_no_decay;  /* [7] AdamW hyper-parameters */
     struct ggml_backend_buffer * buffer;
+    struct train_parallel par;
 };
 
 /* nanoGPT's get_lr: linear warmup, cosine decay, then min_lr. */
@@ -44,7 +55,8 @@ void trainer_free(struct trainer * t);
  * parameters are left as they were). */
 bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_norm);
 
-/* Mean validation loss over the fixed batches 0..eval_batches-1 of stream 1. */
+/* Mean validation loss over the fixed batches 0..eval_batches-1 of stream 1
+ * (each rank its rows of them). */
 bool trainer_eval(struct trainer * t, float * loss);
 
 #endif

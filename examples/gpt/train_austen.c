@@ -5,8 +5,10 @@
  *   train_austen [options]             train (defaults: nanoGPT's CPU "baby GPT")
  *   train_austen --sample "prompt"     generate from a checkpoint
  *
- * Run with --help for the options. */
+ * Run with --help for the options. Under mpirun, N ranks train one model
+ * data-parallel (dist.h, docs/mpi.md): each step is N*B sequences. */
 #include "data.h"
+#include "dist.h"
 #include "gpt.h"
 #include "sample.h"
 #include "train.h"
@@ -196,7 +198,7 @@ static int sample_only(const struct cli * c) {
     return ok ? 0 : 1;
 }
 
-int main(int argc, char ** argv) {
+static int train_main(int argc, char ** argv) {
     struct cli c;
     if (!parse_args(argc, argv, &c)) return 2;
     if (c.sample_prompt) return sample_only(&c);
@@ -206,7 +208,7 @@ int main(int argc, char ** argv) {
     int64_t start = 0;
     if (c.resume) {
         unsigned char v[256];
-        if (!gpt_load(&model, c.resume, v, &start)) return 1;
+        if (!dist_load(&model, c.resume, v, &start)) return 1;
         if (model.cfg.n_vocab != data.n_vocab || memcmp(v, data.vocab, (size_t) data.n_vocab) != 0) {
             fprintf(stderr, "error: %s was trained on a text with another vocabulary than %s\n", c.resume, c.data_path);
             return 1;
@@ -219,9 +221,13 @@ int main(int argc, char ** argv) {
         if (why) { fprintf(stderr, "error: %s (see --help)\n", why); return 2; }
         if (!gpt_model_init(&model, &c.cfg, c.train.seed)) return 1;
     }
-    if (mkdir(c.out_dir, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "error: cannot create %s: %s\n", c.out_dir, strerror(errno)); return 1; }
+    /* every rank starts from rank 0's parameters (and, resumed, its moments) */
+    if (!dist_check(&c.cfg, &c.train, &data, c.eval_interval) || !dist_share(&model)) return 1;
+    const bool root = dist_rank() == 0;  /* the one that writes files */
+    if (root && mkdir(c.out_dir, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "error: cannot create %s: %s\n", c.out_dir, strerror(errno)); return 1; }
     struct trainer tr;
     if (!trainer_init(&tr, &model, &data, &c.train)) return 1;
+    dist_attach(&tr);
     printf("ggmlR character-level GPT on %s: %lld characters (%lld train, %lld validation), vocabulary %d\n", c.data_path,
            (long long) data.n, (long long) data.n_train, (long long) (data.n - data.n_train), data.n_vocab);
     printf("model: %d layers, %d heads (%d key/value), embedding %d, context %d, %.2f M parameters; attention %s\n", c.cfg.n_layer,
@@ -230,9 +236,11 @@ int main(int argc, char ** argv) {
     printf("training: %lld steps of %d x %d tokens, AdamW lr %g -> %g, %d threads, SIMD path %s%s\n", (long long) c.train.iters,
            c.train.batch, c.train.n_ctx, (double) c.train.lr, (double) c.train.min_lr, c.train.threads, ggml_cpu_simd_name(),
            start ? " (resumed)" : "");
+    if (dist_size() > 1)
+        printf("data parallel: %d ranks x batch %d = %d sequences per step\n", dist_size(), c.train.batch, dist_size() * c.train.batch);
     char csv_path[4096];
     snprintf(csv_path, sizeof csv_path, "%s/loss.csv", c.out_dir);
-    FILE * csv = fopen(csv_path, start ? "a" : "w");
+    FILE * csv = fopen(root ? csv_path : "/dev/null", start ? "a" : "w");
     if (!csv) { fprintf(stderr, "error: cannot write %s\n", csv_path); return 1; }
     if (ftell(csv) == 0) fprintf(csv, "step,train_loss,val_loss,lr,grad_norm\n");
     const bool tty = isatty(1);
@@ -256,7 +264,7 @@ int main(int argc, char ** argv) {
         const double ts = now();
         if (!trainer_step(&tr, step, &loss, &gnorm)) { status = 1; break; }
         t_steps += now() - ts;
-        tokens += (int64_t) c.train.batch * c.train.n_ctx;
+        tokens += (int64_t) dist_size() * c.train.batch * c.train.n_ctx;
         fprintf(csv, "%lld,%.6f,", (long long) step, (double) loss);
         if (!isnan(val)) fprintf(csv, "%.6f", (double) val);
         fprintf(csv, ",%.6g,%.4f\n", (double) train_lr(&c.train, step), (double) gnorm);
@@ -276,7 +284,7 @@ int main(int argc, char ** argv) {
                        (double) loss, tps, el, eta, tty ? "" : "\n");
             fflush(stdout);
         }
-        if (c.checkpoint_every > 0 && (step + 1) % c.checkpoint_every == 0) {
+        if (root && c.checkpoint_every > 0 && (step + 1) % c.checkpoint_every == 0) {
             char p[4200];
             snprintf(p, sizeof p, "%s/checkpoint-%lld.gguf", c.out_dir, (long long) (step + 1));
             if (!gpt_save(&model, p, data.vocab, data.n_vocab, true, step + 1)) { status = 1; break; }
@@ -284,7 +292,7 @@ int main(int argc, char ** argv) {
     }
     fclose(csv);
     if (tty) printf("\n");
-    if (status == 0) {
+    if (status == 0 && root) {
         char el[32];
         fmt_time(now() - t0, el, sizeof el);
         printf("done in %s: %.0f tokens/s in training steps\n", el, t_steps > 0 ? (double) tokens / t_steps : 0.0);
@@ -293,8 +301,8 @@ int main(int argc, char ** argv) {
         if (!gpt_save(&model, p, data.vocab, data.n_vocab, true, c.train.iters)) status = 1;
         else printf("checkpoint: %s\n", p);
     }
-    if (status == 0 && c.plot) draw_plot(c.out_dir);
-    if (status == 0 && c.sample_len > 0) {
+    if (status == 0 && root && c.plot) draw_plot(c.out_dir);
+    if (status == 0 && root && c.sample_len > 0) {
         printf("\nsample (temperature %.2f, top-k %d):\n\n", (double) c.temperature, c.top_k);
         fflush(stdout);
         if (!gpt_generate(&model, &data, "\n", c.sample_len, c.temperature, c.top_k, c.train.seed, c.train.threads)) status = 1;
@@ -303,4 +311,9 @@ int main(int argc, char ** argv) {
     gpt_model_free(&model);
     corpus_free(&data);
     return status;
+}
+
+int main(int argc, char ** argv) {
+    if (!dist_init(&argc, &argv)) return 1;
+    return dist_finish(train_main(argc, argv));
 }
