@@ -16,6 +16,16 @@ void ggmlr_set_error(const char * fmt, ...)
 #endif
     ;
 
+/* fp16.c: row converters, portable and (x86) with F16C; cpu/vec.c picks the
+ * pair of the SIMD path in use, which ggml_fp16_to_fp32_row etc. call. */
+void ggmlr_fp16_to_fp32_row_scalar(const ggml_fp16_t * x, float * y, int64_t n);
+void ggmlr_fp32_to_fp16_row_scalar(const float * x, ggml_fp16_t * y, int64_t n);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GGMLR_HAVE_F16C 1
+void ggmlr_fp16_to_fp32_row_f16c(const ggml_fp16_t * x, float * y, int64_t n);
+void ggmlr_fp32_to_fp16_row_f16c(const float * x, ggml_fp16_t * y, int64_t n);
+#endif
+
 /* The backend buffer: one malloc'd block holding a context's tensor data. */
 struct ggml_backend_buffer {
     void * data;

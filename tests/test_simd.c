@@ -1,13 +1,25 @@
-/* test_simd.c -- the run-time SIMD choice and the vector dot product behind
- * mul_mat, for every length 1..70 (so every vector tail of the 16-wide and
- * 64-wide loops), with aligned and unaligned rows and gathered (transposed)
- * rows. ctest runs it again with GGMLR_SIMD=scalar and GGMLR_SIMD=avx2.
+/* test_simd.c -- the run-time SIMD choice and the vector code behind it, on
+ * the path this CPU gets (ctest runs it again with GGMLR_SIMD=scalar and
+ * GGMLR_SIMD=avx2):
+ *  - the dot product (flash attention's backward) for every length 1..70,
+ *    so every tail of its 16- and 64-wide loops, on aligned and unaligned rows;
+ *  - mul_mat's packed-panel tiles for every M 1..70 (every tail of the 8-,
+ *    16- and 64-column panels), N 1..13 (tails of the 6-row groups) and K
+ *    up to past the 256-long reduction block, with aligned, unaligned and
+ *    gathered (transposed) rows;
+ *  - the fp16 row converters for every length 0..70 (tails of the 8-wide
+ *    F16C loop), bit for bit against the scalar one-value converters, and
+ *    that GGMLR_SIMD=scalar turns F16C off.
  *
- * Bound per output: |c - ref| <= K 2^-23 sum_k |a_k b_k|, twice the classical
- * float summation bound gamma_K = K u / (1 - K u), u = 2^-24. With |a|, |b| in
- * [0.5, 1] every product is >= 0.25, far above the bound (<= 70^2 2^-23), so
- * a dropped, repeated or misplaced element always fails. */
+ * Bound per sum of K products: |c - ref| <= K 2^-23 sum_k |a_k b_k|, twice the
+ * classical float summation bound gamma_K = K u / (1 - K u), u = 2^-24. With
+ * |a|, |b| in [0.5, 1] every product is >= 0.25, far above the bound (<=
+ * 513^2 2^-23 for the largest K here, about 0.03), so a dropped, repeated or
+ * misplaced element always fails. */
 #include "common/test_common.h"
+
+#include "../src/cpu/vec.h"  /* internal: the chosen primitives */
+#include "../src/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +35,23 @@ static void test_name(void) {
     printf("SIMD path: %s\n", name);
 }
 
+/* dot of n values starting `shift` floats into their buffers (unaligned for odd shifts). */
+static void check_dot(int64_t n, int shift) {
+    float x[80], y[80];
+    for (int i = 0; i < 80; i++) { x[i] = rand_val(); y[i] = rand_val(); }
+    double ref = 0, mag = 0;
+    for (int64_t k = 0; k < n; k++) {
+        ref += (double) x[shift + k] * y[shift + k];
+        mag += fabs((double) x[shift + k] * y[shift + k]);
+    }
+    const double got = ggmlr_vec()->dot(n, x + shift, y + shift);
+    CHECK(fabs(got - ref) <= (double) n * 0x1p-23 * mag, "dot n=%lld shift %d: %.9g, want %.9g", (long long) n, shift, got, ref);
+}
+
 /* c = a^T b for a [K, M], b [K, N], b's rows starting `shift` floats into a
  * larger tensor (unaligned for odd shifts); a transposed when `ta`. */
-static void check_len(int64_t K, int shift, bool ta) {
-    enum { M = 5, N = 3 };
-    struct ggml_context * ctx = tc_ctx(1);
+static void check_mul_mat(int64_t K, int64_t M, int64_t N, int shift, bool ta) {
+    struct ggml_context * ctx = tc_ctx(4);
     struct ggml_tensor * abase = ta ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, M, K) : ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, M);
     struct ggml_tensor * bbase = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, K * N + shift);
     for (int64_t i = 0; i < ggml_nelements(abase); i++) ((float *) abase->data)[i] = rand_val();
@@ -44,31 +68,85 @@ static void check_len(int64_t K, int shift, bool ta) {
     }
     const float * A = abase->data, * B = (const float *) bbase->data + shift;
     int bad = 0;
-    for (int j = 0; j < N; j++)
-        for (int i = 0; i < M; i++) {
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t i = 0; i < M; i++) {
             double ref = 0, mag = 0;
             for (int64_t k = 0; k < K; k++) {
                 const double x = ta ? A[k * M + i] : A[i * K + k];
                 ref += x * B[j * K + k];
                 mag += fabs(x * B[j * K + k]);
             }
-            const double got = ggml_get_f32_nd(c, i, j, 0, 0);
+            const double got = ggml_get_f32_nd(c, (int) i, (int) j, 0, 0);
             if (!(fabs(got - ref) <= (double) K * 0x1p-23 * mag)) {
-                if (bad < 3) fprintf(stderr, "  K=%lld shift=%d ta=%d c[%d,%d] = %.9g, want %.9g\n", (long long) K, shift, ta, i, j, got, ref);
+                if (bad < 3) fprintf(stderr, "  K=%lld M=%lld N=%lld shift=%d ta=%d c[%lld,%lld] = %.9g, want %.9g\n", (long long) K,
+                                     (long long) M, (long long) N, shift, ta, (long long) i, (long long) j, got, ref);
                 bad++;
             }
         }
-    CHECK(bad == 0, "mul_mat K=%lld (b shift %d, a %s): %d of %d outputs off", (long long) K, shift, ta ? "transposed" : "contiguous", bad, M * N);
+    CHECK(bad == 0, "mul_mat K=%lld M=%lld N=%lld (b shift %d, a %s): %d of %lld outputs off", (long long) K, (long long) M,
+          (long long) N, shift, ta ? "transposed" : "contiguous", bad, (long long) (M * N));
     ggml_free(ctx);
+}
+
+/* Row converters against the one-value converters, for every length 0..70,
+ * on values that cover rounding, overflow, subnormals, Inf and NaN. */
+static void check_fp16_rows(void) {
+    static const float specials[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, -1e10f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f,
+                                     0x1.ffcp-15f, 0x1.002p0f, INFINITY, -INFINITY, NAN, -NAN, 3.14159265f};
+    enum { L = 70, NS = sizeof specials / sizeof specials[0] };
+    float x[L + 1];
+    uint16_t h[L + 1];
+    for (int i = 0; i <= L; i++) {
+        x[i] = i % 3 == 0 ? specials[(i / 3) % NS] : (float) tc_uniform(-70000, 70000) * (float) (i % 2 ? 1e-6 : 1);
+        h[i] = (uint16_t) tc_next();
+    }
+    int bad_to16 = 0, bad_to32 = 0;
+    for (int n = 0; n <= L; n++) {
+        uint16_t out16[L + 1];
+        float out32[L + 1];
+        for (int i = 0; i <= L; i++) { out16[i] = 0xdead; out32[i] = -7.0f; }  /* past n must stay untouched */
+        ggml_fp32_to_fp16_row(x, out16, n);
+        ggml_fp16_to_fp32_row(h, out32, n);
+        for (int i = 0; i <= L; i++) {
+            const uint16_t want16 = i < n ? ggml_fp32_to_fp16(x[i]) : 0xdead;
+            const float want32 = i < n ? ggml_fp16_to_fp32(h[i]) : -7.0f;
+            bad_to16 += out16[i] != want16;
+            bad_to32 += memcmp(&out32[i], &want32, sizeof want32) != 0;
+        }
+    }
+    CHECK(bad_to16 == 0, "ggml_fp32_to_fp16_row: %d values differ from ggml_fp32_to_fp16 (lengths 0..%d)", bad_to16, L);
+    CHECK(bad_to32 == 0, "ggml_fp16_to_fp32_row: %d values differ from ggml_fp16_to_fp32 (lengths 0..%d)", bad_to32, L);
+
+    const char * want = getenv("GGMLR_SIMD");
+    const struct ggmlr_vec_ops * vec = ggmlr_vec();
+    if (want && !strcmp(want, "scalar"))
+        CHECK(vec->fp16_to_fp32_row == ggmlr_fp16_to_fp32_row_scalar && vec->fp32_to_fp16_row == ggmlr_fp32_to_fp16_row_scalar,
+              "GGMLR_SIMD=scalar: the fp16 row converters are the scalar ones (no F16C)");
+#ifdef GGMLR_HAVE_F16C
+    if (strcmp(vec->name, "scalar") != 0)
+        CHECK(vec->fp16_to_fp32_row == ggmlr_fp16_to_fp32_row_f16c && vec->fp32_to_fp16_row == ggmlr_fp32_to_fp16_row_f16c,
+              "the %s path converts fp16 rows with F16C", vec->name);
+#endif
 }
 
 int main(void) {
     tc_seed(70);
     test_name();
-    for (int64_t K = 1; K <= 70; K++) {
-        check_len(K, 0, false);
-        check_len(K, 1, false);
-        check_len(K, 3, true);
+    for (int64_t n = 1; n <= 70; n++) {
+        check_dot(n, 0);
+        check_dot(n, 1);
     }
+    for (int64_t M = 1; M <= 70; M++) {
+        const int64_t K = 1 + (M * 7) % 40, N = 1 + M % 13;
+        check_mul_mat(K, M, N, 0, false);
+        check_mul_mat(K, M, N, 1, false);
+        check_mul_mat(K, M, N, 3, true);
+    }
+    static const int64_t long_k[] = {255, 256, 257, 513};  /* around the reduction block */
+    for (int i = 0; i < 4; i++) {
+        check_mul_mat(long_k[i], 17, 7, 1, false);
+        check_mul_mat(long_k[i], 65, 13, 3, true);
+    }
+    check_fp16_rows();
     return tc_finish("simd");
 }

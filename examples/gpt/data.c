@@ -1,6 +1,8 @@
 /* data.c -- corpus loading and batches. */
 #include "data.h"
 
+#include "rng.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +53,11 @@ void corpus_set_vocab(struct corpus * c, const unsigned char * vocab, int n_voca
     c->n_vocab = n_vocab;
 }
 
-static uint64_t mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void corpus_batch(const struct corpus * c, int stream, uint64_t seed, int64_t index, int B, int T, int32_t * tokens, int32_t * targets) {
     const int64_t start = stream == 0 ? 0 : c->n_train, end = stream == 0 ? c->n_train : c->n;
     const int64_t span = end - start - T;  /* offsets o with o + T < end */
     for (int b = 0; b < B; b++) {
-        const uint64_t r = mix(mix(seed * 0x9e3779b97f4a7c15ull + (uint64_t) stream) + (uint64_t) index * 0x632be59bd9b4e019ull + (uint64_t) b);
+        const uint64_t r = rng_mix(rng_mix(seed * 0x9e3779b97f4a7c15ull + (uint64_t) stream) + (uint64_t) index * 0x632be59bd9b4e019ull + (uint64_t) b);
         const int64_t o = start + (span > 0 ? (int64_t) (r % (uint64_t) span) : 0);
         for (int t = 0; t < T; t++) {
             tokens[b * T + t] = c->ids[o + t];

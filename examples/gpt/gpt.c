@@ -3,6 +3,7 @@
 #include "gpt.h"
 
 #include "gguf.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,21 +19,12 @@ const char * gpt_config_error(const struct gpt_config * c) {
     return NULL;
 }
 
-/* ---- initialisation: a seeded normal generator (splitmix64 + Box-Muller) ---- */
-
-static uint64_t splitmix64(uint64_t * s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t * s) { return ((double) (splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
+/* ---- initialisation ---- */
 
 static void fill_normal(struct ggml_tensor * t, double std, uint64_t * s) {
     float * x = t->data;
     for (int64_t i = 0; i < ggml_nelements(t); i++) {
-        const double r = sqrt(-2.0 * log(uniform01(s))), a = 2.0 * M_PI * uniform01(s);
+        const double r = sqrt(-2.0 * log(rng_uniform(s))), a = 2.0 * M_PI * rng_uniform(s);
         x[i] = (float) (std * r * cos(a));
     }
 }

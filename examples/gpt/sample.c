@@ -3,6 +3,8 @@
  * then temperature and top-k sampling from the logits at the last position. */
 #include "sample.h"
 
+#include "rng.h"
+
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 
@@ -10,13 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static double next_uniform(uint64_t * s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (double) ((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-}
 
 /* Index drawn from softmax(logits / temperature) restricted to the top_k largest. */
 static int draw(const float * logits, int V, float temperature, int top_k, uint64_t * rng) {
@@ -30,7 +25,7 @@ static int draw(const float * logits, int V, float temperature, int top_k, uint6
             if (logits[order[j]] > logits[order[i]]) { const int s = order[i]; order[i] = order[j]; order[j] = s; }
     double sum = 0.0;
     for (int i = 0; i < k; i++) sum += p[i] = exp((double) (logits[order[i]] - logits[order[0]]) / temperature);
-    double u = next_uniform(rng) * sum;
+    double u = rng_uniform(rng) * sum;
     for (int i = 0; i < k; i++) {
         if ((u -= p[i]) <= 0) return order[i];
     }

@@ -102,12 +102,18 @@ static uint8_t classify_block(const struct ggml_tensor * m, int64_t i2, int64_t 
     return all_inf ? BLOCK_MASKED : all_zero ? BLOCK_ZERO : BLOCK_MIXED;
 }
 
-/* mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk; -Inf elsewhere
- * (keys past the tile, rows past the block). Returns false when the block is
- * entirely masked (nothing to compute). */
-static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
-                      float slope, float * mt) {
-    if (cls == BLOCK_MASKED) return false;
+/* What a tile of keys adds to the scores of a block of query rows. */
+enum { TILE_EMPTY, TILE_PLAIN, TILE_MASKED };
+
+/* TILE_EMPTY: the block is entirely masked (nothing to compute). TILE_PLAIN:
+ * an all-zero block that fills the tile adds nothing (mt is not written; rows
+ * past the block need no -Inf, their statistics already exclude them).
+ * TILE_MASKED: mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk;
+ * -Inf elsewhere (keys past the tile, rows past the block). */
+static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
+                     float slope, float * mt) {
+    if (cls == BLOCK_MASKED) return TILE_EMPTY;
+    if (cls == BLOCK_ZERO && nk == a->KB) return TILE_PLAIN;
     bool any = false;
     for (int64_t r = 0; r < QB; r++) {
         float * row = mt + r * a->KB;
@@ -120,14 +126,18 @@ static bool mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, in
             const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
             if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
             else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
-            int64_t finite = 0;
+            int finite = 0;
             /* -Inf stays -Inf: a large max_bias underflows the slope to 0, and 0 * -Inf is NaN */
-            for (j = 0; j < nk; j++) { if (row[j] != -INFINITY) row[j] *= slope; finite += row[j] != -INFINITY; }
-            any = any || finite > 0;
+            for (j = 0; j < nk; j++) {
+                const int live = row[j] != -INFINITY;
+                row[j] = live ? row[j] * slope : row[j];
+                finite |= live;
+            }
+            any = any || finite;
         }
         for (; j < a->KB; j++) row[j] = -INFINITY;
     }
-    return any;
+    return any ? TILE_MASKED : TILE_EMPTY;
 }
 
 /* ---- K/V packed once per node, in shared scratch ----
@@ -204,6 +214,30 @@ static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int
     return sh->block_class[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
 }
 
+/* GCC takes a function that only prefetches for one without side effects and
+ * deletes the calls; noipa keeps them. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEP_CALLS __attribute__((noipa))
+#else
+#define KEEP_CALLS
+#endif
+
+/* Starts loading [p, p + bytes) into the caches. */
+static KEEP_CALLS void prefetch_bytes(const void * p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch((const char *) p + off);
+}
+
+/* Starts loading the mask rows of query block qb x key tile kb when they will
+ * be read (a mixed block), so that the current tile's arithmetic hides the
+ * latency: mask rows lie M elements apart and miss the caches. */
+static void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return;
+    const struct ggml_tensor * m = a->mask;
+    const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB, m0 = kb * a->KB;
+    const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
+    for (int64_t r = 0; r < nr; r++) prefetch_bytes(ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]), bytes);
+}
+
 /* Thread 0 writes the layout; start_node's barrier publishes it to the others
  * (every thread writing the same pointers at once would be a data race). */
 static struct fa_shared * shared_layout(const struct ggmlr_compute_params * p, const struct fa * a, bool backward) {
@@ -219,10 +253,12 @@ static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
                       int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
     for (int64_t j = 0; j < a->KB; j++) {
-        float * rj = rows ? rows + j * dimp : tmp + dimp;
-        if (j < nk) load_row(t, m0 + j, hk, b, 1.0f, rj, dimp, tmp);
-        else for (int64_t i = 0; i < dimp; i++) rj[i] = 0.0f;
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = rj[i];
+        const float * src = j < nk ? ggmlr_row_f32(t, m0 + j, hk, b, tmp) : NULL;
+        if (rows) {
+            float * rj = rows + j * dimp;
+            for (int64_t i = 0; i < dimp; i++) rj[i] = src && i < dim ? src[i] : 0.0f;
+        }
+        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src ? src[i] : 0.0f;
     }
 }
 
@@ -298,26 +334,31 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-        if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt)) continue;
+        const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
+        if (kind == TILE_EMPTY) continue;
+        prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
         const float * kt = sh->kt + t * a->DK * KB, * vp = sh->vp + t * KB * a->DVp;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
             for (int64_t j0 = 0; j0 < KB; j0 += a->TC) a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB);
         }
-        for (int64_t r = 0; r < QB; r++) {
+        for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
-            if (r < nr && a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-            const float rmax = r < nr ? a->vec->tile_add_max(KB, sr, s->mt + r * KB) : -INFINITY;
-            if (rmax == -INFINITY) { memset(sr, 0, (size_t) KB * sizeof(float)); continue; }
+            if (a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+            const float rmax = a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
                 const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
                 s->l[r] *= alpha;
                 a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
                 s->mx[r] = rmax;
             }
-            s->l[r] += a->vec->tile_exp(KB, sr, s->mx[r], sr);
         }
+        /* P = exp(S - running max); rows past nr (max -Inf) and rows with nothing
+         * attended yet come out as zeros */
+        float tile_sum[QB];
+        a->vec->tile_exp_rows(QB, KB, s->s, s->mx, tile_sum);
+        for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
                 float * out[TR];
@@ -427,10 +468,11 @@ static void load_query_block(const struct fa * a, const struct fa_shared * sh, c
 }
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
- * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb). */
+ * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb).
+ * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
                           int64_t t, int64_t nk, int64_t nr, const float * mx, const float * lsum, const float * D,
-                          float * dk, float * dv) {
+                          const float * mt, float * dk, float * dv) {
     const int64_t KB = a->KB;
     const float * kt = sh->kt + t * a->DK * KB, * kp = sh->kp + t * KB * a->DKp, * vt = sh->vt + t * a->DV * KB;
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
@@ -442,7 +484,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
         }
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
-    a->vec->tile_p_ds(QB, KB, s->s, s->dp, s->mt, mx, lsum, D);
+    a->vec->tile_p_ds(QB, KB, s->s, s->dp, mt, mx, lsum, D);
     /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < nk; j0 += TR) {
         for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
@@ -481,9 +523,17 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
             bool loaded = false;
             for (int64_t kb = kb0; kb < kb1; kb++) {
                 const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                if (!mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt)) continue;
-                if (!loaded) { load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D); loaded = true; }
-                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D,
+                const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt);
+                if (kind == TILE_EMPTY) continue;
+                if (!loaded) {
+                    load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
+                    loaded = true;
+                    /* the next block's dO rows lie H rows apart (dO is [DV, H, N]) and its mask rows M apart */
+                    for (int64_t n = n0 + QB; n < n0 + 2 * QB && n < a->N; n++)
+                        prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
+                    for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
+                }
+                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
                               s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;

@@ -121,6 +121,7 @@ static void * worker_main(void * arg) {
 /* Starts workers up to n; fewer when the system refuses threads. Workers
  * block every signal: handlers (R's, say) must run on the caller's threads. */
 static void grow(struct ggmlr_pool * pool, int n) {
+    if (pool->n_workers >= n) return;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -70,12 +70,16 @@ VEC_TARGET static void VEC_FN(gemm_6xc_acc)(int64_t K, const float * a, int64_t 
         for (int j = 0; j < TILE_NV; j++) *(TV *) (c[r] + j * TL) = acc[r][j];
 }
 
-/* s[i] += add[i] for i < n (a multiple of TL); returns max_i s[i] (-Inf if all are). */
+/* s[i] += add[i] for i < n (a multiple of TL; add NULL: adds nothing);
+ * returns max_i s[i] (-Inf if all are). */
 VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float * add) {
     TV mx = (TV) {0} - __builtin_inff();
     for (int64_t i = 0; i < n; i += TL) {
-        const TV x = *(TV *) (s + i) + *(const TV *) (add + i);
-        *(TV *) (s + i) = x;
+        TV x = *(TV *) (s + i);
+        if (add) {
+            x += *(const TV *) (add + i);
+            *(TV *) (s + i) = x;
+        }
         const TI gt = x > mx;
         mx = (TV) (((TI) x & gt) | ((TI) mx & ~gt));
     }
@@ -106,35 +110,47 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     return (TV) ((TI) (p * (TV) e) & ~dead);
 }
 
-/* y[i] = exp(x[i] - shift) for i < n (a multiple of TL); exp(-Inf) = 0 exactly.
- * Returns the sum of the y[i]. */
-VEC_TARGET static float VEC_FN(tile_exp)(int64_t n, const float * x, float shift, float * y) {
-    TV sum = {0};
-    for (int64_t i = 0; i < n; i += TL) {
-        const TV out = VEC_FN(exp2v)((*(const TV *) (x + i) - shift) * 1.44269504088896341f);
-        *(TV *) (y + i) = out;
-        sum += out;
+/* Per row r < rows of n (a multiple of TL) scores s[r * n + i]:
+ *   s := exp(s - shift[r]),  sum[r] = the row's sum of those,
+ * exp(-Inf) = 0 exactly; a row with shift[r] = -Inf (nothing attended yet)
+ * gives zeros. One call for a block of rows keeps the constants in registers
+ * and lets rows overlap. */
+VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum) {
+    for (int64_t r = 0; r < rows; r++) {
+        float * sr = s + r * n;
+        TV acc = {0};
+        if (shift[r] == -__builtin_inff()) {
+            for (int64_t i = 0; i < n; i += TL) *(TV *) (sr + i) = (TV) {0};
+        } else {
+            for (int64_t i = 0; i < n; i += TL) {
+                const TV out = VEC_FN(exp2v)((*(const TV *) (sr + i) - shift[r]) * 1.44269504088896341f);
+                *(TV *) (sr + i) = out;
+                acc += out;
+            }
+        }
+        float total = 0.0f;
+        for (int j = 0; j < TL; j++) total += acc[j];
+        sum[r] = total;
     }
-    float total = 0.0f;
-    for (int j = 0; j < TL; j++) total += sum[j];
-    return total;
 }
 
 /* Backward softmax of a block of `rows` rows of n (a multiple of TL) scores:
  *   s := P = exp((s + mask - mx) - lsum),  dp := dS = P (dp - D)
- * per row; a row with mx = -Inf (nothing attended) gives P = dS = 0.
+ * per row (mask NULL: no mask); a row with mx = -Inf (nothing attended) gives P = dS = 0.
  * (s + mask - mx) is formed first: it is exact-ish, so large scores keep their digits. */
 VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
                                          const float * mx, const float * lsum, const float * D) {
     for (int64_t r = 0; r < rows; r++) {
         float * sr = s + r * n, * dr = dp + r * n;
-        const float * mr = mask + r * n;
+        const float * mr = mask ? mask + r * n : NULL;
         if (mx[r] == -__builtin_inff()) {
             for (int64_t i = 0; i < n; i += TL) { *(TV *) (sr + i) = (TV) {0}; *(TV *) (dr + i) = (TV) {0}; }
             continue;
         }
         for (int64_t i = 0; i < n; i += TL) {
-            const TV x = ((*(const TV *) (sr + i) + *(const TV *) (mr + i)) - mx[r]) - lsum[r];
+            TV x = *(const TV *) (sr + i);
+            if (mr) x += *(const TV *) (mr + i);
+            x = (x - mx[r]) - lsum[r];
             const TV p = VEC_FN(exp2v)(x * 1.44269504088896341f);
             *(TV *) (sr + i) = p;
             *(TV *) (dr + i) = p * (*(const TV *) (dr + i) - D[r]);

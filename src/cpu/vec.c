@@ -1,6 +1,7 @@
 /* vec.c -- builds vec_impl.h once per instruction set and picks one at run time. */
 #include "vec.h"
 
+#include "../internal.h"
 #include "ggml-cpu.h"
 
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #undef TILE_NV
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #define GGMLR_X86_DISPATCH 1
 #define VEC_FN(name) name##_avx2
 #define VEC_TARGET __attribute__((target("avx2,fma")))
@@ -46,24 +48,36 @@
 #undef TILE_NV
 #endif
 
-#define OPS(isa, tile_c) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_##isa, tile_add_max_##isa, tile_p_ds_##isa, \
-                         act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa}
-static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8);
+#define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xc_acc_##isa, tile_exp_rows_##isa, \
+                               tile_add_max_##isa, tile_p_ds_##isa, act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa, \
+                               ggmlr_fp16_to_fp32_row_##fp16, ggmlr_fp32_to_fp16_row_##fp16}
+static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8, scalar);
 #ifdef GGMLR_X86_DISPATCH
-static const struct ggmlr_vec_ops ops_avx2   = OPS(avx2, 16);
-static const struct ggmlr_vec_ops ops_avx512 = OPS(avx512, 64);
+static const struct ggmlr_vec_ops ops_scalar_f16c = OPS(scalar, 8, f16c);  /* F16C without AVX2 (Ivy Bridge) */
+static const struct ggmlr_vec_ops ops_avx2   = OPS(avx2, 16, f16c);
+static const struct ggmlr_vec_ops ops_avx512 = OPS(avx512, 64, f16c);
+
+static bool has_f16c(void) {
+    /* F16C is CPUID.1:ECX bit 29; clang < 16 rejects __builtin_cpu_supports("f16c") */
+    unsigned int eax, ebx, ecx, edx;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
 #endif
 #undef OPS
 
+/* GGMLR_SIMD=scalar turns every SIMD kernel off, F16C included. Every AVX2
+ * CPU has F16C; the AVX2 paths require it all the same. */
 static const struct ggmlr_vec_ops * choose(void) {
     const char * want = getenv("GGMLR_SIMD");
     if (want && strcmp(want, "scalar") == 0) return &ops_scalar;
 #ifdef GGMLR_X86_DISPATCH
     __builtin_cpu_init();
-    const int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    const bool f16c = has_f16c();
+    const bool has_avx2 = f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
     if (has_avx512 && !(want && strcmp(want, "avx2") == 0)) return &ops_avx512;
     if (has_avx2) return &ops_avx2;
+    if (f16c) return &ops_scalar_f16c;
 #endif
     return &ops_scalar;
 }

@@ -1,4 +1,4 @@
-/* vec.h -- SIMD primitives chosen once at run time (AVX-512, AVX2+FMA or scalar). */
+/* vec.h -- SIMD primitives chosen once at run time (AVX-512, AVX2+FMA+F16C or scalar). */
 #ifndef GGMLR_VEC_H
 #define GGMLR_VEC_H
 
@@ -20,7 +20,7 @@ struct ggmlr_vec_ops {
     void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc);
     void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     /* attention softmax kernels (tile_impl.h) on rows of n scores, n a multiple of the vector width */
-    float (*tile_exp)(int64_t n, const float * x, float shift, float * y);       /* returns the sum */
+    void  (*tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum);
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
     void  (*tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
                        const float * mx, const float * lsum, const float * D);
@@ -28,6 +28,9 @@ struct ggmlr_vec_ops {
     void  (*exp)(int64_t n, const float * x, float * y);
     void  (*gelu)(int64_t n, const float * x, float * y);
     void  (*gelu_back)(int64_t n, const float * g, const float * x, float * dx);
+    /* IEEE binary16 rows (ggml_fp16_t), F16C on the x86 paths */
+    void  (*fp16_to_fp32_row)(const uint16_t * x, float * y, int64_t n);
+    void  (*fp32_to_fp16_row)(const float * x, uint16_t * y, int64_t n);
 };
 
 /* The best path this CPU supports; GGMLR_SIMD=scalar|avx2|avx512 narrows it. */
