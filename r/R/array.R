@@ -33,7 +33,7 @@ ggml_get_array <- function(tensor) {
   shape <- ggml_tensor_shape(tensor)
   v <- ggml_backend_tensor_get_data(tensor)
   if (ggml_tensor_type(tensor) == GGML_TYPE_I32) v <- as.integer(v)
-  n <- max(1L, ggml_n_dims(tensor))
-  dim(v) <- shape[seq_len(n)]
+  n <- ggml_n_dims(tensor)
+  if (n > 1) dim(v) <- shape[seq_len(n)]  # a 1-d tensor comes back as a plain vector
   v
 }
