@@ -13,8 +13,8 @@ ggml_build_forward_expand_grads <- function(ctx, tensor, graph_size = GGML_DEFAU
 }
 # C's ggml_build_forward_expand(graph, tensor).
 ggml_graph_expand <- function(graph, tensor) invisible(.Call(C_ggml_graph_expand, graph, tensor))
-ggml_build_backward_expand <- function(ctx, graph) {
-  invisible(.Call(C_ggml_build_backward_expand, ctx, graph))
+ggml_build_backward_expand <- function(ctx, graph, grad_accs = NULL) {
+  invisible(.Call(C_ggml_build_backward_expand, ctx, graph, grad_accs))
 }
 
 ggml_set_param <- function(tensor) invisible(.Call(C_ggml_set_param, tensor))

@@ -53,10 +53,18 @@ typedef struct rg_ctx {
     uint64_t rank;              /* greater than the rank of every context in deps */
     rg_buffer * buffers;        /* buffers holding this context's tensor data */
     uint64_t mark, mark_b;      /* scratch for the walks over dependencies */
+    int pins;                   /* objects (optimization contexts) using its memory: not released while > 0 */
     int queued;                 /* on the release worklist */
     struct rg_ctx * next_queued;
 } rg_ctx;
 
+/* A new context handle with an open record whose arena the caller makes
+ * (rec->ctx; a caller that fails sets rec->closed). Made before the arena, so
+ * that an R error cannot leak it. */
+SEXP      rg_ctx_new_handle(rg_ctx ** rec);
+/* Keep c's memory while an object outside the context graph uses it. */
+void      rg_ctx_pin(rg_ctx * c);
+void      rg_ctx_unpin(rg_ctx * c);
 /* The open context behind x, or an R error naming `arg`. */
 rg_ctx *  rg_ctx_get(SEXP x, const char * arg);
 /* Record that tensors of `from` point into `to` (R error on a cycle). */
@@ -94,6 +102,17 @@ SEXP        rg_buffer_wrap(rg_buffer * b, SEXP owner);
 rg_buffer * rg_buffer_get(SEXP x, const char * arg);
 /* ggml_backend_buffer_free, with the same rules. */
 void        rg_buffer_release(SEXP x);
+
+/* Handles of the C objects of glue_opt.c and glue_gguf.c: an external pointer
+ * tagged and classed `cls`, whose finalizer frees the object; the address is
+ * NULL once freed. rg_object_get gives the live object or an R error. A
+ * tensor handle may have such an object as owner (the tensors a dataset or an
+ * optimization context holds): it is usable while the object is alive, and
+ * cannot be an op argument. */
+SEXP   rg_object_handle(const char * cls, SEXP prot, R_CFinalizer_t finalizer);
+void * rg_object_get(SEXP x, const char * cls, const char * arg);
+/* Is x an object handle of class cls (alive or freed)? */
+int    rg_is_object(SEXP x, const char * cls);
 
 /* Is the handle usable (its context open, the object not freed)? Never errors. */
 int rg_handle_valid(SEXP x);

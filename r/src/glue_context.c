@@ -28,6 +28,16 @@ static SEXP tag_buffer(void)  { static SEXP s = NULL; if (!s) s = Rf_install("gg
 
 static int has_tag(SEXP x, SEXP tag) { return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == tag; }
 
+/* "a ggml_opt_context", ...: the handles of glue_opt.c and glue_gguf.c are
+ * tagged with their class name; any other external pointer is foreign. */
+static const char * describe_object(SEXP x) {
+    static char buf[96];
+    const SEXP tag = R_ExternalPtrTag(x);
+    if (TYPEOF(tag) != SYMSXP || !Rf_inherits(x, CHAR(PRINTNAME(tag)))) return "a foreign external pointer";
+    snprintf(buf, sizeof buf, "a %s", CHAR(PRINTNAME(tag)));
+    return buf;
+}
+
 /* "a ggml tensor", "NULL", "a character vector", ... for error messages. */
 static const char * describe(SEXP x) {
     if (x == R_NilValue) return "NULL";
@@ -43,7 +53,7 @@ static const char * describe(SEXP x) {
         case STRSXP:  return "a character vector";
         case VECSXP:  return "a list";
         case CLOSXP: case BUILTINSXP: case SPECIALSXP: return "a function";
-        case EXTPTRSXP: return "a foreign external pointer";
+        case EXTPTRSXP: return describe_object(x);
         default:      return Rf_type2char(TYPEOF(x));
     }
 }
@@ -135,7 +145,7 @@ static void free_record(rg_ctx * c) {
     free(c);
 }
 
-static int releasable(const rg_ctx * c) { return c->closed && c->dependents.n == 0 && c->ctx; }
+static int releasable(const rg_ctx * c) { return c->closed && c->dependents.n == 0 && c->pins == 0 && c->ctx; }
 
 /* Return the memory of c if it is closed and nobody depends on it, then do
  * the same for the contexts that only c kept alive. A worklist threaded
@@ -176,7 +186,7 @@ static void ctx_finalizer(SEXP x) {
     c->closed = 1;
     c->finalized = 1;
     if (c->ctx) maybe_release(c);  /* frees the record too, unless others still depend on it */
-    else free_record(c);           /* memory already released by ggml_free */
+    else if (c->pins == 0) free_record(c);  /* memory already released by ggml_free */
 }
 
 rg_ctx * rg_ctx_get(SEXP x, const char * arg) {
@@ -259,6 +269,14 @@ rg_buffer * rg_ctx_add_buffer(rg_ctx * c) {
     return b;
 }
 
+void rg_ctx_pin(rg_ctx * c) { c->pins++; }
+
+void rg_ctx_unpin(rg_ctx * c) {
+    if (--c->pins > 0) return;
+    if (c->ctx) maybe_release(c);      /* frees the record too once it is finalized */
+    else if (c->finalized) free_record(c);
+}
+
 void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
     if (b->user_freed || !b->buf) { b->user_freed = 1; return; }
     /* Tensors pointing into the buffer: c's own (views included: they share
@@ -297,9 +315,19 @@ void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
 
 SEXP rg_owner(SEXP handle) { return R_ExternalPtrProtected(handle); }
 
-/* The open context a handle belongs to, or an R error. */
+/* Is owner an object handle (a dataset or optimization context owning
+ * tensors of its own) rather than a ggml context? */
+static int object_owner(SEXP owner) { return TYPEOF(owner) == EXTPTRSXP && !has_tag(owner, tag_ctx()); }
+
+/* The open context a handle belongs to, or an R error. A tensor owned by an
+ * object (dataset, optimization context) has none: NULL once the object is
+ * checked to be alive. */
 static rg_ctx * owner_ctx(SEXP handle, const char * arg, const char * what) {
     SEXP owner = rg_owner(handle);
+    if (object_owner(owner)) {
+        if (!R_ExternalPtrAddr(owner)) Rf_error("'%s' belongs to %s that has been freed", arg, describe_object(owner));
+        return NULL;
+    }
     rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
     if (!c) Rf_error("'%s' is not a usable %s (was it saved and restored from another session?)", arg, what);
     if (c->closed) Rf_error("'%s' belongs to a context that has been freed (ggml_free)", arg);
@@ -325,7 +353,11 @@ struct ggml_tensor * rg_tensor_get(SEXP x, const char * arg, int allow_null) {
 
 struct ggml_tensor * rg_tensor_arg(rg_ctx * ctx, SEXP x, const char * arg, int allow_null) {
     struct ggml_tensor * t = rg_tensor_get(x, arg, allow_null);
-    if (t) rg_ctx_depend(ctx, owner_ctx(x, arg, "tensor"));
+    if (!t) return t;
+    rg_ctx * c = owner_ctx(x, arg, "tensor");
+    if (!c) Rf_error("'%s' belongs to %s: it cannot be used in ops (copy its values into a tensor of a context)",
+                     arg, describe_object(rg_owner(x)));
+    rg_ctx_depend(ctx, c);
     return t;
 }
 
@@ -396,8 +428,10 @@ int rg_handle_valid(SEXP x) {
     SEXP tag = R_ExternalPtrTag(x);
     if (tag == tag_backend()) return 1;
     if (tag == tag_ctx()) return !((rg_ctx *) R_ExternalPtrAddr(x))->closed;
-    if (tag != tag_tensor() && tag != tag_graph() && tag != tag_buffer()) return 0;
+    if (tag != tag_tensor() && tag != tag_graph() && tag != tag_buffer())
+        return TYPEOF(tag) == SYMSXP && Rf_inherits(x, CHAR(PRINTNAME(tag)));  /* a live object handle */
     SEXP owner = rg_owner(x);
+    if (tag == tag_tensor() && object_owner(owner)) return R_ExternalPtrAddr(owner) != NULL;
     const rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
     if (!c || c->closed) return 0;
     return tag != tag_buffer() || !((rg_buffer *) R_ExternalPtrAddr(x))->user_freed;
@@ -405,16 +439,25 @@ int rg_handle_valid(SEXP x) {
 
 /* ---- R entry points: contexts ---- */
 
-SEXP R_ggml_init(SEXP mem_size, SEXP no_alloc) {
-    struct ggml_init_params params = {rg_bytes(mem_size, "mem_size"), NULL, rg_bool(no_alloc, "no_alloc")};
-    /* The handle first, then the record, then the arena: if any step fails
-     * the finalizer frees what was made, so nothing leaks. */
+/* A context handle with an open record and no arena yet (the caller sets
+ * rec->ctx). The handle first, then the record: if a later step fails the
+ * finalizer frees what was made, so nothing leaks. */
+SEXP rg_ctx_new_handle(rg_ctx ** rec) {
     SEXP x = PROTECT(new_handle(NULL, tag_ctx(), R_NilValue, "ggml_context"));
     R_RegisterCFinalizerEx(x, ctx_finalizer, TRUE);
     rg_ctx * c = calloc(1, sizeof *c);
     if (!c) Rf_error("ggml_init: out of memory");
     R_SetExternalPtrAddr(x, c);
     c->rank = ++last_rank;
+    *rec = c;
+    UNPROTECT(1);
+    return x;
+}
+
+SEXP R_ggml_init(SEXP mem_size, SEXP no_alloc) {
+    struct ggml_init_params params = {rg_bytes(mem_size, "mem_size"), NULL, rg_bool(no_alloc, "no_alloc")};
+    rg_ctx * c;
+    SEXP x = PROTECT(rg_ctx_new_handle(&c));
     ggml_clear_error();
     c->ctx = ggml_init(params);
     if (!c->ctx) {
@@ -496,3 +539,21 @@ SEXP R_ggml_set_n_threads(SEXP n) {
 SEXP R_ggml_get_n_threads(void) { return Rf_ScalarInteger(rg_default_threads()); }
 SEXP R_ggml_cpu_n_cores(void)   { return Rf_ScalarInteger(ggml_cpu_n_cores()); }
 SEXP R_ggml_cpu_simd_name(void) { return Rf_mkString(ggml_cpu_simd_name()); }
+
+/* ---- object handles (datasets, optimization contexts, results, GGUF contexts) ---- */
+
+SEXP rg_object_handle(const char * cls, SEXP prot, R_CFinalizer_t finalizer) {
+    SEXP x = PROTECT(new_handle(NULL, Rf_install(cls), prot, cls));
+    R_RegisterCFinalizerEx(x, finalizer, TRUE);
+    UNPROTECT(1);
+    return x;
+}
+
+int rg_is_object(SEXP x, const char * cls) { return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == Rf_install(cls); }
+
+void * rg_object_get(SEXP x, const char * cls, const char * arg) {
+    if (!rg_is_object(x, cls)) Rf_error("'%s' must be a %s, not %s", arg, cls, describe(x));
+    void * p = R_ExternalPtrAddr(x);
+    if (!p) Rf_error("'%s': the %s has been freed (or was saved and restored from another session)", arg, cls);
+    return p;
+}

@@ -58,14 +58,24 @@ SEXP R_ggml_graph_expand(SEXP graph, SEXP tensor) {
     return graph;
 }
 
-SEXP R_ggml_build_backward_expand(SEXP ctx, SEXP graph) {
+/* grad_accs: NULL, or a list with one entry per graph node (NULL or the F32
+ * tensor the node's gradient is accumulated into, for parameters). */
+SEXP R_ggml_build_backward_expand(SEXP ctx, SEXP graph, SEXP grad_accs) {
     rg_ctx * c = rg_ctx_get(ctx, "ctx");
     struct ggml_cgraph * g = rg_graph_get(graph, "graph");
     /* The graph will point at gradient nodes made in ctx, and they at the
      * graph's nodes: one context for both keeps the lifetimes simple. */
     if (graph_ctx(graph) != c) Rf_error("ggml_build_backward_expand: 'ctx' must be the context the graph was created in");
+    struct ggml_tensor ** accs = NULL;
+    if (grad_accs != R_NilValue) {
+        const int n = ggml_graph_n_nodes(g);
+        if (TYPEOF(grad_accs) != VECSXP || XLENGTH(grad_accs) != n)
+            Rf_error("ggml_build_backward_expand: 'grad_accs' must be NULL or a list with one entry (NULL or a tensor) per graph node (%d)", n);
+        accs = (struct ggml_tensor **) R_alloc((size_t) n + 1, sizeof *accs);
+        for (int i = 0; i < n; i++) accs[i] = rg_tensor_arg(c, VECTOR_ELT(grad_accs, i), "grad_accs", 1);
+    }
     ggml_clear_error();
-    rg_check_status(ggml_build_backward_expand(c->ctx, g, NULL), "ggml_build_backward_expand");
+    rg_check_status(ggml_build_backward_expand(c->ctx, g, accs), "ggml_build_backward_expand");
     return graph;
 }
 

@@ -409,3 +409,90 @@ test_that("handles survive gctorture", {
   expect_identical(v[c(1, 2, 4)], c(1, -Inf, 0.5))
   expect_match(e, "must be F32")
 })
+
+# ---- training handles: optimization contexts, datasets, results, schedulers, GGUF ----
+
+# Random sequences of calls (frees, uses after free, wrong kinds, NA, NULL,
+# negative and huge sizes, garbage collection in between) over the new
+# handles, run in a child R process: a crash would kill it, not the tests.
+test_that("random call sequences over training and GGUF handles never kill the R process", {
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(script))
+  writeLines(c(
+    "library(ggmlR)",
+    "set.seed(as.integer(commandArgs(TRUE)[1]))",
+    "path <- tempfile(fileext = '.gguf')",
+    "bad <- list(NULL, NA, NA_real_, -1, 2^60, 1e300, 'x', list(), function() 1, TRUE, 1.5, integer(0))",
+    "H <- new.env()",
+    "fresh <- function() {",
+    "  H$pctx <- ggml_init(1024^2)",
+    "  H$w <- ggml_set_param(ggml_new_tensor_from_array(H$pctx, matrix(0, 2, 1)))",
+    "  H$x <- ggml_new_tensor_2d(H$pctx, GGML_TYPE_F32, 2, 4)",
+    "  H$ctx <- ggml_init(1024^2, no_alloc = TRUE)",
+    "  H$y <- ggml_mul_mat(H$ctx, H$w, H$x)",
+    "  H$be <- ggml_backend_cpu_init()",
+    "  H$sched <- ggml_backend_sched_new(H$be)",
+    "  H$ds <- ggml_opt_dataset_from_arrays(matrix(runif(32), 2), matrix(runif(16), 1))",
+    "  H$res <- ggml_opt_result_init()",
+    "  p <- ggml_opt_default_params(H$sched, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR)",
+    "  p$ctx_compute <- H$ctx; p$inputs <- H$x; p$outputs <- H$y",
+    "  H$oc <- ggml_opt_init(p)",
+    "  H$g <- gguf_init_empty()",
+    "}",
+    "pick <- function() { h <- as.list(H); if (runif(1) < 0.3) sample(bad, 1)[[1]] else sample(h, 1)[[1]] }",
+    "ops <- list(",
+    "  function() ggml_opt_free(pick()), function() ggml_opt_dataset_free(pick()), function() ggml_opt_result_free(pick()),",
+    "  function() ggml_backend_sched_free(pick()), function() ggml_backend_free(pick()), function() ggml_free(pick()),",
+    "  function() gguf_free(pick()), function() ggml_backend_sched_reset(pick()),",
+    "  function() ggml_opt_epoch(pick(), pick(), pick(), pick()), function() ggml_opt_eval(pick(), pick()),",
+    "  function() ggml_opt_alloc(pick(), runif(1) < 0.5), function() ggml_opt_reset(pick(), TRUE),",
+    "  function() ggml_opt_dataset_shuffle(pick(), pick(), pick()), function() ggml_opt_dataset_get_batch(pick(), pick(), pick(), pick()),",
+    "  function() ggml_get_array(ggml_opt_dataset_data(pick())), function() ggml_set_array(ggml_opt_dataset_labels(pick()), pick()),",
+    "  function() ggml_opt_result_loss(pick()), function() ggml_opt_result_pred(pick()), function() ggml_get_array(ggml_opt_loss(pick())),",
+    "  function() ggml_opt_grad_acc(pick(), pick()), function() ggml_opt_dataset_init(pick(), pick(), pick(), pick(), pick(), pick()),",
+    "  function() gguf_set_val_u32(pick(), 'k', pick()), function() gguf_set_arr_data(pick(), 'a', pick(), pick()),",
+    "  function() gguf_add_tensor(pick(), pick()), function() gguf_write_to_file(pick(), path),",
+    "  function() gguf_get_val(pick(), pick()), function() gguf_get_tensor_ne(pick(), pick()),",
+    "  function() gguf_init_from_file(path), function() ggml_add(pick(), pick(), pick()),",
+    "  function() ggml_opt_fit(pick(), pick(), pick(), pick(), pick(), 3, nepoch = 1, silent = TRUE),",
+    "  function() invisible(gc()), function() fresh())",
+    "fresh()",
+    "for (i in seq_len(400)) { f <- sample(ops, 1)[[1]]; try(suppressWarnings(f()), silent = TRUE) }",
+    "rm(list = ls(H), envir = H); invisible(gc())",
+    "cat('survived\\n')"), script)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
+  for (seed in 1:4) {
+    out <- suppressWarnings(system2(rscript, c("--vanilla", script, seed), stdout = TRUE, stderr = TRUE,
+                                    env = paste0("R_LIBS=", libs)))
+    expect_true("survived" %in% out, info = paste(c(paste("seed", seed), utils::tail(out, 5)), collapse = "\n"))
+  }
+})
+
+test_that("a corrupted or truncated GGUF file is an R error, never a crash", {
+  path <- tempfile(fileext = ".gguf")
+  on.exit(unlink(path))
+  ctx <- ggml_init(1024^2)
+  on.exit(ggml_free(ctx), add = TRUE)
+  g <- gguf_init_empty()
+  gguf_set_val_str(g, "general.architecture", "test")
+  gguf_set_arr_str(g, "names", c("a", "b"))
+  gguf_add_tensor(g, ggml_set_name(ggml_new_tensor_from_array(ctx, matrix(rnorm(64), 8)), "w"))
+  gguf_write_to_file(g, path)
+  gguf_free(g)
+  good <- readBin(path, "raw", file.info(path)$size)
+  set.seed(5)
+  for (cut in unique(c(0, 1, 4, 8, 23, sample(length(good) - 1, 20)))) {
+    writeBin(good[seq_len(cut)], path)
+    expect_error(gguf_init_from_file(path), info = paste("truncated at", cut))
+  }
+  for (k in 1:40) {  # flipped bytes in the header and metadata: an error or a valid read
+    b <- good
+    at <- sample(min(length(b), 200), 1)
+    b[at] <- as.raw(sample(0:255, 1))
+    writeBin(b, path)
+    r <- tryCatch(gguf_init_from_file(path), error = function(e) NULL)
+    if (!is.null(r)) { gguf_free(r$gguf); ggml_free(r$ctx) }
+  }
+  expect_true(TRUE)
+})
