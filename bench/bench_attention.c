@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void) {
+static double clock_s(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
@@ -37,29 +37,38 @@ static void fill(struct ggml_tensor * t) {
     for (int64_t i = 0; i < ggml_nelements(t); i++) d[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
 }
 
-/* Median seconds of `reps` computes of graph g. */
-static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, int reps, bool reset) {
-    double t[32];
+/* Median seconds of `reps` computes of graph g: wall clock, and CPU time of
+ * all threads / nth (*cpu; barrier waits count, so it errs low). */
+static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, int reps, bool reset, double * cpu) {
+    double t[32], c[32];
     for (int r = 0; r < reps; r++) {
         if (reset) ggml_graph_reset(g);
-        const double t0 = now();
+        const double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
             fprintf(stderr, "compute failed: %s\n", ggml_last_error());
             exit(1);
         }
-        t[r] = now() - t0;
+        t[r] = clock_s(CLOCK_MONOTONIC) - t0;
+        c[r] = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / nth;
     }
+    *cpu = median(c, reps);
     return median(t, reps);
 }
 
-/* Peak GFLOP/s of nth threads running FMAs at once on path simd: median of 5. */
-static double measure_peak(const char * simd, int nth) {
-    double g[5];
-    for (int r = 0; r < 5; r++) {
-        g[r] = fma_peak_gflops(simd, nth, 20 * 1000 * 1000);
-        if (g[r] <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
+/* The FMA peak of nth threads running at once on path simd, by wall clock
+ * (wall) and by CPU time (cpu), raised to the best of `samples` more
+ * measurements: other load on the machine only lowers a sample, so the
+ * highest seen in the run is the best estimate of what the cores can do. */
+struct peak { double wall, cpu; };
+
+static void measure_peak(const char * simd, int nth, int samples, struct peak * peak) {
+    for (int r = 0; r < samples; r++) {
+        double cpu;
+        const double wall = fma_peak_gflops(simd, nth, 20 * 1000 * 1000, &cpu);
+        if (wall <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
+        if (wall > peak->wall) peak->wall = wall;
+        if (cpu > peak->cpu) peak->cpu = cpu;
     }
-    return median(g, 5);
 }
 
 /* A figure above the measured peak means the yardstick is wrong, not the kernel fast. */
@@ -75,7 +84,11 @@ static double fraction_of_peak(double gflops, double peak, const char * what) {
 
 struct shape { int D, N, M, H, Hkv; bool causal; };
 
-static void bench_shape(struct shape s, int nth, int reps, double peak) {
+/* GFLOP/s of each fused variant (forward, flash_attn_back, autodiff backward)
+ * by wall clock and per CPU time, and the unfused / fused time ratios. */
+struct result { struct shape s; double wall[3], cpu[3], x_unfused[3]; };
+
+static struct result bench_shape(struct shape s, int nth, int reps) {
     const size_t mem = (size_t) 2048 * 1024 * 1024;
     struct ggml_init_params ip = {mem, NULL, false};
     struct ggml_context * ctx = ggml_init(ip);
@@ -124,21 +137,33 @@ static void bench_shape(struct shape s, int nth, int reps, double peak) {
 
     const double causal = s.causal ? 0.5 : 1.0;
     const double f_fwd = 4.0 * s.N * s.M * s.D * s.H * causal, f_bwd = 10.0 * s.N * s.M * s.D * s.H * causal;
-    const double t_ff = time_graph(ctx, gf_fwd, nth, reps, false);
-    const double t_fb = time_graph(ctx, gf_bwd, nth, reps, false);
-    const double t_fa = time_graph(ctx, gf_all, nth, reps, true) - t_ff;  /* autodiff backward */
-    const double t_uf = time_graph(ctx, gu_fwd, nth, reps, false);
-    const double t_ua = time_graph(ctx, gu_all, nth, reps, true);
+    double c_ff, c_fb, c_all, c_unused;
+    const double t_ff = time_graph(ctx, gf_fwd, nth, reps, false, &c_ff);
+    const double t_fb = time_graph(ctx, gf_bwd, nth, reps, false, &c_fb);
+    const double t_fa = time_graph(ctx, gf_all, nth, reps, true, &c_all) - t_ff;  /* autodiff backward */
+    const double c_fa = c_all - c_ff;
+    const double t_uf = time_graph(ctx, gu_fwd, nth, reps, false, &c_unused);
+    const double t_ua = time_graph(ctx, gu_all, nth, reps, true, &c_unused);
     const double t_ub = t_ua - t_uf;  /* unfused backward = (forward + backward) - forward */
-    const double g_ff = f_fwd / t_ff / 1e9, g_fb = f_bwd / t_fb / 1e9, g_fa = f_bwd / t_fa / 1e9;
-    const double p_ff = fraction_of_peak(g_ff, peak, "fwd"), p_fb = fraction_of_peak(g_fb, peak, "bwd"),
-                 p_fa = fraction_of_peak(g_fa, peak, "autodiff bwd");
-    printf("D=%-3d N=%-5d M=%-5d H=%d/%d %-6s | fwd %6.1f GF/s %5.1f%% peak %4.1fx unfused | bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused"
-           " | autodiff bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused\n",
-           s.D, s.N, s.M, s.H, s.Hkv, s.causal ? "causal" : "full",
-           g_ff, 100 * p_ff, t_uf / t_ff, g_fb, 100 * p_fb, t_ub / t_fb, g_fa, 100 * p_fa, t_ub / t_fa);
-    fflush(stdout);
+    const struct result res = {s, {f_fwd / t_ff / 1e9, f_bwd / t_fb / 1e9, f_bwd / t_fa / 1e9},
+                               {f_fwd / c_ff / 1e9, f_bwd / c_fb / 1e9, f_bwd / c_fa / 1e9},
+                               {t_uf / t_ff, t_ub / t_fb, t_ub / t_fa}};
     ggml_free(ctx);
+    return res;
+}
+
+static void print_result(const struct result * r, struct peak peak) {
+    static const char * what[3] = {"fwd", "bwd", "autodiff bwd"};
+    double f[3], fc[3];
+    for (int i = 0; i < 3; i++) {
+        f[i] = fraction_of_peak(r->wall[i], peak.wall, what[i]);
+        fc[i] = fraction_of_peak(r->cpu[i], peak.cpu, what[i]);
+    }
+    printf("D=%-3d N=%-5d M=%-5d H=%d/%d %-6s | fwd %6.1f GF/s %5.1f%% peak %4.1fx unfused | bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused"
+           " | autodiff bwd %6.1f GF/s %5.1f%% peak %4.1fx unfused | CPU time: %5.1f%% %5.1f%% %5.1f%%\n",
+           r->s.D, r->s.N, r->s.M, r->s.H, r->s.Hkv, r->s.causal ? "causal" : "full",
+           r->wall[0], 100 * f[0], r->x_unfused[0], r->wall[1], 100 * f[1], r->x_unfused[1],
+           r->wall[2], 100 * f[2], r->x_unfused[2], 100 * fc[0], 100 * fc[1], 100 * fc[2]);
 }
 
 int main(int argc, char ** argv) {
@@ -148,11 +173,6 @@ int main(int argc, char ** argv) {
     if (reps > 31) reps = 31;
     const int n_max = argc > 3 ? atoi(argv[3]) : 1 << 30;
     const char * simd = ggml_cpu_simd_name();
-    const double peak = measure_peak(simd, nth);
-    printf("SIMD path %s, %d thread(s); measured FMA peak %.1f GFLOP/s for %d thread(s) at once (%.1f per thread)\n",
-           simd, nth, peak, nth, peak / nth);
-    printf("medians of %d runs; 'x unfused' = time of mul_mat+soft_max+mul_mat (autodiff for bwd) / fused time\n", reps);
-    printf("bwd = ggml_flash_attn_back (recomputes the forward); autodiff bwd = the backward autodiff builds (reuses it)\n");
     /* H = 8 heads, N = M in {1024, 2048}, D in {64, 128}, dense and causal */
     const struct shape shapes[] = {
         {64, 1024, 1024, 8, 8, false},  {64, 1024, 1024, 8, 8, true},
@@ -160,7 +180,23 @@ int main(int argc, char ** argv) {
         {64, 2048, 2048, 8, 8, false},  {64, 2048, 2048, 8, 8, true},
         {128, 2048, 2048, 8, 8, false}, {128, 2048, 2048, 8, 8, true},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        if (shapes[i].N <= n_max) bench_shape(shapes[i], nth, reps, peak);
+    enum { n_shapes = sizeof shapes / sizeof shapes[0] };
+    struct result results[n_shapes];
+    int n_done = 0;
+    struct peak peak = {0, 0};
+    measure_peak(simd, nth, 5, &peak);
+    for (int i = 0; i < n_shapes; i++) {
+        if (shapes[i].N > n_max) continue;
+        fprintf(stderr, "D=%d N=%d %s ...\n", shapes[i].D, shapes[i].N, shapes[i].causal ? "causal" : "full");
+        results[n_done++] = bench_shape(shapes[i], nth, reps);
+        measure_peak(simd, nth, 3, &peak);
+    }
+    printf("SIMD path %s, %d thread(s); FMA peak for %d thread(s) at once: %.1f GFLOP/s (%.1f per thread),"
+           " per CPU-second x %d: %.1f (the best of %d measurements through the run)\n",
+           simd, nth, nth, peak.wall, peak.wall / nth, nth, peak.cpu, 5 + 3 * n_done);
+    printf("medians of %d runs; 'x unfused' = time of mul_mat+soft_max+mul_mat (autodiff for bwd) / fused time\n", reps);
+    printf("bwd = ggml_flash_attn_back (recomputes the forward); autodiff bwd = the backward autodiff builds (reuses it)\n");
+    printf("CPU time: fwd, bwd, autodiff bwd as %% of peak, both per second of CPU time (robust to other load; barrier waits count)\n");
+    for (int i = 0; i < n_done; i++) print_result(&results[i], peak);
     return 0;
 }

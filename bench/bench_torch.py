@@ -6,7 +6,7 @@ attention is matmul -> softmax -> matmul, differentiated by autograd. Flops are
 counted as in bench_attention (forward 4*N*M*D*H, backward 10*N*M*D*H, halved
 for causal). Prints one line per shape: "torch D N M H Hkv mask fwd_gflops bwd_gflops".
 
-    python3 bench_torch.py [threads] [reps]
+    python3 bench_torch.py [threads] [reps] [n_max]   (n_max: skip shapes with N > n_max)
 """
 import statistics
 import sys
@@ -14,7 +14,8 @@ import time
 
 import torch
 
-SHAPES = [(64, 512, 512, 4, 4, False), (64, 1024, 1024, 4, 2, True), (128, 1024, 1024, 2, 2, False)]
+# the shapes of bench_attention, in its order: H = 8, N = M in {1024, 2048}, D in {64, 128}, dense and causal
+SHAPES = [(d, n, n, 8, 8, causal) for n in (1024, 2048) for d in (64, 128) for causal in (False, True)]
 
 
 def attention(q, k, v, mask, scale):
@@ -40,9 +41,12 @@ def median_time(fn, reps, setup=None):
 def main():
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else torch.get_num_threads()
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    n_max = int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 30
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     for d, n, m, h, hkv, causal in SHAPES:
+        if n > n_max:
+            continue
         q = torch.rand(1, h, n, d) * 2 - 1
         k = (torch.rand(1, hkv, m, d) * 2 - 1).repeat_interleave(h // hkv, dim=1)  # GQA: contiguous groups
         v = (torch.rand(1, hkv, m, d) * 2 - 1).repeat_interleave(h // hkv, dim=1)

@@ -3,20 +3,21 @@
 # shapes, in one run: prints both and the ratio ggmlr / torch in GFLOP/s.
 # Needs Debian's python3-torch (and libopenblas0-pthread, or torch uses the
 # reference BLAS). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for torch only.
-#   bench/compare_torch.sh [threads] [reps]
+#   bench/compare_torch.sh [threads] [reps] [n_max]
 set -eu
 cd "$(dirname "$0")/.."
 T=${1:-$(nproc)}
 R=${2:-5}
+NMAX=${3:-1000000000}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target bench_attention >/dev/null
 # bench_attention exits non-zero when a figure exceeds the measured FMA peak (a broken yardstick)
-if ! ./build/examples/bench_attention "$T" "$R" > /tmp/ggmlr_bench.$$; then
+if ! ./build/examples/bench_attention "$T" "$R" "$NMAX" > /tmp/ggmlr_bench.$$; then
   cat /tmp/ggmlr_bench.$$; rm -f /tmp/ggmlr_bench.$$; exit 1
 fi
 cat /tmp/ggmlr_bench.$$
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$T" OMP_NUM_THREADS="$T" MKL_NUM_THREADS="$T" \
-  /usr/bin/python3 bench/bench_torch.py "$T" "$R" > /tmp/torch_bench.$$
+  /usr/bin/python3 bench/bench_torch.py "$T" "$R" "$NMAX" > /tmp/torch_bench.$$
 echo
 # bwd ratios use the backward autodiff builds (it reuses the forward, as torch's autograd does)
 echo "shape                              | torch fwd GF/s  ggmlr/torch | torch bwd GF/s  ggmlr/torch"

@@ -64,26 +64,34 @@ static void * fma_peak_thread(void * arg) {
     return NULL;
 }
 
-/* GFLOP/s of nth threads (at most 64) each running `iters` iterations of the
- * kernel for path `simd` at once; 0 if a thread could not be started. */
-static inline double fma_peak_gflops(const char * simd, int nth, int64_t iters) {
+/* Rate of nth threads (at most 64) each running `iters` iterations of the
+ * kernel for path simd at once, in GFLOP/s of wall-clock time; also, when
+ * cpu_gflops is given, per second of CPU time times nth (what the threads
+ * reach while they hold a core: the same figure on an idle machine, and one
+ * that a loaded machine does not drag down). 0 if a thread could not start. */
+static inline double fma_peak_gflops(const char * simd, int nth, int64_t iters, double * cpu_gflops) {
     const struct fma_peak_path path = fma_peak_path(simd);
     struct fma_peak_job jobs[64];
     pthread_t threads[64];
     if (nth < 1) nth = 1;
     if (nth > 64) nth = 64;
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     int started = 1;
     for (int t = 0; t < nth; t++) { jobs[t].run = path.run; jobs[t].iters = iters; }
     for (int t = 1; t < nth && started == t; t++) started += pthread_create(&threads[t], NULL, fma_peak_thread, &jobs[t]) == 0;
     fma_peak_thread(&jobs[0]);
     for (int t = 1; t < started; t++) pthread_join(threads[t], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     if (started < nth) return 0.0;
     const double sec = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+    const double cpu = (double) (c1.tv_sec - c0.tv_sec) + 1e-9 * (double) (c1.tv_nsec - c0.tv_nsec);
     /* per iteration: FMA_PEAK_CHAINS vectors x lanes x 2 flops */
-    return (double) nth * (double) iters * FMA_PEAK_CHAINS * path.lanes * 2 / sec / 1e9;
+    const double flops = (double) nth * (double) iters * FMA_PEAK_CHAINS * path.lanes * 2;
+    if (cpu_gflops) *cpu_gflops = flops / cpu * nth / 1e9;
+    return flops / sec / 1e9;
 }
 
 #endif
