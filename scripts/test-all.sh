@@ -1,10 +1,13 @@
 #!/bin/sh
 # Runs ALL tests: the C library (gcc, and clang when present, warnings as
-# errors), an upstream-style program built against the installed library
-# (pkg-config and find_package), data-parallel training over MPI (Open MPI;
-# the library is also built and tested without it), and the R package
-# (install, testthat, R CMD build + R CMD check). Installs what it needs on
-# Debian when run as root.
+# errors), the C suite under AddressSanitizer + UndefinedBehaviorSanitizer, the
+# API fuzzer over many seeds under them, the threaded tests under
+# ThreadSanitizer, a valgrind memcheck subset, an upstream-style program built
+# against the installed library (pkg-config and find_package), data-parallel
+# training over MPI (Open MPI; the library is also built and tested without
+# it), and the R package (install, testthat, R CMD build + R CMD check).
+# Installs what it needs on Debian when run as root.
+# GGMLR_FUZZ_SEEDS / GGMLR_FUZZ_SEQS size the sanitized fuzzing (seeds 1..N).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -13,8 +16,9 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
-stage() { printf '\n=== %s ===\n' "$1"; }
-ok() { passed=$((passed + 1)); }
+stage() { printf '\n=== %s ===\n' "$1"; stage_t0=$(date +%s); }
+ok() { passed=$((passed + 1)); echo "(stage passed in $(($(date +%s) - stage_t0)) s)"; }
+fail() { failed=$((failed + 1)); echo "STAGE FAILED after $(($(date +%s) - stage_t0)) s: $1" >&2; }
 
 need_pkgs=""
 command -v pkg-config >/dev/null 2>&1 || need_pkgs="$need_pkgs pkg-config"
@@ -25,6 +29,12 @@ if command -v Rscript >/dev/null 2>&1; then
 else
   need_pkgs="$need_pkgs r-cran-testthat"
 fi
+# clang's sanitizer runtimes (libclang-rt-14-dev on Debian 12) and valgrind
+echo 'int main(void) { return 0; }' >"$WORK/probe.c"
+for san in address,undefined thread; do
+  clang -fsanitize=$san -o "$WORK/probe" "$WORK/probe.c" >/dev/null 2>&1 || { need_pkgs="$need_pkgs clang libclang-rt-14-dev"; break; }
+done
+command -v valgrind >/dev/null 2>&1 || need_pkgs="$need_pkgs valgrind"
 if [ -n "$need_pkgs" ]; then
   stage "installing:$need_pkgs"
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -57,6 +67,48 @@ if command -v clang >/dev/null 2>&1; then
   cmake --build "$WORK/build-clang" -j"$JOBS" >/dev/null
   ok
 fi
+
+# Sanitized builds: -O1 -g, no recovery (the first finding fails the test).
+export UBSAN_OPTIONS=print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1
+
+stage "C suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang, GGMLR_SANITIZE=address,undefined, all ctest tests)"
+if CC=clang cmake -S . -B "$WORK/build-asan" -DGGMLR_WERROR=ON -DGGMLR_SANITIZE=address,undefined >/dev/null &&
+   cmake --build "$WORK/build-asan" -j"$JOBS" >/dev/null &&
+   (cd "$WORK/build-asan" && ctest --output-on-failure -j"$JOBS") &&
+   "$WORK/build-asan/examples/simple_autodiff" >/dev/null; then ok; else fail "asan+ubsan suite"; fi
+
+FUZZ_SEEDS=${GGMLR_FUZZ_SEEDS:-40}
+FUZZ_SEQS=${GGMLR_FUZZ_SEQS:-300}
+stage "API fuzzer under ASan + UBSan: seeds 1..$FUZZ_SEEDS, $FUZZ_SEQS sequences of 80 calls each"
+mkdir -p "$WORK/fuzz"
+if [ -x "$WORK/build-asan/tests/test_fuzz" ] &&
+   seq 1 "$FUZZ_SEEDS" | xargs -P "$JOBS" -I{} sh -c '"$1" "$2" 80 {} >"$3/fuzz/{}.log" 2>&1 ||
+     { echo "fuzz seed {} FAILED:"; grep -v "failed to allocate" "$3/fuzz/{}.log" | tail -n 40; exit 1; }' \
+     sh "$WORK/build-asan/tests/test_fuzz" "$FUZZ_SEQS" "$WORK"; then
+  cat "$WORK"/fuzz/*.log | awk '/^fuzz: seed/ { n++; s += $4; c += $6; f += substr($8, 2); k += $12; i += $14 }
+    END { printf "fuzz: %d seeds, %d sequences, %d calls (%d failed as expected), %d computes, %d invariant checks\n", n, s, c, f, k, i }'
+  ok
+else
+  fail "fuzzer under asan+ubsan"
+fi
+
+stage "threaded tests under ThreadSanitizer (GGMLR_SANITIZE=thread): test_threads, test_flash_attn_seed, the attention tests' thread comparisons, a short fuzz"
+tsan_tests="test_threads test_flash_attn_seed test_flash_attn_forward test_flash_attn_backward test_flash_attn_graph test_fuzz"
+if CC=clang cmake -S . -B "$WORK/build-tsan" -DGGMLR_WERROR=ON -DGGMLR_BUILD_EXAMPLES=OFF -DGGMLR_SANITIZE=thread >/dev/null &&
+   cmake --build "$WORK/build-tsan" -j"$JOBS" --target $tsan_tests >/dev/null &&
+   (cd "$WORK/build-tsan/tests" && set -x && ./test_threads && ./test_flash_attn_seed &&
+    GGMLR_TEST_PARTS=threads ./test_flash_attn_forward && GGMLR_TEST_PARTS=threads ./test_flash_attn_backward &&
+    GGMLR_TEST_PARTS=threads ./test_flash_attn_graph && ./test_fuzz 100 80 1); then ok; else fail "tsan"; fi
+
+stage "valgrind memcheck (gcc build): no invalid access, no definite leak"
+# vg PARTS TEST: PARTS as GGMLR_TEST_PARTS ("" for all); the random sweeps are left to the ASan stage
+VG="valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite"
+vg() { echo "+ (in build/tests) GGMLR_TEST_PARTS=$1 $VG ./$2"; (cd build/tests && GGMLR_TEST_PARTS="$1" $VG "./$2"); }
+if vg "" test_smoke && vg "" test_backend && vg "" test_flash_attn_seed &&
+   vg by_hand,named,all_masked,threads test_flash_attn_forward &&
+   vg named,finite_differences,packing,threads test_flash_attn_backward &&
+   vg "" test_flash_attn_graph; then ok; else fail "valgrind"; fi
 
 stage "installed library: pkg-config and find_package consumers"
 cmake --install build --prefix "$WORK/prefix" >/dev/null
