@@ -236,11 +236,11 @@ static void test_threads(void) {
 }
 
 int main(void) {
-    test_named_cases();
-    test_random_cases();
-    test_finite_differences();
-    test_packing();
-    test_threads();
+    if (tc_part("named")) test_named_cases();
+    if (tc_part("random")) test_random_cases();
+    if (tc_part("finite_differences")) test_finite_differences();
+    if (tc_part("packing")) test_packing();
+    if (tc_part("threads")) test_threads();
     printf("SIMD path %s; largest relative errors dq %.3g, dk %.3g, dv %.3g (tolerance %g)\n", ggml_cpu_simd_name(), max_err_seen[0],
            max_err_seen[1], max_err_seen[2], BWD_TOL);
     return tc_finish("flash_attn_backward");

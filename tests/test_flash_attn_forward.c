@@ -173,11 +173,11 @@ static void test_threads(void) {
 }
 
 int main(void) {
-    test_reference_by_hand();
-    test_named_cases();
-    test_random_cases();
-    test_all_masked();
-    test_threads();
+    if (tc_part("by_hand")) test_reference_by_hand();
+    if (tc_part("named")) test_named_cases();
+    if (tc_part("random")) test_random_cases();
+    if (tc_part("all_masked")) test_all_masked();
+    if (tc_part("threads")) test_threads();
     printf("SIMD path %s; largest forward relative error %.3g (tolerance %g)\n", ggml_cpu_simd_name(), max_err_seen, FWD_TOL);
     return tc_finish("flash_attn_forward");
 }

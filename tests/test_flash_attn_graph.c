@@ -451,12 +451,12 @@ static void test_refusals(void) {
 }
 
 int main(void) {
-    test_gradcheck();
-    test_graph_vs_direct();
-    test_graph_threads();
-    test_accumulation();
-    test_same_tensor_twice();
-    test_permuted_output();
-    test_refusals();
+    if (tc_part("gradcheck")) test_gradcheck();
+    if (tc_part("graph_vs_direct")) test_graph_vs_direct();
+    if (tc_part("threads")) test_graph_threads();
+    if (tc_part("accumulation")) test_accumulation();
+    if (tc_part("same_tensor_twice")) test_same_tensor_twice();
+    if (tc_part("permuted_output")) test_permuted_output();
+    if (tc_part("refusals")) test_refusals();
     return tc_finish("flash_attn_graph");
 }

@@ -13,6 +13,30 @@ const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2
     return scratch;
 }
 
+static bool same_elements(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->data != b->data || a->type != b->type) return false;
+    for (int i = 0; i < GGML_MAX_DIMS; i++) if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) return false;
+    return true;
+}
+
+/* Byte ranges [data, data + span) intersect. */
+static bool bytes_overlap(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    const char * a0 = a->data, * b0 = b->data;
+    const size_t na = ggmlr_tensor_nbytes_span(a), nb = ggmlr_tensor_nbytes_span(b);
+    return na > 0 && nb > 0 && a0 < b0 + nb && b0 < a0 + na;
+}
+
+struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const struct ggml_tensor * dst) {
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
+        const struct ggml_tensor * src = dst->src[s];
+        if (src && src->data && !same_elements(src, dst) && bytes_overlap(src, dst)) {
+            struct ggmlr_rows rows = {dst, 0, p->ith == 0 ? ggml_nrows(dst) : 0};
+            return rows;
+        }
+    }
+    return ggmlr_my_rows(p, dst);
+}
+
 /* dst := src element by element in logical (ne0-fastest) order; shapes may
  * differ when the element counts agree (ggml_cpy). Split over dst rows. */
 void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
@@ -20,7 +44,7 @@ void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor
     const bool same_shape = ggml_are_same_shape(src, dst);
     const bool plain_copy = same_shape && src->type == dst->type && src->nb[0] == ggml_type_size(src->type) &&
                             dst->nb[0] == ggml_type_size(dst->type);
-    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);

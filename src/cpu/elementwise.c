@@ -1,6 +1,7 @@
 /* elementwise.c -- binary ops with ggml broadcasting (b tiled over a) and
  * unary ops. dst may alias a (in-place add): each element is read before it
- * is written, by the same thread. */
+ * is written, by the same thread; a dst overlapping an input otherwise is
+ * done by one thread (ggmlr_my_dst_rows). */
 #include "kernels.h"
 
 #include <math.h>
@@ -18,7 +19,7 @@ void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_ten
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const enum ggml_op op = dst->op;
     const bool packed = a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
-    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);

@@ -22,7 +22,20 @@ bool tc_check(bool ok, const char * file, int line, const char * fmt, ...) {
     return ok;
 }
 
+bool tc_part(const char * name) {
+    const char * parts = getenv("GGMLR_TEST_PARTS");
+    if (!parts || !*parts) return true;
+    const size_t len = strlen(name);
+    for (const char * p = parts; *p; p += strcspn(p, ",")) {
+        if (*p == ',') p++;
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0')) return true;
+    }
+    return false;
+}
+
 int tc_finish(const char * suite) {
+    const char * parts = getenv("GGMLR_TEST_PARTS");
+    if (parts && *parts) printf("%s: only the parts %s\n", suite, parts);
     printf("%s: %d checks\n", suite, tc_checks);
     printf("%d passed, %d failed\n", tc_checks - tc_failures, tc_failures);
     return tc_failures == 0 && tc_checks > 0 ? 0 : 1;

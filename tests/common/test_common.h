@@ -25,6 +25,11 @@ bool tc_check(bool ok, const char * file, int line, const char * fmt, ...)
 /* Print "N passed, M failed" and return the process exit code. */
 int tc_finish(const char * suite);
 
+/* Whether to run the part of a test called `name`: all parts unless the
+ * environment variable GGMLR_TEST_PARTS lists some (comma-separated), as the
+ * slow sanitizer and valgrind runs do, e.g. GGMLR_TEST_PARTS=threads. */
+bool tc_part(const char * name);
+
 /* Deterministic xorshift RNG. */
 void     tc_seed(uint64_t seed);
 uint64_t tc_next(void);
