@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+FUZZ_ASAN_OPTIONS
+
 static size_t elem_size(enum gguf_type t) {
     switch (t) {
         case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;

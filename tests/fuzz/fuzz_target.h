@@ -12,6 +12,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size);
 
+/* Huge requests under AddressSanitizer return NULL (as libc does) instead of
+ * aborting: the library must cope. Each target defines it with this macro. */
+#define FUZZ_ASAN_OPTIONS                                                                  \
+    const char * __asan_default_options(void) __attribute__((visibility("default"), used)); \
+    const char * __asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 /* A broken invariant is a crash: libFuzzer keeps the input, the replay fails. */
 #define FUZZ_ASSERT(cond, ...)                                                        \
     do {                                                                              \

@@ -8,10 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Huge requests under AddressSanitizer: return NULL (as libc does) instead of aborting. */
-const char * __asan_default_options(void) __attribute__((visibility("default"), used));
-const char * __asan_default_options(void) { return "allocator_may_return_null=1"; }
-
 static int run_file(const char * path) {
     FILE * f = fopen(path, "rb");
     if (!f) { fprintf(stderr, "replay: cannot open %s\n", path); return 1; }
