@@ -13,7 +13,7 @@ static atomic_long allocs_before_failure = -1;
 static atomic_long allocs_counted;
 
 void ggmlr_test_fail_alloc_after(long k) {
-    atomic_store(&allocs_counted, 0);
+    if (k >= 0) atomic_store(&allocs_counted, 0);  /* disarming keeps the count */
     atomic_store(&allocs_before_failure, k < 0 ? -1 : k);
 }
 

@@ -18,7 +18,7 @@ void ggmlr_set_error(const char * fmt, ...)
 
 /* alloc.c: the library's only ways to the heap (release with free). The
  * test hook makes the allocation after the next k fail, once (k < 0: none);
- * ggmlr_test_alloc_count counts allocations since it was last armed. */
+ * ggmlr_test_alloc_count counts the allocations since it was last armed. */
 void * ggmlr_malloc(size_t size);
 void * ggmlr_calloc(size_t n, size_t size);
 void * ggmlr_realloc(void * p, size_t size);

@@ -13,7 +13,7 @@
 
 FUZZ_ASAN_OPTIONS
 
-#define MAX_STEPS 200
+#define MAX_STEPS 100
 
 int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     static bool ready;

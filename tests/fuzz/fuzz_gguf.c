@@ -158,7 +158,7 @@ static void round_trip(const struct gguf_context * g, struct ggml_context * ctx)
     /* and through a file (small inputs only: the write syncs to disk) */
     if (gguf_get_meta_size(out) < 2048) {
         char path[64];
-        snprintf(path, sizeof path, "/tmp/fuzz_gguf.%ld.gguf", (long) getpid());
+        snprintf(path, sizeof path, "%s/fuzz_gguf.%ld.gguf", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (long) getpid());
         if (gguf_write_to_file(out, path, false)) {
             struct ggml_context * ctx3 = NULL;
             struct gguf_context * back = gguf_init_from_file(path, (struct gguf_init_params) {false, &ctx3});
