@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs ALL tests: the C library (gcc, and clang when present, warnings as
-# errors), an upstream-style program built against the installed library
+# errors), both libFuzzer targets for two minutes each, an upstream-style program built against the installed library
 # (pkg-config and find_package), and the R package (install, testthat,
 # R CMD build + R CMD check). Installs what it needs on Debian when run as root.
 set -eu
@@ -11,8 +11,9 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
-stage() { printf '\n=== %s ===\n' "$1"; }
-ok() { passed=$((passed + 1)); }
+stage() { printf '\n=== %s ===\n' "$1"; stage_t0=$(date +%s); }
+ok() { passed=$((passed + 1)); echo "(stage passed in $(($(date +%s) - stage_t0)) s)"; }
+fail() { failed=$((failed + 1)); echo "STAGE FAILED after $(($(date +%s) - stage_t0)) s: $1" >&2; }
 
 need_pkgs=""
 command -v pkg-config >/dev/null 2>&1 || need_pkgs="$need_pkgs pkg-config"
@@ -44,6 +45,37 @@ if command -v clang >/dev/null 2>&1; then
   CC=clang cmake -S . -B "$WORK/build-clang" -DCMAKE_BUILD_TYPE=Release -DGGMLR_WERROR=ON >/dev/null
   cmake --build "$WORK/build-clang" -j"$JOBS" >/dev/null
   ok
+fi
+
+# Coverage-guided fuzzing: both libFuzzer targets at once (one core each) for
+# GGMLR_FUZZ_TIME seconds, on copies of the seed corpora. A crash fails the
+# stage and leaves its input in $WORK; keep it as tests/corpus/<target>/regress-*
+# so that ctest replays it from then on.
+FUZZ_TIME=${GGMLR_FUZZ_TIME:-120}
+if command -v clang >/dev/null 2>&1; then
+  stage "libFuzzer (clang, ASan + UBSan): fuzz_gguf and fuzz_api, ${FUZZ_TIME} s each"
+  if CC=clang cmake -S . -B "$WORK/build-fuzz" -DGGMLR_FUZZ=ON -DGGMLR_BUILD_EXAMPLES=OFF >/dev/null &&
+     cmake --build "$WORK/build-fuzz" -j"$JOBS" --target fuzz_gguf fuzz_api >/dev/null; then
+    for t in gguf api; do
+      mkdir -p "$WORK/corpus-$t" && cp tests/corpus/$t/* "$WORK/corpus-$t/"
+      (cd "$WORK" && "$WORK/build-fuzz/tests/fuzz_$t" -max_total_time="$FUZZ_TIME" -timeout=60 -rss_limit_mb=2048 \
+         -print_final_stats=1 -artifact_prefix="$WORK/crash-$t-" "$WORK/corpus-$t" >"$WORK/fuzz-$t.log" 2>&1; echo $? >"$WORK/fuzz-$t.rc") &
+    done
+    wait
+    fuzz_ok=true
+    for t in gguf api; do
+      printf 'fuzz_%s: %s executions, %s inputs in the corpus\n' "$t" \
+        "$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz-$t.log")" "$(ls "$WORK/corpus-$t" | wc -l)"
+      if [ "$(cat "$WORK/fuzz-$t.rc")" != 0 ]; then
+        fuzz_ok=false
+        grep -v '^#' "$WORK/fuzz-$t.log" | tail -n 60
+        for c in "$WORK"/crash-$t-*; do [ -e "$c" ] && echo "crash input: $c (base64 below; add it as tests/corpus/$t/regress-<name>)" && base64 "$c" | head -c 20000; done
+      fi
+    done
+    if $fuzz_ok; then ok; else fail "libFuzzer found a crash"; fi
+  else
+    fail "libFuzzer build"
+  fi
 fi
 
 stage "installed library: pkg-config and find_package consumers"
