@@ -67,7 +67,7 @@ static void time_node(struct ggml_context * ctx, struct ggml_tensor * node, doub
 static void measure_peak(const char * simd, int nth, double * med, double * best) {
     double g[21];
     for (int r = 0; r < 21; r++) {
-        g[r] = fma_peak_gflops(simd, nth, 500 * 1000);
+        g[r] = fma_peak_gflops(simd, nth, 500 * 1000, NULL);
         if (g[r] <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
     }
     *med = median(g, 21);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs ALL tests: the C library (gcc, and clang when present, warnings as
 # errors), the C suite under AddressSanitizer + UndefinedBehaviorSanitizer, the
-# API fuzzer over many seeds under them, the threaded tests under
+# API fuzzer over many seeds under them, both libFuzzer targets, the threaded tests under
 # ThreadSanitizer, a valgrind memcheck subset, an upstream-style program built
 # against the installed library (pkg-config and find_package), data-parallel
 # training over MPI (Open MPI; the library is also built and tested without
@@ -93,11 +93,11 @@ else
   fail "fuzzer under asan+ubsan"
 fi
 
-stage "threaded tests under ThreadSanitizer (GGMLR_SANITIZE=thread): test_threads, test_flash_attn_seed, the attention tests' thread comparisons, a short fuzz"
-tsan_tests="test_threads test_flash_attn_seed test_flash_attn_forward test_flash_attn_backward test_flash_attn_graph test_fuzz"
+stage "threaded tests under ThreadSanitizer (GGMLR_SANITIZE=thread): test_threads, test_concurrency, test_flash_attn_seed, the attention tests' thread comparisons, a short fuzz"
+tsan_tests="test_threads test_concurrency test_flash_attn_seed test_flash_attn_forward test_flash_attn_backward test_flash_attn_graph test_fuzz"
 if CC=clang cmake -S . -B "$WORK/build-tsan" -DGGMLR_WERROR=ON -DGGMLR_BUILD_EXAMPLES=OFF -DGGMLR_SANITIZE=thread >/dev/null &&
    cmake --build "$WORK/build-tsan" -j"$JOBS" --target $tsan_tests >/dev/null &&
-   (cd "$WORK/build-tsan/tests" && set -x && ./test_threads && ./test_flash_attn_seed &&
+   (cd "$WORK/build-tsan/tests" && set -x && ./test_threads && ./test_concurrency && ./test_flash_attn_seed &&
     GGMLR_TEST_PARTS=threads ./test_flash_attn_forward && GGMLR_TEST_PARTS=threads ./test_flash_attn_backward &&
     GGMLR_TEST_PARTS=threads ./test_flash_attn_graph && ./test_fuzz 100 80 1); then ok; else fail "tsan"; fi
 
@@ -109,6 +109,38 @@ if vg "" test_smoke && vg "" test_backend && vg "" test_flash_attn_seed &&
    vg by_hand,named,all_masked,threads test_flash_attn_forward &&
    vg named,finite_differences,packing,threads test_flash_attn_backward &&
    vg "" test_flash_attn_graph; then ok; else fail "valgrind"; fi
+
+
+# Coverage-guided fuzzing: both libFuzzer targets at once (one core each) for
+# GGMLR_FUZZ_TIME seconds, on copies of the seed corpora. A crash fails the
+# stage and leaves its input in $WORK; keep it as tests/corpus/<target>/regress-*
+# so that ctest replays it from then on.
+FUZZ_TIME=${GGMLR_FUZZ_TIME:-120}
+if command -v clang >/dev/null 2>&1; then
+  stage "libFuzzer (clang, ASan + UBSan): fuzz_gguf and fuzz_api, ${FUZZ_TIME} s each"
+  if CC=clang cmake -S . -B "$WORK/build-fuzz" -DGGMLR_FUZZ=ON -DGGMLR_BUILD_EXAMPLES=OFF >/dev/null &&
+     cmake --build "$WORK/build-fuzz" -j"$JOBS" --target fuzz_gguf fuzz_api >/dev/null; then
+    for t in gguf api; do
+      mkdir -p "$WORK/corpus-$t" && cp tests/corpus/$t/* "$WORK/corpus-$t/"
+      (cd "$WORK" && "$WORK/build-fuzz/tests/fuzz_$t" -max_total_time="$FUZZ_TIME" -timeout=60 -rss_limit_mb=2048 \
+         -print_final_stats=1 -artifact_prefix="$WORK/crash-$t-" "$WORK/corpus-$t" >"$WORK/fuzz-$t.log" 2>&1; echo $? >"$WORK/fuzz-$t.rc") &
+    done
+    wait
+    fuzz_ok=true
+    for t in gguf api; do
+      printf 'fuzz_%s: %s executions, %s inputs in the corpus\n' "$t" \
+        "$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz-$t.log")" "$(ls "$WORK/corpus-$t" | wc -l)"
+      if [ "$(cat "$WORK/fuzz-$t.rc")" != 0 ]; then
+        fuzz_ok=false
+        grep -v '^#' "$WORK/fuzz-$t.log" | tail -n 60
+        for c in "$WORK"/crash-$t-*; do [ -e "$c" ] && echo "crash input: $c (base64 below; add it as tests/corpus/$t/regress-<name>)" && base64 "$c" | head -c 20000; done
+      fi
+    done
+    if $fuzz_ok; then ok; else fail "libFuzzer found a crash"; fi
+  else
+    fail "libFuzzer build"
+  fi
+fi
 
 stage "installed library: pkg-config and find_package consumers"
 cmake --install build --prefix "$WORK/prefix" >/dev/null

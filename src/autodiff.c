@@ -111,8 +111,8 @@ enum ggml_status ggml_build_backward_expand(struct ggml_context * ctx, struct gg
         if (g->grads[i]) { ggmlr_set_error("ggml_build_backward_expand: this graph already has its backward pass"); return GGML_STATUS_FAILED; }
     }
     const int n_nodes = g->n_nodes, n_leafs = g->n_leafs;
-    bool * flags = calloc(2 * (size_t) (n_nodes + 1), sizeof *flags);
-    int * index_of_slot = malloc(g->hash_size * sizeof *index_of_slot);
+    bool * flags = ggmlr_calloc(2 * (size_t) (n_nodes + 1), sizeof *flags);
+    int * index_of_slot = ggmlr_malloc(g->hash_size * sizeof *index_of_slot);
     enum ggml_status st = GGML_STATUS_ALLOC_FAILED;
     if (flags && index_of_slot) st = build_backward(ctx, g, grad_accs, flags, flags + n_nodes + 1, index_of_slot);
     else ggmlr_set_error("ggml_build_backward_expand: out of memory");

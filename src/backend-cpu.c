@@ -15,7 +15,7 @@ struct ggml_backend {
 };
 
 ggml_backend_t ggml_backend_cpu_init(void) {
-    struct ggml_backend * be = calloc(1, sizeof *be);
+    struct ggml_backend * be = ggmlr_calloc(1, sizeof *be);
     if (!be) { ggmlr_set_error("ggml_backend_cpu_init: out of memory"); return NULL; }
     if (!(be->pool = ggmlr_pool_new())) { free(be); return NULL; }
     be->n_threads = ggml_cpu_n_cores();
@@ -65,13 +65,13 @@ static ggml_backend_buffer_t alloc_ctx_tensors(struct ggml_context * ctx) {
         if (n > SIZE_MAX - total) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: total size overflows"); return NULL; }
         total += n;
     }
-    struct ggml_backend_buffer * buf = calloc(1, sizeof *buf);
+    struct ggml_backend_buffer * buf = ggmlr_calloc(1, sizeof *buf);
     if (!buf) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: out of memory"); return NULL; }
     /* At least one block even when every tensor is empty: each tensor gets a
      * real address (data != NULL means allocated; no arithmetic on NULL).
      * Zeroed, so that nothing uninitialised is ever read back. */
     const size_t bytes = total > 0 ? total : BUFFER_ALIGN;
-    buf->data = aligned_alloc(BUFFER_ALIGN, bytes);
+    buf->data = ggmlr_aligned_alloc(BUFFER_ALIGN, bytes);
     if (!buf->data) {
         ggmlr_set_error("ggml_backend_alloc_ctx_tensors: cannot allocate %zu bytes", total);
         free(buf);

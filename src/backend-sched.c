@@ -42,7 +42,7 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_back
             return NULL;
         }
     }
-    struct ggml_backend_sched * sched = calloc(1, sizeof *sched);
+    struct ggml_backend_sched * sched = ggmlr_calloc(1, sizeof *sched);
     if (!sched) { ggmlr_set_error("ggml_backend_sched_new: out of memory"); return NULL; }
     for (int i = 0; i < n_backends; i++) sched->backends[i] = backends[i];
     sched->n_backends = n_backends;
@@ -107,18 +107,18 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     if (n_new == 0) return true;
     if (sched->n_assigned + n_new > sched->cap_assigned) {
         const size_t cap = 2 * (sched->n_assigned + n_new);
-        struct ggml_tensor ** bigger = realloc(sched->assigned, cap * sizeof *bigger);
+        struct ggml_tensor ** bigger = ggmlr_realloc(sched->assigned, cap * sizeof *bigger);
         if (!bigger) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
         sched->assigned = bigger;
         sched->cap_assigned = cap;
     }
-    ggml_backend_buffer_t * more_blocks = realloc(sched->blocks, (sched->n_blocks + 1) * sizeof *more_blocks);
+    ggml_backend_buffer_t * more_blocks = ggmlr_realloc(sched->blocks, (sched->n_blocks + 1) * sizeof *more_blocks);
     if (!more_blocks) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
     sched->blocks = more_blocks;
-    struct ggml_backend_buffer * block = calloc(1, sizeof *block);
+    struct ggml_backend_buffer * block = ggmlr_calloc(1, sizeof *block);
     if (!block) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
     if (total > 0) {
-        block->data = aligned_alloc(SCHED_ALIGN, total);
+        block->data = ggmlr_aligned_alloc(SCHED_ALIGN, total);
         if (!block->data) {
             ggmlr_set_error("ggml_backend_sched_alloc_graph: cannot allocate %zu bytes", total);
             free(block);

@@ -85,7 +85,7 @@ struct ggml_context * ggml_init(struct ggml_init_params params) {
         ggmlr_set_error("ggml_init: mem_size %zu is too large", params.mem_size);
         return NULL;
     }
-    struct ggml_context * ctx = calloc(1, sizeof *ctx);
+    struct ggml_context * ctx = ggmlr_calloc(1, sizeof *ctx);
     if (!ctx) { ggmlr_set_error("ggml_init: out of memory allocating the context"); return NULL; }
     size_t size = ALIGN_UP(params.mem_size, GGML_MEM_ALIGN);
     if (size == 0) size = GGML_MEM_ALIGN;
@@ -98,7 +98,7 @@ struct ggml_context * ggml_init(struct ggml_init_params params) {
         ctx->mem_size = params.mem_size > skip ? (params.mem_size - skip) / GGML_MEM_ALIGN * GGML_MEM_ALIGN : 0;
         ctx->mem_buffer = params.mem_buffer;
     } else {
-        ctx->mem_buffer = calloc(1, size + GGML_MEM_ALIGN);
+        ctx->mem_buffer = ggmlr_calloc(1, size + GGML_MEM_ALIGN);
         if (!ctx->mem_buffer) {
             ggmlr_set_error("ggml_init: cannot allocate %zu bytes for the context", size);
             free(ctx);

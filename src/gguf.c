@@ -107,7 +107,7 @@ static const char * tensor_nbytes(enum ggml_type type, const int64_t * ne, uint6
 /* ---- the context ---- */
 
 struct gguf_context * gguf_init_empty(void) {
-    struct gguf_context * ctx = calloc(1, sizeof *ctx);
+    struct gguf_context * ctx = ggmlr_calloc(1, sizeof *ctx);
     if (!ctx) { ggmlr_set_error("gguf_init_empty: out of memory"); return NULL; }
     ctx->version = GGUF_VERSION;
     ctx->alignment = GGUF_DEFAULT_ALIGNMENT;
@@ -147,7 +147,7 @@ static bool reserve_one(void ** items, size_t * cap, size_t n, size_t item_size)
     if (n < *cap) return true;
     const size_t new_cap = *cap ? 2 * *cap : 8;
     if (new_cap > SIZE_MAX / item_size) return false;
-    void * p = realloc(*items, new_cap * item_size);
+    void * p = ggmlr_realloc(*items, new_cap * item_size);
     if (!p) return false;
     *items = p;
     *cap = new_cap;
@@ -222,7 +222,7 @@ static bool rd_str(struct reader * r, struct gguf_str * s, uint64_t max_len, con
              what, at, n, n > remaining(r) ? "the bytes left," : "the limit", n > remaining(r) ? remaining(r) : max_len);
         return false;
     }
-    s->data = malloc((size_t) n + 1);
+    s->data = ggmlr_malloc((size_t) n + 1);
     if (!s->data) { fail(r, "out of memory for %s of %" PRIu64 " bytes", what, n); return false; }
     if (!rd(r, s->data, n, what)) { free(s->data); s->data = NULL; return false; }
     s->data[n] = '\0';
@@ -269,7 +269,7 @@ static bool rd_kv(struct reader * r, struct gguf_kv * kv) {
     }
     kv->n = (size_t) n;
     if (kv->type == GGUF_TYPE_STRING) {
-        struct gguf_str * s = calloc(n ? (size_t) n : 1, sizeof *s);
+        struct gguf_str * s = ggmlr_calloc(n ? (size_t) n : 1, sizeof *s);
         kv->data = s;
         if (!s) { fail(r, "out of memory for key '%s'", kv->key); return false; }
         for (uint64_t i = 0; i < n; i++)
@@ -277,7 +277,7 @@ static bool rd_kv(struct reader * r, struct gguf_kv * kv) {
         return true;
     }
     const uint64_t bytes = n * min_elem;
-    kv->data = malloc(bytes ? (size_t) bytes : 1);
+    kv->data = ggmlr_malloc(bytes ? (size_t) bytes : 1);
     if (!kv->data) { fail(r, "out of memory for key '%s'", kv->key); return false; }
     if (!rd(r, kv->data, bytes, "a value")) return false;
     if (kv->type == GGUF_TYPE_BOOL) {  /* as upstream: any nonzero byte is true, kept as 1 */
@@ -326,7 +326,7 @@ static const char * find_duplicate(const char ** names, size_t n) {
 
 static bool check_unique_names(const struct reader * r, const struct gguf_context * ctx) {
     const size_t n = ctx->n_kv > ctx->n_info ? ctx->n_kv : ctx->n_info;
-    const char ** names = malloc((n ? n : 1) * sizeof *names);
+    const char ** names = ggmlr_malloc((n ? n : 1) * sizeof *names);
     if (!names) { fail(r, "out of memory"); return false; }
     for (size_t i = 0; i < ctx->n_kv; i++) names[i] = ctx->kv[i].key;
     const char * dup = find_duplicate(names, ctx->n_kv);
@@ -442,8 +442,8 @@ static struct gguf_context * parse(struct reader * r, struct gguf_init_params pa
     struct gguf_context * ctx = gguf_init_empty();
     if (!ctx) return NULL;
     ctx->version = version;
-    ctx->kv = calloc(n_kv ? (size_t) n_kv : 1, sizeof *ctx->kv);
-    ctx->info = calloc(n_tensors ? (size_t) n_tensors : 1, sizeof *ctx->info);
+    ctx->kv = ggmlr_calloc(n_kv ? (size_t) n_kv : 1, sizeof *ctx->kv);
+    ctx->info = ggmlr_calloc(n_tensors ? (size_t) n_tensors : 1, sizeof *ctx->info);
     if (!ctx->kv || !ctx->info) { fail(r, "out of memory"); goto fail; }
     ctx->cap_kv = (size_t) n_kv;
     ctx->cap_info = (size_t) n_tensors;
@@ -661,11 +661,11 @@ int64_t gguf_remove_key(struct gguf_context * ctx, const char * key) {
 
 /* Copies of n strings, from C strings or from counted strings (one of them). */
 static struct gguf_str * copy_strings(size_t n, const char * const * cstrs, const struct gguf_str * strs) {
-    struct gguf_str * out = calloc(n ? n : 1, sizeof *out);
+    struct gguf_str * out = ggmlr_calloc(n ? n : 1, sizeof *out);
     for (size_t i = 0; out && i < n; i++) {
         const char * src = cstrs ? cstrs[i] : strs[i].data;
         out[i].n = cstrs ? strlen(src) : strs[i].n;
-        out[i].data = malloc((size_t) out[i].n + 1);
+        out[i].data = ggmlr_malloc((size_t) out[i].n + 1);
         if (!out[i].data) { free_strings(out, i); return NULL; }
         memcpy(out[i].data, src, (size_t) out[i].n + 1);
     }
@@ -696,11 +696,11 @@ static void set_kv(struct gguf_context * ctx, const char * key, enum gguf_type t
         return;
     }
     struct gguf_kv kv = {NULL, type, is_array, n, NULL};
-    kv.key = malloc(strlen(key) + 1);
+    kv.key = ggmlr_malloc(strlen(key) + 1);
     if (type == GGUF_TYPE_STRING) {
         kv.data = copy_strings(n, cstrs, strs);
     } else {
-        kv.data = malloc(n ? n * size : 1);
+        kv.data = ggmlr_malloc(n ? n * size : 1);
         if (kv.data && n) memcpy(kv.data, values, n * size);
     }
     if (!kv.key || !kv.data || !reserve_one((void **) &ctx->kv, &ctx->cap_kv, ctx->n_kv, sizeof *ctx->kv)) {
@@ -898,7 +898,7 @@ void gguf_get_meta_data(const struct gguf_context * ctx, void * data) {
  * every file system can sync a directory). */
 static void sync_parent_dir(const char * fname) {
     const char * slash = strrchr(fname, '/');
-    char * dir = slash ? malloc((size_t) (slash - fname) + 2) : NULL;
+    char * dir = slash ? ggmlr_malloc((size_t) (slash - fname) + 2) : NULL;
     if (slash && !dir) return;
     if (dir) {
         const size_t len = slash == fname ? 1 : (size_t) (slash - fname);
@@ -922,7 +922,7 @@ bool gguf_write_to_file(const struct gguf_context * ctx, const char * fname, boo
         }
     }
     const size_t tmp_size = strlen(fname) + 48;
-    char * tmp = malloc(tmp_size);
+    char * tmp = ggmlr_malloc(tmp_size);
     if (!tmp) { ggmlr_set_error("gguf_write_to_file: out of memory"); return false; }
     int fd = -1;
     for (unsigned attempt = 0; fd < 0 && attempt < 100; attempt++) {

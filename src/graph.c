@@ -104,7 +104,7 @@ static bool visit(struct ggml_cgraph * g, struct ggml_tensor * root) {
     if (ggmlr_hash_find(g, root) != SIZE_MAX) return true;
     if (ggmlr_hash_insert(g, root) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); return false; }
     size_t cap = 64, n = 0;
-    struct visit_frame * stack = malloc(cap * sizeof *stack);
+    struct visit_frame * stack = ggmlr_malloc(cap * sizeof *stack);
     if (!stack) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); return false; }
     stack[n++] = (struct visit_frame) {root, 0};
     bool ok = true;
@@ -120,7 +120,7 @@ static bool visit(struct ggml_cgraph * g, struct ggml_tensor * root) {
         if (ggmlr_hash_find(g, src) != SIZE_MAX) continue;
         if (ggmlr_hash_insert(g, src) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); ok = false; break; }
         if (n == cap) {
-            struct visit_frame * bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? realloc(stack, 2 * cap * sizeof *stack) : NULL;
+            struct visit_frame * bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? ggmlr_realloc(stack, 2 * cap * sizeof *stack) : NULL;
             if (!bigger) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); ok = false; break; }
             stack = bigger;
             cap *= 2;

@@ -26,6 +26,16 @@ void ggmlr_fp16_to_fp32_row_f16c(const ggml_fp16_t * x, float * y, int64_t n);
 void ggmlr_fp32_to_fp16_row_f16c(const float * x, ggml_fp16_t * y, int64_t n);
 #endif
 
+/* alloc.c: the library's only ways to the heap (release with free). The
+ * test hook makes the allocation after the next k fail, once (k < 0: none);
+ * ggmlr_test_alloc_count counts the allocations since it was last armed. */
+void * ggmlr_malloc(size_t size);
+void * ggmlr_calloc(size_t n, size_t size);
+void * ggmlr_realloc(void * p, size_t size);
+void * ggmlr_aligned_alloc(size_t align, size_t size);
+void ggmlr_test_fail_alloc_after(long k);
+long ggmlr_test_alloc_count(void);
+
 /* The backend buffer: one malloc'd block holding a context's tensor data. */
 struct ggml_backend_buffer {
     void * data;

@@ -60,14 +60,14 @@ ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_typ
         ggmlr_set_error("ggml_opt_dataset_init: unsupported data or label type (%d, %d)", (int) type_data, (int) type_label);
         return NULL;
     }
-    struct ggml_opt_dataset * ds = calloc(1, sizeof *ds);
+    struct ggml_opt_dataset * ds = ggmlr_calloc(1, sizeof *ds);
     if (!ds) { ggmlr_set_error("ggml_opt_dataset_init: out of memory"); return NULL; }
     ds->ndata = ndata;
     ds->ndata_shard = ndata_shard;
     ds->nshards = ndata / ndata_shard;
     struct ggml_init_params ip = {2 * ggml_tensor_overhead(), NULL, true};
     ds->ctx = ggml_init(ip);
-    ds->permutation = malloc((size_t) ds->nshards * sizeof *ds->permutation);
+    ds->permutation = ggmlr_malloc((size_t) ds->nshards * sizeof *ds->permutation);
     if (!ds->ctx || !ds->permutation) goto fail;
     ds->data = ggml_new_tensor_2d(ds->ctx, type_data, ne_datapoint, ndata);
     if (!ds->data) goto fail;
@@ -299,7 +299,7 @@ static bool build_backward(struct ggml_opt_context * oc) {
     oc->gb_grad = forward_graph(oc, true);
     if (!oc->gb_grad) return false;
     const int n_nodes = ggml_graph_n_nodes(oc->gb_grad);
-    struct ggml_tensor ** accs_by_node = calloc((size_t) n_nodes, sizeof *accs_by_node);
+    struct ggml_tensor ** accs_by_node = ggmlr_calloc((size_t) n_nodes, sizeof *accs_by_node);
     if (!accs_by_node) { ggmlr_set_error("ggml_opt_init: out of memory"); return false; }
     for (int i = 0, p = 0; i < n_nodes; i++) {
         struct ggml_tensor * node = ggml_graph_node(oc->gb_grad, i);
@@ -361,7 +361,7 @@ static bool check_params(const struct ggml_opt_params * p) {
 
 ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     if (!check_params(&params)) return NULL;
-    struct ggml_opt_context * oc = calloc(1, sizeof *oc);
+    struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
     if (!oc) { ggmlr_set_error("ggml_opt_init: out of memory"); return NULL; }
     oc->backend_sched   = params.backend_sched;
     oc->ctx_compute     = params.ctx_compute;
@@ -397,10 +397,10 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
         if (node->flags & GGML_TENSOR_FLAG_PARAM) oc->n_params++;
     }
     const size_t np = (size_t) oc->n_params;
-    oc->params    = calloc(np + 1, sizeof *oc->params);
-    oc->grad_accs = calloc(np + 1, sizeof *oc->grad_accs);
-    oc->grad_m    = calloc(np + 1, sizeof *oc->grad_m);
-    oc->grad_v    = calloc(np + 1, sizeof *oc->grad_v);
+    oc->params    = ggmlr_calloc(np + 1, sizeof *oc->params);
+    oc->grad_accs = ggmlr_calloc(np + 1, sizeof *oc->grad_accs);
+    oc->grad_m    = ggmlr_calloc(np + 1, sizeof *oc->grad_m);
+    oc->grad_v    = ggmlr_calloc(np + 1, sizeof *oc->grad_v);
     if (!oc->params || !oc->grad_accs || !oc->grad_m || !oc->grad_v) { ggmlr_set_error("ggml_opt_init: out of memory"); goto fail; }
     for (int i = 0, p = 0; i < ggml_graph_n_nodes(oc->gf); i++) {
         struct ggml_tensor * node = ggml_graph_node(oc->gf, i);
@@ -598,7 +598,7 @@ struct ggml_opt_result {
 };
 
 ggml_opt_result_t ggml_opt_result_init(void) {
-    struct ggml_opt_result * r = calloc(1, sizeof *r);
+    struct ggml_opt_result * r = ggmlr_calloc(1, sizeof *r);
     if (!r) ggmlr_set_error("ggml_opt_result_init: out of memory");
     return r;
 }
@@ -653,7 +653,7 @@ void ggml_opt_result_accuracy(ggml_opt_result_t r, double * accuracy, double * u
 static bool grow(void ** p, int64_t * cap, int64_t need, size_t elem) {
     if (need <= *cap) return true;
     const int64_t ncap = need > 2 * *cap ? need : 2 * *cap;
-    void * q = realloc(*p, (size_t) ncap * elem);
+    void * q = ggmlr_realloc(*p, (size_t) ncap * elem);
     if (!q) return false;
     *p = q;
     *cap = ncap;

@@ -195,7 +195,7 @@ __attribute__((destructor)) static void close_library(void) {
 
 struct ggmlr_pool * ggmlr_pool_new(void) {
     pthread_once(&setup_once, setup);
-    struct ggmlr_pool * pool = aligned_alloc(64, (sizeof *pool + 63) / 64 * 64);
+    struct ggmlr_pool * pool = ggmlr_aligned_alloc(64, (sizeof *pool + 63) / 64 * 64);
     if (!pool) { ggmlr_set_error("thread pool: out of memory"); return NULL; }
     memset(pool, 0, sizeof *pool);
     bool ok = pthread_mutex_init(&pool->owner, NULL) == 0;
@@ -258,10 +258,10 @@ int ggmlr_pool_acquire(struct ggmlr_pool * pool, int n_threads) {
 }
 
 void * ggmlr_pool_scratch(struct ggmlr_pool * pool, size_t size) {
-    if (size > SCRATCH_KEEP) return pool->scratch_big = malloc(size);
+    if (size > SCRATCH_KEEP) return pool->scratch_big = ggmlr_malloc(size);
     if (pool->scratch_size < size) {
         free(pool->scratch);
-        pool->scratch = malloc(size);
+        pool->scratch = ggmlr_malloc(size);
         pool->scratch_size = pool->scratch ? size : 0;
     }
     return pool->scratch;

@@ -42,8 +42,31 @@ int tc_finish(const char * suite) {
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-void tc_seed(uint64_t seed) { rng_state = seed * 0x9E3779B97F4A7C15ull + 1; }
+static const uint8_t * rng_bytes;  /* the byte source, when not NULL */
+static size_t rng_bytes_left;
+static bool rng_exhausted;
+
+void tc_seed(uint64_t seed) { rng_state = seed * 0x9E3779B97F4A7C15ull + 1; rng_bytes = NULL; rng_exhausted = false; }
+
+void tc_seed_bytes(const uint8_t * data, size_t n) { rng_bytes = data; rng_bytes_left = n; rng_exhausted = false; }
+
+bool tc_bytes_exhausted(void) { return rng_exhausted; }
+
 uint64_t tc_next(void) {
+    if (rng_bytes) {
+        /* two bytes per draw, spread over all 64 bits by splitmix64's finaliser,
+         * so that a mutation of those bytes changes just this one choice */
+        uint64_t z = 0;
+        for (int k = 0; k < 2; k++) {
+            if (rng_bytes_left == 0) { rng_exhausted = true; break; }
+            z = z << 8 | *rng_bytes++;
+            rng_bytes_left--;
+        }
+        z += 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;

@@ -32,6 +32,10 @@ bool tc_part(const char * name);
 
 /* Deterministic xorshift RNG. */
 void     tc_seed(uint64_t seed);
+/* Draw from these bytes instead (two per tc_next), as a fuzzer's input; once
+ * they run out, tc_bytes_exhausted() is true (until the next seeding). */
+void     tc_seed_bytes(const uint8_t * data, size_t n);
+bool     tc_bytes_exhausted(void);
 uint64_t tc_next(void);
 double   tc_uniform(double lo, double hi);
 int      tc_randint(int lo, int hi);  /* inclusive */
