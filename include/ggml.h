@@ -158,6 +158,21 @@ struct ggml_init_params {
 struct ggml_context;
 struct ggml_cgraph;
 
+/* log output (upstream's ggml_log_set): the library's progress and profile
+ * text goes to the callback; the default writes it to stderr. */
+enum ggml_log_level {
+    GGML_LOG_LEVEL_NONE  = 0,
+    GGML_LOG_LEVEL_DEBUG = 1,
+    GGML_LOG_LEVEL_INFO  = 2,
+    GGML_LOG_LEVEL_WARN  = 3,
+    GGML_LOG_LEVEL_ERROR = 4,
+    GGML_LOG_LEVEL_CONT  = 5  /* continues the previous message */
+};
+typedef void (*ggml_log_callback)(enum ggml_log_level level, const char * text, void * user_data);
+/* NULL restores the default. Set it before other threads use the library. */
+GGML_API void ggml_log_set(ggml_log_callback log_callback, void * user_data);
+GGML_API void ggml_log_get(ggml_log_callback * log_callback, void ** user_data);
+
 /* errors */
 GGML_API const char * ggml_last_error(void);   /* "" when there was none */
 GGML_API void         ggml_clear_error(void);

@@ -1,4 +1,5 @@
-/* error.c -- the thread-local "last error" message behind ggml_last_error(). */
+/* error.c -- the thread-local "last error" message behind ggml_last_error(),
+ * and the log callback that receives the library's progress text. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -32,4 +33,39 @@ const char * ggml_status_to_string(enum ggml_status status) {
         case GGML_STATUS_ABORTED:      return "GGML status: warning (operation aborted)";
     }
     return "GGML status: unknown";
+}
+
+/* The R package has no stderr of its own to write to (R CMD check refuses
+ * it): there the default drops the text and the package installs a callback
+ * that prints through R. */
+static void log_default(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) level; (void) user_data;
+#ifndef GGMLR_R_PACKAGE
+    fputs(text, stderr);
+    fflush(stderr);
+#else
+    (void) text;
+#endif
+}
+
+static ggml_log_callback log_cb = log_default;
+static void * log_ud;
+
+void ggml_log_set(ggml_log_callback log_callback, void * user_data) {
+    log_cb = log_callback ? log_callback : log_default;
+    log_ud = log_callback ? user_data : NULL;
+}
+
+void ggml_log_get(ggml_log_callback * log_callback, void ** user_data) {
+    if (log_callback) *log_callback = log_cb;
+    if (user_data) *user_data = log_ud;
+}
+
+void ggmlr_log(enum ggml_log_level level, const char * fmt, ...) {
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    log_cb(level, text, log_ud);
 }

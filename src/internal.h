@@ -9,6 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* error.c: text for the log callback (printf-style; ggml_log_set). */
+void ggmlr_log(enum ggml_log_level level, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* error.c: record the message of the failure at hand (printf-style). */
 void ggmlr_set_error(const char * fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)

@@ -921,9 +921,11 @@ enum ggml_status ggml_opt_epoch(ggml_opt_context_t oc, ggml_opt_dataset_t ds, gg
     return worst;
 }
 
-static void print_hms(const char * what, int64_t us) {
+/* "what=hh:mm:ss" into buf */
+static const char * hms(char * buf, size_t n, const char * what, int64_t us) {
     const int64_t s = us / 1000000;
-    fprintf(stderr, "%s=%02" PRId64 ":%02" PRId64 ":%02" PRId64, what, s / 3600, s / 60 % 60, s % 60);
+    snprintf(buf, n, "%s=%02" PRId64 ":%02" PRId64 ":%02" PRId64, what, s / 3600, s / 60 % 60, s % 60);
+    return buf;
 }
 
 void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t oc, ggml_opt_dataset_t ds, ggml_opt_result_t result,
@@ -932,19 +934,18 @@ void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t oc, ggm
     if (oc && oc->dist.rank != 0) return;  /* one progress bar per job */
     enum { BAR = 20 };
     const int64_t filled = ibatch_max > 0 ? BAR * ibatch / ibatch_max : BAR;
-    fprintf(stderr, "%s[", train ? "train: " : "val:   ");
-    for (int64_t j = 0; j < BAR; j++) fputc(j < filled ? '=' : ' ', stderr);
+    char bar[BAR + 1], t[48], eta[48];
+    for (int64_t j = 0; j < BAR; j++) bar[j] = j < filled ? '=' : ' ';
+    bar[BAR] = '\0';
     const int64_t batch = oc ? oc->inputs->ne[1] * oc->dist.size : 0;
     double loss, loss_unc, acc, acc_unc;
     ggml_opt_result_loss(result, &loss, &loss_unc);
     ggml_opt_result_accuracy(result, &acc, &acc_unc);
     const int64_t elapsed = time_us() - t_start_us;
-    fprintf(stderr, "] data=%07" PRId64 "/%07" PRId64 " loss=%.5f+-%.5f acc=%.2f+-%.2f%% ",
-            ibatch * batch, ibatch_max * batch, loss, loss_unc, 100.0 * acc, 100.0 * acc_unc);
-    print_hms("t", elapsed);
-    print_hms(" ETA", ibatch > 0 ? elapsed * (ibatch_max - ibatch) / ibatch : 0);
-    fputs(ibatch == ibatch_max ? " \n" : " \r", stderr);
-    fflush(stderr);
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "%s[%s] data=%07" PRId64 "/%07" PRId64 " loss=%.5f+-%.5f acc=%.2f+-%.2f%% %s %s %s",
+              train ? "train: " : "val:   ", bar, ibatch * batch, ibatch_max * batch, loss, loss_unc, 100.0 * acc, 100.0 * acc_unc,
+              hms(t, sizeof t, "t", elapsed), hms(eta, sizeof eta, "ETA", ibatch > 0 ? elapsed * (ibatch_max - ibatch) / ibatch : 0),
+              ibatch == ibatch_max ? "\n" : "\r");
 }
 
 enum ggml_status ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_context * ctx_compute, struct ggml_tensor * inputs,
@@ -991,14 +992,13 @@ enum ggml_status ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_co
         }
         ggml_opt_result_reset(result_train);
         ggml_opt_result_reset(result_val);
-        if (!silent) fprintf(stderr, "%s: epoch %04" PRId64 "/%04" PRId64 ":\n", fn, epoch, nepoch);
+        if (!silent) ggmlr_log(GGML_LOG_LEVEL_INFO, "%s: epoch %04" PRId64 "/%04" PRId64 ":\n", fn, epoch, nepoch);
         worst = worse(worst, ggml_opt_epoch(oc, ds, result_train, result_val, idata_split, cb, cb));
-        if (!silent) fputc('\n', stderr);
+        if (!silent) ggmlr_log(GGML_LOG_LEVEL_CONT, "\n");
     }
     if (!silent) {
-        fprintf(stderr, "%s: training took ", fn);
-        print_hms("t", time_us() - t_fit_start);
-        fputc('\n', stderr);
+        char t[48];
+        ggmlr_log(GGML_LOG_LEVEL_INFO, "%s: training took %s\n", fn, hms(t, sizeof t, "t", time_us() - t_fit_start));
     }
     ggml_opt_free(oc);
     ggml_opt_result_free(result_train);
