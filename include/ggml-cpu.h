@@ -20,7 +20,8 @@ GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx,
 /* Profiling: when on, every graph compute times each node and then prints to
  * stderr the time per op type and the slowest nodes (wall time of each node
  * with all its threads). Off by default; the environment variable
- * GGMLR_PROFILE=1 turns it on for the whole process. */
+ * GGMLR_PROFILE=1 turns it on for the whole process, GGMLR_PROFILE=cpu with
+ * thread 0's CPU time instead of wall time (for 1-thread runs on a busy machine). */
 GGML_API void             ggml_cpu_set_profile(bool enable);
 
 /* The backend keeps its own workers until ggml_backend_free; threads sharing

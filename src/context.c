@@ -362,6 +362,15 @@ static void unravel(const struct ggml_tensor * t, int64_t i, int64_t idx[4]) {
 struct ggml_tensor * ggml_set_f32(struct ggml_tensor * t, float value) {
     if (!check_cpu_data(t, "ggml_set_f32")) return NULL;
     const int64_t n = ggml_nelements(t);
+    if (ggml_is_contiguous(t) && (value == 0.0f && !signbit(value))) {  /* +0 is all-zero bytes in every type */
+        memset(t->data, 0, ggml_nbytes(t));
+        return t;
+    }
+    if (ggml_is_contiguous(t) && t->type == GGML_TYPE_F32) {
+        float * x = t->data;
+        for (int64_t i = 0; i < n; i++) x[i] = value;
+        return t;
+    }
     int64_t idx[4];
     for (int64_t i = 0; i < n; i++) {
         unravel(t, i, idx);

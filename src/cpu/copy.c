@@ -79,45 +79,76 @@ void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_ten
     }
 }
 
-/* dst[j] = sum of a over every index that reduces to j (mod dst.ne). Each dst
- * row is summed by one thread in a fixed order. */
+/* dst[j] = sum of a over every index that reduces to j (mod dst.ne), in
+ * double. Each dst row is summed by one thread in a fixed order (tiles t3, t2,
+ * t1, t0 in turn), the row's ne0 sums side by side in scratch so that a is
+ * read along its rows. */
+size_t ggmlr_repeat_back_work_size(const struct ggml_tensor * dst) { return (size_t) dst->ne[0] * sizeof(double); }
+
 void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     if (ggml_nelements(dst) == 0) return;  /* nothing to write; the tile counts below would divide by zero */
-    const int64_t k0 = a->ne[0] / dst->ne[0], k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
+    const int64_t n0 = dst->ne[0];
+    const int64_t k0 = a->ne[0] / n0, k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
+    const bool a_packed = a->nb[0] == sizeof(float);
+    double * sum = p->wdata;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, j1, j2, j3;
     while (ggmlr_next_row(&rows, &r, &j1, &j2, &j3)) {
-        float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
-        for (int64_t j0 = 0; j0 < dst->ne[0]; j0++) {
-            double sum = 0.0;
-            for (int64_t t3 = 0; t3 < k3; t3++)
-                for (int64_t t2 = 0; t2 < k2; t2++)
-                    for (int64_t t1 = 0; t1 < k1; t1++) {
-                        const char * arow = ggmlr_elem_ptr(a, 0, j1 + t1 * dst->ne[1], j2 + t2 * dst->ne[2], j3 + t3 * dst->ne[3]);
-                        for (int64_t t0 = 0; t0 < k0; t0++) sum += *(const float *) (arow + (j0 + t0 * dst->ne[0]) * a->nb[0]);
+        for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] = 0.0;
+        for (int64_t t3 = 0; t3 < k3; t3++)
+            for (int64_t t2 = 0; t2 < k2; t2++)
+                for (int64_t t1 = 0; t1 < k1; t1++) {
+                    const char * arow = ggmlr_elem_ptr(a, 0, j1 + t1 * dst->ne[1], j2 + t2 * dst->ne[2], j3 + t3 * dst->ne[3]);
+                    for (int64_t t0 = 0; t0 < k0; t0++) {
+                        if (a_packed) {
+                            const float * x = (const float *) arow + t0 * n0;
+                            for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] += x[j0];
+                        } else {
+                            for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] += *(const float *) (arow + (j0 + t0 * n0) * a->nb[0]);
+                        }
                     }
-            d[j0] = (float) sum;
-        }
+                }
+        float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
+        for (int64_t j0 = 0; j0 < n0; j0++) d[j0] = (float) sum[j0];
     }
 }
 
+/* Whether b's rows land on disjoint elements of dst (each stride at least the
+ * extent of the block below it, as for any view): then they can be added by
+ * different threads. */
+static bool acc_rows_disjoint(const struct ggml_tensor * b, const size_t st[3]) {
+    size_t extent = (size_t) b->ne[0] * sizeof(float);
+    for (int d = 1; d < 4; d++) {
+        if (b->ne[d] <= 1) continue;
+        if (st[d - 1] < extent) return false;
+        extent += st[d - 1] * (size_t) (b->ne[d] - 1);
+    }
+    return true;
+}
+
 /* dst = a (or zeros), then b added into the region (nb1..nb3, offset) of dst.
- * Rare (the backward of a view), so one thread does it. */
+ * Phase 1 splits dst's bytes over the threads; phase 2 splits b's rows when
+ * they land on disjoint elements, else thread 0 adds them all, in order. */
 void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    if (p->ith != 0) return;
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     size_t prm[4];
     memcpy(prm, dst->op_params, sizeof prm);
     const bool zero_base = dst->op_params[8] != 0;
-    const int64_t n = ggml_nelements(dst);
+    int64_t e0, e1;
+    ggmlr_split(ggml_nelements(dst), p->ith, p->nth, &e0, &e1);
     float * d = dst->data;
-    for (int64_t i = 0; i < n; i++) d[i] = zero_base ? 0.0f : ((const float *) a->data)[i];
-    for (int64_t i3 = 0; i3 < b->ne[3]; i3++)
-        for (int64_t i2 = 0; i2 < b->ne[2]; i2++)
-            for (int64_t i1 = 0; i1 < b->ne[1]; i1++)
-                for (int64_t i0 = 0; i0 < b->ne[0]; i0++) {
-                    float * t = (float *) ((char *) dst->data + prm[3] + i0 * sizeof(float) + i1 * prm[0] + i2 * prm[1] + i3 * prm[2]);
-                    *t += *(const float *) ggmlr_elem_ptr(b, i0, i1, i2, i3);
-                }
+    if (zero_base) memset(d + e0, 0, (size_t) (e1 - e0) * sizeof(float));
+    else memcpy(d + e0, (const float *) a->data + e0, (size_t) (e1 - e0) * sizeof(float));
+    ggmlr_barrier(p);
+    const bool disjoint = acc_rows_disjoint(b, prm);
+    if (!disjoint && p->ith != 0) return;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, b);
+    if (!disjoint) rows.next = 0, rows.end = ggml_nrows(b);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * t = (float *) ((char *) dst->data + prm[3] + i1 * prm[0] + i2 * prm[1] + i3 * prm[2]);
+        const char * brow = ggmlr_elem_ptr(b, 0, i1, i2, i3);
+        for (int64_t i0 = 0; i0 < b->ne[0]; i0++) t[i0] += *(const float *) (brow + i0 * b->nb[0]);
+    }
 }

@@ -94,6 +94,7 @@ bool ggmlr_op_is_view(enum ggml_op op);
 void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* DUP, CONT, CPY */
 void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+size_t ggmlr_repeat_back_work_size(const struct ggml_tensor * dst);
 void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 /* elementwise.c */
 void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* ADD, SUB, MUL, DIV */

@@ -3,8 +3,10 @@
  * On when GGMLR_PROFILE=1 is in the environment (read once) or after
  * ggml_cpu_set_profile(true). The executor's thread 0 reads the clock after
  * each node's closing barrier, so a node's time is its wall time with all
- * threads (waiting for the slowest included). Off, the executor only tests a
- * flag per compute. */
+ * threads (waiting for the slowest included). GGMLR_PROFILE=cpu times with
+ * thread 0's CPU clock instead: on a loaded machine a 1-thread profile then
+ * counts the node's work, not the time the thread spent preempted. Off, the
+ * executor only tests a flag per compute. */
 #include "profile.h"
 #include "kernels.h"
 
@@ -17,7 +19,7 @@
 
 #define TOP_NODES 12
 
-/* -1: not decided yet (read GGMLR_PROFILE), else 0/1 */
+/* -1: not decided yet (read GGMLR_PROFILE), else 0 (off), 1 (wall clock), 2 (thread CPU clock) */
 static atomic_int profile_state = -1;
 
 void ggml_cpu_set_profile(bool enable) { atomic_store(&profile_state, enable ? 1 : 0); }
@@ -26,17 +28,17 @@ bool ggmlr_profile_enabled(void) {
     int s = atomic_load_explicit(&profile_state, memory_order_relaxed);
     if (s < 0) {
         const char * env = getenv("GGMLR_PROFILE");
-        s = env && env[0] && strcmp(env, "0") != 0;
+        s = !env || !env[0] || strcmp(env, "0") == 0 ? 0 : strcmp(env, "cpu") == 0 ? 2 : 1;
         int unset = -1;
         atomic_compare_exchange_strong(&profile_state, &unset, s);
         s = atomic_load(&profile_state);
     }
-    return s == 1;
+    return s > 0;
 }
 
 uint64_t ggmlr_profile_now_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(atomic_load_explicit(&profile_state, memory_order_relaxed) == 2 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
@@ -66,7 +68,8 @@ void ggmlr_profile_print(FILE * out, const struct ggml_cgraph * g, const uint64_
     }
     qsort(ops, GGML_OP_COUNT, sizeof ops[0], op_desc);
     const double ms_total = 1e-6 * (double) total;
-    fprintf(out, "ggmlr profile: %d nodes, %d thread(s), %.3f ms\n", g->n_nodes, nth, ms_total);
+    const bool cpu = atomic_load_explicit(&profile_state, memory_order_relaxed) == 2;
+    fprintf(out, "ggmlr profile: %d nodes, %d thread(s), %.3f ms (%s)\n", g->n_nodes, nth, ms_total, cpu ? "thread 0's CPU time" : "wall time");
     fprintf(out, "  %-24s %6s %10s %6s\n", "op", "nodes", "ms", "%");
     for (int k = 0; k < GGML_OP_COUNT && ops[k].ns > 0; k++)
         fprintf(out, "  %-24s %6d %10.3f %5.1f%%\n", ggml_op_name(ops[k].op), ops[k].count, 1e-6 * (double) ops[k].ns,
