@@ -147,7 +147,7 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
     ggmlr_pool_release(pool);
     ggmlr_pool_free(own_pool);
     if (ex.node_ns) {
-        ggmlr_profile_print(stderr, g, ex.node_ns, ex.nth);
+        ggmlr_profile_print(g, ex.node_ns, ex.nth);
         free(ex.node_ns);
     }
     const int failed = atomic_load(&ex.failed_node);

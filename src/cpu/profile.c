@@ -53,7 +53,7 @@ static void shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
     snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
 }
 
-void ggmlr_profile_print(FILE * out, const struct ggml_cgraph * g, const uint64_t * node_ns, int nth) {
+void ggmlr_profile_print(const struct ggml_cgraph * g, const uint64_t * node_ns, int nth) {
     struct op_total ops[GGML_OP_COUNT];
     struct node_time * top = malloc((size_t) (g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *top);
     uint64_t total = 0;
@@ -69,19 +69,19 @@ void ggmlr_profile_print(FILE * out, const struct ggml_cgraph * g, const uint64_
     qsort(ops, GGML_OP_COUNT, sizeof ops[0], op_desc);
     const double ms_total = 1e-6 * (double) total;
     const bool cpu = atomic_load_explicit(&profile_state, memory_order_relaxed) == 2;
-    fprintf(out, "ggmlr profile: %d nodes, %d thread(s), %.3f ms (%s)\n", g->n_nodes, nth, ms_total, cpu ? "thread 0's CPU time" : "wall time");
-    fprintf(out, "  %-24s %6s %10s %6s\n", "op", "nodes", "ms", "%");
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "ggmlr profile: %d nodes, %d thread(s), %.3f ms (%s)\n", g->n_nodes, nth, ms_total, cpu ? "thread 0's CPU time" : "wall time");
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "  %-24s %6s %10s %6s\n", "op", "nodes", "ms", "%");
     for (int k = 0; k < GGML_OP_COUNT && ops[k].ns > 0; k++)
-        fprintf(out, "  %-24s %6d %10.3f %5.1f%%\n", ggml_op_name(ops[k].op), ops[k].count, 1e-6 * (double) ops[k].ns,
+        ggmlr_log(GGML_LOG_LEVEL_INFO, "  %-24s %6d %10.3f %5.1f%%\n", ggml_op_name(ops[k].op), ops[k].count, 1e-6 * (double) ops[k].ns,
                 total ? 100.0 * (double) ops[k].ns / (double) total : 0.0);
     if (top) {
         qsort(top, (size_t) g->n_nodes, sizeof top[0], node_desc);
-        fprintf(out, "  slowest nodes:\n");
+        ggmlr_log(GGML_LOG_LEVEL_INFO, "  slowest nodes:\n");
         for (int k = 0; k < g->n_nodes && k < TOP_NODES && top[k].ns > 0; k++) {
             const struct ggml_tensor * t = g->nodes[top[k].index];
             char shape[96];
             shape_str(t, shape, sizeof shape);
-            fprintf(out, "  %5d %-20s %-24s %-20s %10.3f ms\n", top[k].index, ggml_op_name(t->op), t->name, shape, 1e-6 * (double) top[k].ns);
+            ggmlr_log(GGML_LOG_LEVEL_INFO, "  %5d %-20s %-24s %-20s %10.3f ms\n", top[k].index, ggml_op_name(t->op), t->name, shape, 1e-6 * (double) top[k].ns);
         }
         free(top);
     }

@@ -11,6 +11,6 @@ bool ggmlr_profile_enabled(void);
 uint64_t ggmlr_profile_now_ns(void);
 /* The per-op-type totals and the slowest nodes of one compute of g
  * (node_ns[i]: wall time of node i, 0 for views). */
-void ggmlr_profile_print(FILE * out, const struct ggml_cgraph * g, const uint64_t * node_ns, int nth);
+void ggmlr_profile_print(const struct ggml_cgraph * g, const uint64_t * node_ns, int nth);
 
 #endif
