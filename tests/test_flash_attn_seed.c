@@ -1,5 +1,5 @@
 /* test_flash_attn_seed.c -- the C translation of the user's acceptance test
- * /work/shared/seed/test-flash-attn-back.R, one function per test_that(), same
+ *  r/tests/testthat/test-flash-attn-back.R, one function per test_that(), same
  * shapes, masks and API path (no_alloc context + CPU backend for the direct
  * calls, a data context for the graphs). R's runif becomes the test RNG (same
  * seed numbers); the float64 reference of tests/common/attn_ref.c replaces the
