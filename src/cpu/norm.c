@@ -50,6 +50,7 @@ void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_
     const double eps = ggmlr_get_op_param_f32(dst, 0);
     const bool layer = dst->op == GGML_OP_NORM_BACK;
     const int64_t n = xa->ne[0];
+    if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
     float * gbuf = p->wdata, * xbuf = gbuf + n;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;

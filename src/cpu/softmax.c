@@ -50,6 +50,7 @@ void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct g
     const struct ggml_tensor * dya = dst->src[0], * ya = dst->src[1];
     const float scale = ggmlr_get_op_param_f32(dst, 0);
     const int64_t n = dst->ne[0];
+    if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
     float * dybuf = p->wdata, * ybuf = dybuf + n;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;

@@ -72,6 +72,7 @@ void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_
     const bool back = dst->op == GGML_OP_UNARY_BACK;
     const struct ggml_tensor * a = dst->src[0], * x = back ? dst->src[1] : NULL;
     const int64_t n = dst->ne[0];
+    if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
     float * abuf = p->wdata, * xbuf = abuf + n;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
