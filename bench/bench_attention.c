@@ -10,32 +10,12 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "fma_peak.h"
+#include "bench_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double clock_s(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
-static int cmp_double(const void * a, const void * b) {
-    const double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-static double median(double * v, int n) {
-    qsort(v, (size_t) n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void fill(struct ggml_tensor * t) {
-    float * d = t->data;
-    for (int64_t i = 0; i < ggml_nelements(t); i++) d[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
-}
 
 /* Median seconds of `reps` computes of graph g: wall clock, and CPU time of
  * all threads / nth (*cpu; barrier waits count, so it errs low). */
@@ -43,16 +23,16 @@ static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int 
     double t[32], c[32];
     for (int r = 0; r < reps; r++) {
         if (reset) ggml_graph_reset(g);
-        const double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        const double t0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
         if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
             fprintf(stderr, "compute failed: %s\n", ggml_last_error());
             exit(1);
         }
-        t[r] = clock_s(CLOCK_MONOTONIC) - t0;
-        c[r] = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / nth;
+        t[r] = bench_clock_s(CLOCK_MONOTONIC) - t0;
+        c[r] = (bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / nth;
     }
-    *cpu = median(c, reps);
-    return median(t, reps);
+    *cpu = bench_median(c, reps);
+    return bench_median(t, reps);
 }
 
 /* The FMA peak of nth threads running at once on path simd, by wall clock
@@ -97,7 +77,7 @@ static struct result bench_shape(struct shape s, int nth, int reps) {
     struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.M, s.Hkv, 1);
     struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.M, s.Hkv, 1);
     struct ggml_tensor * mask = NULL;
-    fill(q); fill(k); fill(v);
+    bench_fill(q); bench_fill(k); bench_fill(v);
     if (s.causal) {
         mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, s.M, s.N);
         for (int n = 0; n < s.N; n++)
@@ -114,7 +94,7 @@ static struct result bench_shape(struct shape s, int nth, int reps) {
     struct ggml_cgraph * gf_fwd = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf_fwd, fused);
     struct ggml_tensor * d = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.D, s.H, s.N, 1);
-    fill(d);
+    bench_fill(d);
     struct ggml_tensor * fab = ggml_flash_attn_back(ctx, q, k, v, mask, d, scale);
     struct ggml_cgraph * gf_bwd = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf_bwd, fab);

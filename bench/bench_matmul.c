@@ -15,32 +15,11 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "fma_peak.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
-static int cmp_double(const void * a, const void * b) {
-    const double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/* sorts v; returns the median */
-static double median(double * v, int n) {
-    qsort(v, (size_t) n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void fill(struct ggml_tensor * t) {
-    float * d = t->data;
-    for (int64_t i = 0; i < ggml_nelements(t); i++) d[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
-}
 
 #define MAX_REPS 64
 
@@ -50,14 +29,14 @@ static void time_node(struct ggml_context * ctx, struct ggml_tensor * node, doub
     ggml_build_forward_expand(g, node);
     double t[MAX_REPS];
     for (int r = -1; r < reps; r++) {
-        const double t0 = now();
+        const double t0 = bench_clock_s(CLOCK_MONOTONIC);
         if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
             fprintf(stderr, "compute failed: %s\n", ggml_last_error());
             exit(1);
         }
-        if (r >= 0) t[r] = now() - t0;
+        if (r >= 0) t[r] = bench_clock_s(CLOCK_MONOTONIC) - t0;
     }
-    const double m = median(t, reps);
+    const double m = bench_median(t, reps);
     *med = flops / m / 1e9;
     *best = flops / t[0] / 1e9;
 }
@@ -70,7 +49,7 @@ static void measure_peak(const char * simd, int nth, double * med, double * best
         g[r] = fma_peak_gflops(simd, nth, 500 * 1000, NULL);
         if (g[r] <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
     }
-    *med = median(g, 21);
+    *med = bench_median(g, 21);
     *best = g[20];
 }
 
@@ -100,7 +79,7 @@ int main(int argc, char ** argv) {
         struct ggml_tensor * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, s.K, s.M);
         struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, s.K, s.N);
         struct ggml_tensor * g = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, s.M, s.N);
-        fill(w); fill(x); fill(g);
+        bench_fill(w); bench_fill(x); bench_fill(g);
         struct ggml_tensor * nodes[3] = {ggml_mul_mat(ctx, w, x), ggml_out_prod(ctx, x, g), ggml_out_prod(ctx, w, ggml_transpose(ctx, g))};
         const double flops = 2.0 * (double) s.K * (double) s.M * (double) s.N;
         double peak_med, peak_best;

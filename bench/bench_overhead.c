@@ -8,6 +8,7 @@
 #include "ggml.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,28 +16,17 @@
 
 enum { N_ELEMS = 16, WARMUP = 1000 };
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void * a, const void * b) {
-    const double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
 /* Times `calls` computes of g (after WARMUP untimed ones); prints median and p90. */
 static void measure(const char * label, int n_threads, ggml_backend_t backend, struct ggml_context * ctx,
                     struct ggml_cgraph * g, int calls, double * t) {
     for (int i = 0; i < WARMUP + calls; i++) {
-        const double t0 = now_us();
+        const double t0 = bench_clock_s(CLOCK_MONOTONIC);
         const enum ggml_status st = backend ? ggml_backend_graph_compute(backend, g) : ggml_graph_compute_with_ctx(ctx, g, n_threads);
-        const double t1 = now_us();
+        const double t1 = bench_clock_s(CLOCK_MONOTONIC);
         if (st != GGML_STATUS_SUCCESS) { fprintf(stderr, "compute failed: %s\n", ggml_last_error()); exit(1); }
-        if (i >= WARMUP) t[i - WARMUP] = t1 - t0;
+        if (i >= WARMUP) t[i - WARMUP] = 1e6 * (t1 - t0);  /* microseconds */
     }
-    qsort(t, (size_t) calls, sizeof *t, cmp_double);
+    qsort(t, (size_t) calls, sizeof *t, bench_cmp_double);
     printf("%-22s %d thread(s): median %8.2f us   p90 %8.2f us\n", label, n_threads, t[calls / 2], t[calls * 9 / 10]);
 }
 

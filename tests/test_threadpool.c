@@ -50,18 +50,6 @@ static bool compute_matches(struct net * n, ggml_backend_t backend, int n_thread
     return st == GGML_STATUS_SUCCESS && memcmp(n->out->data, reference, sizeof reference) == 0;
 }
 
-/* Threads of this process (Linux /proc); -1 when unknown. */
-static int thread_count(void) {
-    FILE * f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    int n = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "Threads: %d", &n) == 1) break;
-    fclose(f);
-    return n;
-}
-
 static double cpu_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -75,15 +63,15 @@ static void sleep_ms(int ms) {
 
 static void test_reuse_and_resize(void) {
     struct net n = build(1);
-    const int base = thread_count();
+    const int base = tc_thread_count();
     int bad = 0;
     for (int i = 0; i < 200; i++) bad += !compute_matches(&n, NULL, 3);
     CHECK(bad == 0, "200 computes with 3 threads: %d differ from 1 thread", bad);
-    CHECK(base < 0 || thread_count() == base + 2, "3 threads = caller + 2 workers kept: %d threads, %d before", thread_count(), base);
+    CHECK(base < 0 || tc_thread_count() == base + 2, "3 threads = caller + 2 workers kept: %d threads, %d before", tc_thread_count(), base);
     static const int counts[] = {2, 5, 1, 4, 4, 2, 3, 1, 8};
     for (int i = 0; i < (int) (sizeof counts / sizeof counts[0]); i++) {
         CHECK(compute_matches(&n, NULL, counts[i]), "%d threads after resizing: bitwise equal to 1 thread", counts[i]);
-        CHECK(base < 0 || thread_count() == base + counts[i] - 1, "resized to %d threads: %d threads, %d before", counts[i], thread_count(), base);
+        CHECK(base < 0 || tc_thread_count() == base + counts[i] - 1, "resized to %d threads: %d threads, %d before", counts[i], tc_thread_count(), base);
     }
     ggml_free(n.ctx);
 }
@@ -101,15 +89,15 @@ static void test_idle_workers_sleep(void) {
 
 static void test_backend_owns_its_workers(void) {
     struct net n = build(1);
-    const int base = thread_count();
+    const int base = tc_thread_count();
     ggml_backend_t backend = ggml_backend_cpu_init();
     ggml_backend_cpu_set_n_threads(backend, 4);
     int bad = 0;
     for (int i = 0; i < 100; i++) bad += !compute_matches(&n, backend, 4);
     CHECK(bad == 0, "backend, 4 threads: %d of 100 differ", bad);
-    CHECK(base < 0 || thread_count() == base + 3, "backend with 4 threads keeps 3 workers: %d, %d before", thread_count(), base);
+    CHECK(base < 0 || tc_thread_count() == base + 3, "backend with 4 threads keeps 3 workers: %d, %d before", tc_thread_count(), base);
     ggml_backend_free(backend);
-    CHECK(base < 0 || thread_count() == base, "ggml_backend_free joins its workers: %d threads, %d before", thread_count(), base);
+    CHECK(base < 0 || tc_thread_count() == base, "ggml_backend_free joins its workers: %d threads, %d before", tc_thread_count(), base);
     ggml_free(n.ctx);
 }
 
@@ -124,7 +112,7 @@ static void * user_main(void * arg) {
 }
 
 static void test_concurrent_users(void) {
-    const int base = thread_count();
+    const int base = tc_thread_count();
     ggml_backend_t backend = ggml_backend_cpu_init();
     ggml_backend_cpu_set_n_threads(backend, 2);
     enum { USERS = 6 };
@@ -142,7 +130,7 @@ static void test_concurrent_users(void) {
     }
     ggml_backend_free(backend);
     /* a thread's own pool goes with the thread */
-    CHECK(base < 0 || thread_count() == base, "user threads' workers joined at thread exit: %d threads, %d before", thread_count(), base);
+    CHECK(base < 0 || tc_thread_count() == base, "user threads' workers joined at thread exit: %d threads, %d before", tc_thread_count(), base);
 }
 
 static void test_fork(void) {

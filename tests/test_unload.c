@@ -50,17 +50,6 @@ static bool load(struct lib * l, const char * path) {
     return true;
 }
 
-static int thread_count(void) {
-    FILE * f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    int n = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "Threads: %d", &n) == 1) break;
-    fclose(f);
-    return n;
-}
-
 /* c = a + b of 64 floats with n_threads, via with_ctx or a backend; true when c = 3. */
 static bool compute_add(const struct lib * l, ggml_backend_t backend, int n_threads) {
     struct ggml_init_params ip = {1 << 20, NULL, false};
@@ -94,7 +83,7 @@ static void * user_main(void * arg) {
 int main(void) {
     const char * path = getenv("GGMLR_SHARED_LIB");
     if (!CHECK(path != NULL, "GGMLR_SHARED_LIB names the shared library")) return tc_finish("unload");
-    const int base = thread_count();
+    const int base = tc_thread_count();
     for (int round = 0; round < 2; round++) {
         struct lib l;
         if (!CHECK(load(&l, path), "round %d: load %s and its symbols", round, path)) break;
@@ -109,17 +98,17 @@ int main(void) {
         while (u.stage != 1) pthread_cond_wait(&u.cv, &u.m);
         pthread_mutex_unlock(&u.m);
         CHECK(u.ok, "round %d: user thread computes with 2 threads", round);
-        CHECK(base < 0 || thread_count() == base + 2 + 3 + 2, "round %d: workers alive before unload: %d threads, %d at start", round,
-              thread_count(), base);
+        CHECK(base < 0 || tc_thread_count() == base + 2 + 3 + 2, "round %d: workers alive before unload: %d threads, %d at start", round,
+              tc_thread_count(), base);
         CHECK(dlclose(l.handle) == 0, "round %d: dlclose", round);
-        CHECK(base < 0 || thread_count() == base + 1, "round %d: after dlclose only the user thread is left: %d threads, %d at start",
-              round, thread_count(), base);
+        CHECK(base < 0 || tc_thread_count() == base + 1, "round %d: after dlclose only the user thread is left: %d threads, %d at start",
+              round, tc_thread_count(), base);
         pthread_mutex_lock(&u.m);
         u.stage = 2;  /* the user thread exits now, with the library gone */
         pthread_cond_broadcast(&u.cv);
         pthread_mutex_unlock(&u.m);
         pthread_join(t, NULL);
-        CHECK(base < 0 || thread_count() == base, "round %d: %d threads at the end, %d at start", round, thread_count(), base);
+        CHECK(base < 0 || tc_thread_count() == base, "round %d: %d threads at the end, %d at start", round, tc_thread_count(), base);
     }
     return tc_finish("unload");
 }

@@ -41,36 +41,47 @@ gguf_get_arr_str <- function(ctx, key_id, i) {
 }
 gguf_remove_key <- function(ctx, key) .Call(C_gguf_remove_key, ctx, key)
 
-gguf_get_val_u8 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_UINT8)
-gguf_get_val_i8 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_INT8)
-gguf_get_val_u16 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_UINT16)
-gguf_get_val_i16 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_INT16)
-gguf_get_val_u32 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_UINT32)
-gguf_get_val_i32 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_INT32)
-gguf_get_val_f32 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_FLOAT32)
-gguf_get_val_u64 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_UINT64)
-gguf_get_val_i64 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_INT64)
-gguf_get_val_f64 <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_FLOAT64)
-gguf_get_val_bool <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_BOOL)
-gguf_get_val_str <- function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, GGUF_TYPE_STRING)
+# gguf_get_val_<type>(ctx, key_id) and gguf_set_val_<type>(ctx, key, val): one
+# accessor per GGUF type, all the same call with the type fixed.
+gguf_val_getter <- function(type) {
+  force(type)
+  function(ctx, key_id) .Call(C_gguf_get_val, ctx, key_id, type)
+}
+gguf_val_setter <- function(type) {
+  force(type)
+  function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, type, val))
+}
+
+gguf_get_val_u8 <- gguf_val_getter(GGUF_TYPE_UINT8)
+gguf_get_val_i8 <- gguf_val_getter(GGUF_TYPE_INT8)
+gguf_get_val_u16 <- gguf_val_getter(GGUF_TYPE_UINT16)
+gguf_get_val_i16 <- gguf_val_getter(GGUF_TYPE_INT16)
+gguf_get_val_u32 <- gguf_val_getter(GGUF_TYPE_UINT32)
+gguf_get_val_i32 <- gguf_val_getter(GGUF_TYPE_INT32)
+gguf_get_val_f32 <- gguf_val_getter(GGUF_TYPE_FLOAT32)
+gguf_get_val_u64 <- gguf_val_getter(GGUF_TYPE_UINT64)
+gguf_get_val_i64 <- gguf_val_getter(GGUF_TYPE_INT64)
+gguf_get_val_f64 <- gguf_val_getter(GGUF_TYPE_FLOAT64)
+gguf_get_val_bool <- gguf_val_getter(GGUF_TYPE_BOOL)
+gguf_get_val_str <- gguf_val_getter(GGUF_TYPE_STRING)
 # The value of any key: scalars by their type, arrays as vectors.
 gguf_get_val <- function(ctx, key_id) {
   t <- gguf_get_kv_type(ctx, key_id)
   if (t == GGUF_TYPE_ARRAY) gguf_get_arr_data(ctx, key_id) else .Call(C_gguf_get_val, ctx, key_id, t)
 }
 
-gguf_set_val_u8 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_UINT8, val))
-gguf_set_val_i8 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_INT8, val))
-gguf_set_val_u16 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_UINT16, val))
-gguf_set_val_i16 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_INT16, val))
-gguf_set_val_u32 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_UINT32, val))
-gguf_set_val_i32 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_INT32, val))
-gguf_set_val_f32 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_FLOAT32, val))
-gguf_set_val_u64 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_UINT64, val))
-gguf_set_val_i64 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_INT64, val))
-gguf_set_val_f64 <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_FLOAT64, val))
-gguf_set_val_bool <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_BOOL, val))
-gguf_set_val_str <- function(ctx, key, val) invisible(.Call(C_gguf_set_val, ctx, key, GGUF_TYPE_STRING, val))
+gguf_set_val_u8 <- gguf_val_setter(GGUF_TYPE_UINT8)
+gguf_set_val_i8 <- gguf_val_setter(GGUF_TYPE_INT8)
+gguf_set_val_u16 <- gguf_val_setter(GGUF_TYPE_UINT16)
+gguf_set_val_i16 <- gguf_val_setter(GGUF_TYPE_INT16)
+gguf_set_val_u32 <- gguf_val_setter(GGUF_TYPE_UINT32)
+gguf_set_val_i32 <- gguf_val_setter(GGUF_TYPE_INT32)
+gguf_set_val_f32 <- gguf_val_setter(GGUF_TYPE_FLOAT32)
+gguf_set_val_u64 <- gguf_val_setter(GGUF_TYPE_UINT64)
+gguf_set_val_i64 <- gguf_val_setter(GGUF_TYPE_INT64)
+gguf_set_val_f64 <- gguf_val_setter(GGUF_TYPE_FLOAT64)
+gguf_set_val_bool <- gguf_val_setter(GGUF_TYPE_BOOL)
+gguf_set_val_str <- gguf_val_setter(GGUF_TYPE_STRING)
 gguf_set_arr_data <- function(ctx, key, type, data) invisible(.Call(C_gguf_set_arr_data, ctx, key, type, data))
 gguf_set_arr_str <- function(ctx, key, data) invisible(.Call(C_gguf_set_arr_str, ctx, key, data))
 gguf_set_kv <- function(ctx, src) invisible(.Call(C_gguf_set_kv, ctx, src))

@@ -113,6 +113,13 @@ SEXP   rg_object_handle(const char * cls, SEXP prot, R_CFinalizer_t finalizer);
 void * rg_object_get(SEXP x, const char * cls, const char * arg);
 /* Is x an object handle of class cls (alive or freed)? */
 int    rg_is_object(SEXP x, const char * cls);
+/* The constructor's result p for the new handle x (which the caller holds
+ * protected): set into x, or an R error naming fn when p is NULL. */
+void   rg_object_set(SEXP x, void * p, const char * fn);
+/* The R side of ggml_..._free: release(x) frees the object once (it clears the
+ * address, so again is harmless); not a handle of class cls is an R error
+ * naming arg. Returns R NULL. */
+SEXP   rg_object_free(SEXP x, const char * cls, const char * arg, R_CFinalizer_t release);
 
 /* Is the handle usable (its context open, the object not freed)? Never errors. */
 int rg_handle_valid(SEXP x);
@@ -145,6 +152,36 @@ SEXP           rg_size_sexp(double v);
 
 /* The package default thread count (ggml_set_n_threads). */
 int rg_default_threads(void);
+
+/* ---- op wrappers (glue_ops.c, glue_train_ops.c) ----
+ *
+ * Every op wrapper follows the same three steps: check the context, convert
+ * the arguments (tensor arguments record that ctx now points into their
+ * context), call the constructor, and turn a NULL result into an R error
+ * with the library's message. */
+
+#define TENSOR(c, x, name)          rg_tensor_arg(c, x, name, 0)
+#define TENSOR_OR_NULL(c, x, name)  rg_tensor_arg(c, x, name, 1)
+/* Clear the error state, call the constructor (all arguments are converted
+ * by now), and wrap the result or fail with the library's message. */
+#define FINISH(ctx, fn, call)       (ggml_clear_error(), rg_result(ctx, (call), fn))
+
+/* R_<fn> for an op of one tensor: fn(ctx, a). */
+#define OP_A(fn) \
+    SEXP R_##fn(SEXP ctx, SEXP a) { \
+        rg_ctx * c = rg_ctx_get(ctx, "ctx"); \
+        struct ggml_tensor * ta = TENSOR(c, a, "a"); \
+        return FINISH(ctx, #fn, fn(c->ctx, ta)); \
+    }
+
+/* R_<fn> for an op of two tensors: fn(ctx, a, b). */
+#define OP_AB(fn) \
+    SEXP R_##fn(SEXP ctx, SEXP a, SEXP b) { \
+        rg_ctx * c = rg_ctx_get(ctx, "ctx"); \
+        struct ggml_tensor * ta = TENSOR(c, a, "a"); \
+        struct ggml_tensor * tb = TENSOR(c, b, "b"); \
+        return FINISH(ctx, #fn, fn(c->ctx, ta, tb)); \
+    }
 
 /* ---- .Call entry points: SEXP R_<name>(SEXP, ...) for each line of entry_points.h ---- */
 

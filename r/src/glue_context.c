@@ -557,3 +557,14 @@ void * rg_object_get(SEXP x, const char * cls, const char * arg) {
     if (!p) Rf_error("'%s': the %s has been freed (or was saved and restored from another session)", arg, cls);
     return p;
 }
+
+void rg_object_set(SEXP x, void * p, const char * fn) {
+    if (!p) rg_fail(fn);
+    R_SetExternalPtrAddr(x, p);
+}
+
+SEXP rg_object_free(SEXP x, const char * cls, const char * arg, R_CFinalizer_t release) {
+    if (!rg_is_object(x, cls)) rg_object_get(x, cls, arg);  /* the error */
+    release(x);
+    return R_NilValue;
+}

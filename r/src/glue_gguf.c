@@ -35,9 +35,7 @@ static SEXP gguf_handle(void) {
 SEXP R_gguf_init_empty(void) {
     SEXP x = PROTECT(gguf_handle());
     ggml_clear_error();
-    struct gguf_context * g = gguf_init_empty();
-    if (!g) rg_fail("gguf_init_empty");
-    R_SetExternalPtrAddr(x, g);
+    rg_object_set(x, gguf_init_empty(), "gguf_init_empty");
     UNPROTECT(1);
     return x;
 }
@@ -69,11 +67,7 @@ SEXP R_gguf_init_from_file(SEXP fname, SEXP no_alloc, SEXP with_ctx) {
     return out;
 }
 
-SEXP R_gguf_free(SEXP ctx) {
-    if (!rg_is_object(ctx, CLS_GGUF)) gguf_arg(ctx);
-    gguf_release(ctx);
-    return R_NilValue;
-}
+SEXP R_gguf_free(SEXP ctx) { return rg_object_free(ctx, CLS_GGUF, "ctx", gguf_release); }
 
 SEXP R_gguf_type_name(SEXP type) {
     const int t = rg_int(type, "type");

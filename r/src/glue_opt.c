@@ -80,11 +80,7 @@ SEXP R_ggml_backend_sched_new(SEXP backends, SEXP graph_size) {
     return x;
 }
 
-SEXP R_ggml_backend_sched_free(SEXP sched) {
-    if (!rg_is_object(sched, CLS_SCHED)) rg_object_get(sched, CLS_SCHED, "sched");  /* the error */
-    sched_release(sched);
-    return R_NilValue;
-}
+SEXP R_ggml_backend_sched_free(SEXP sched) { return rg_object_free(sched, CLS_SCHED, "sched", sched_release); }
 
 SEXP R_ggml_backend_sched_get_n_backends(SEXP sched) {
     return Rf_ScalarInteger(ggml_backend_sched_get_n_backends(((rg_sched *) rg_object_get(sched, CLS_SCHED, "sched"))->sched));
@@ -114,18 +110,12 @@ SEXP R_ggml_opt_dataset_init(SEXP type_data, SEXP type_label, SEXP ne_datapoint,
     const int64_t n = rg_count(ndata, "ndata"), ns = rg_count(ndata_shard, "ndata_shard");
     SEXP x = PROTECT(rg_object_handle(CLS_DATASET, R_NilValue, dataset_release));
     ggml_clear_error();
-    ggml_opt_dataset_t ds = ggml_opt_dataset_init(td, tl, nd, nl, n, ns);
-    if (!ds) rg_fail("ggml_opt_dataset_init");
-    R_SetExternalPtrAddr(x, ds);
+    rg_object_set(x, ggml_opt_dataset_init(td, tl, nd, nl, n, ns), "ggml_opt_dataset_init");
     UNPROTECT(1);
     return x;
 }
 
-SEXP R_ggml_opt_dataset_free(SEXP dataset) {
-    if (!rg_is_object(dataset, CLS_DATASET)) rg_object_get(dataset, CLS_DATASET, "dataset");
-    dataset_release(dataset);
-    return R_NilValue;
-}
+SEXP R_ggml_opt_dataset_free(SEXP dataset) { return rg_object_free(dataset, CLS_DATASET, "dataset", dataset_release); }
 
 SEXP R_ggml_opt_dataset_ndata(SEXP dataset) {
     return rg_size_sexp((double) ggml_opt_dataset_ndata(rg_object_get(dataset, CLS_DATASET, "dataset")));
@@ -161,18 +151,12 @@ static void result_release(SEXP x) {
 SEXP R_ggml_opt_result_init(void) {
     SEXP x = PROTECT(rg_object_handle(CLS_RESULT, R_NilValue, result_release));
     ggml_clear_error();
-    ggml_opt_result_t r = ggml_opt_result_init();
-    if (!r) rg_fail("ggml_opt_result_init");
-    R_SetExternalPtrAddr(x, r);
+    rg_object_set(x, ggml_opt_result_init(), "ggml_opt_result_init");
     UNPROTECT(1);
     return x;
 }
 
-SEXP R_ggml_opt_result_free(SEXP result) {
-    if (!rg_is_object(result, CLS_RESULT)) rg_object_get(result, CLS_RESULT, "result");
-    result_release(result);
-    return R_NilValue;
-}
+SEXP R_ggml_opt_result_free(SEXP result) { return rg_object_free(result, CLS_RESULT, "result", result_release); }
 
 SEXP R_ggml_opt_result_reset(SEXP result) {
     ggml_opt_result_reset(rg_object_get(result, CLS_RESULT, "result"));
@@ -339,11 +323,7 @@ SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SE
     return x;
 }
 
-SEXP R_ggml_opt_free(SEXP opt_ctx) {
-    if (!rg_is_object(opt_ctx, CLS_OPT)) rg_object_get(opt_ctx, CLS_OPT, "opt_ctx");
-    opt_release(opt_ctx);
-    return R_NilValue;
-}
+SEXP R_ggml_opt_free(SEXP opt_ctx) { return rg_object_free(opt_ctx, CLS_OPT, "opt_ctx", opt_release); }
 
 SEXP R_ggml_opt_reset(SEXP opt_ctx, SEXP optimizer) {
     rg_opt * o = rg_object_get(opt_ctx, CLS_OPT, "opt_ctx");

@@ -1,20 +1,9 @@
 /* glue_train_ops.c -- the training ops: activations, normalisation, row
- * gathering, softmax and cross-entropy backward, argmax and the optimizer steps. Same pattern as glue_ops.c:
+ * gathering, softmax and cross-entropy backward, argmax and the optimizer steps. Same pattern as glue_ops.c (the macros of glue.h):
  * check the context, convert every argument, call, wrap or fail. */
 #include "glue.h"
 
-#define TENSOR(c, x, name)          rg_tensor_arg(c, x, name, 0)
-#define TENSOR_OR_NULL(c, x, name)  rg_tensor_arg(c, x, name, 1)
-#define FINISH(ctx, fn, call)       (ggml_clear_error(), rg_result(ctx, (call), fn))
-
 /* ---- f(ctx, a) ---- */
-
-#define OP_A(fn) \
-    SEXP R_##fn(SEXP ctx, SEXP a) { \
-        rg_ctx * c = rg_ctx_get(ctx, "ctx"); \
-        struct ggml_tensor * ta = TENSOR(c, a, "a"); \
-        return FINISH(ctx, #fn, fn(c->ctx, ta)); \
-    }
 
 OP_A(ggml_neg)
 OP_A(ggml_tanh)
@@ -27,14 +16,6 @@ OP_A(ggml_exp)
 OP_A(ggml_argmax)
 
 /* ---- f(ctx, a, b) ---- */
-
-#define OP_AB(fn) \
-    SEXP R_##fn(SEXP ctx, SEXP a, SEXP b) { \
-        rg_ctx * c = rg_ctx_get(ctx, "ctx"); \
-        struct ggml_tensor * ta = TENSOR(c, a, "a"); \
-        struct ggml_tensor * tb = TENSOR(c, b, "b"); \
-        return FINISH(ctx, #fn, fn(c->ctx, ta, tb)); \
-    }
 
 OP_AB(ggml_get_rows)
 OP_AB(ggml_cross_entropy_loss)

@@ -194,3 +194,14 @@ double tc_ref_fp16_to_f64(uint16_t h) {
 }
 
 double tc_ref_round_fp16(float x) { return tc_ref_fp16_to_f64(tc_ref_fp32_to_fp16(x)); }
+
+int tc_thread_count(void) {
+    FILE * f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1) break;
+    fclose(f);
+    return n;
+}

@@ -57,6 +57,9 @@ double tc_rel_err_tensor(const struct ggml_tensor * t, const double * ref);
 /* Compute a graph with n threads and fail the test on a bad status. */
 void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads);
 
+/* Threads of this process (Linux /proc/self/status); -1 when unknown. */
+int tc_thread_count(void);
+
 /*
  * Generic gradient check. `build` makes a scalar F32 loss from the n_params
  * parameter tensors (already created and filled by the checker, shapes from
