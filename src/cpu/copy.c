@@ -141,6 +141,8 @@ void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor
     if (zero_base) memset(d + e0, 0, (size_t) (e1 - e0) * sizeof(float));
     else memcpy(d + e0, (const float *) a->data + e0, (size_t) (e1 - e0) * sizeof(float));
     ggmlr_barrier(p);
+    /* an empty b adds nothing (its strides were never checked against a: no row address is formed) */
+    if (ggml_nelements(b) == 0) return;
     const bool disjoint = acc_rows_disjoint(b, prm);
     if (!disjoint && p->ith != 0) return;
     struct ggmlr_rows rows = ggmlr_my_rows(p, b);
