@@ -36,6 +36,8 @@
  * - gguf_write_to_file writes a temporary file next to fname, flushes it to
  *   disk and renames it over fname: a crash leaves the old file or the new
  *   one, never half of one (a symlink at fname is replaced by the file).
+ * - "general.alignment" must be at most GGUF_MAX_ALIGNMENT (64 KiB): a larger
+ *   one would pad every file, even an empty one, to that size.
  * - Setting or removing "general.alignment" changes the context's alignment
  *   and the tensor offsets at once (upstream only reads it from a file).
  * - gguf_add_tensor refuses a non-contiguous tensor (upstream aborts when it
@@ -57,6 +59,9 @@
 #define GGUF_VERSION 3
 
 #define GGUF_KEY_GENERAL_ALIGNMENT "general.alignment"
+/* The largest alignment accepted (upstream: any power of 2). A larger one
+ * would pad even an empty file to an absurd size. */
+#define GGUF_MAX_ALIGNMENT (1u << 16)
 
 #define GGUF_DEFAULT_ALIGNMENT 32
 

@@ -346,8 +346,8 @@ static bool read_alignment(const struct reader * r, struct gguf_context * ctx) {
     const struct gguf_kv * kv = &ctx->kv[id];
     uint32_t a = 0;
     if (kv->type == GGUF_TYPE_UINT32 && !kv->is_array) memcpy(&a, kv->data, sizeof a);
-    if (a == 0 || (a & (a - 1)) != 0) {
-        fail(r, "%s must be a u32 power of 2", GGUF_KEY_GENERAL_ALIGNMENT);
+    if (a == 0 || (a & (a - 1)) != 0 || a > GGUF_MAX_ALIGNMENT) {
+        fail(r, "%s must be a u32 power of 2 of at most %u", GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
         return false;
     }
     ctx->alignment = a;
@@ -691,8 +691,8 @@ static void set_kv(struct gguf_context * ctx, const char * key, enum gguf_type t
     const bool is_alignment = strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0;
     uint32_t alignment = 0;
     if (is_alignment && type == GGUF_TYPE_UINT32 && !is_array) memcpy(&alignment, values, sizeof alignment);
-    if (is_alignment && (alignment == 0 || (alignment & (alignment - 1)) != 0)) {
-        ggmlr_set_error("%s: %s must be a u32 power of 2", fn, GGUF_KEY_GENERAL_ALIGNMENT);
+    if (is_alignment && (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > GGUF_MAX_ALIGNMENT)) {
+        ggmlr_set_error("%s: %s must be a u32 power of 2 of at most %u", fn, GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
         return;
     }
     struct gguf_kv kv = {NULL, type, is_array, n, NULL};
