@@ -118,13 +118,14 @@ if vg "" test_smoke && vg "" test_backend && vg "" test_flash_attn_seed &&
 # stage and leaves its input in $WORK; keep it as tests/corpus/<target>/regress-*
 # so that ctest replays it from then on.
 FUZZ_TIME=${GGMLR_FUZZ_TIME:-120}
+FUZZ_SEED=${GGMLR_FUZZ_SEED:-1}  # fixed: a CI run is reproducible (0: a random seed)
 if command -v clang >/dev/null 2>&1; then
   stage "libFuzzer (clang, ASan + UBSan): fuzz_gguf and fuzz_api, ${FUZZ_TIME} s each"
   if CC=clang cmake -S . -B "$WORK/build-fuzz" -DGGMLR_FUZZ=ON -DGGMLR_BUILD_EXAMPLES=OFF >/dev/null &&
      cmake --build "$WORK/build-fuzz" -j"$JOBS" --target fuzz_gguf fuzz_api >/dev/null; then
     for t in gguf api; do
       mkdir -p "$WORK/corpus-$t" && cp tests/corpus/$t/* "$WORK/corpus-$t/"
-      (cd "$WORK" && "$WORK/build-fuzz/tests/fuzz_$t" -max_total_time="$FUZZ_TIME" -timeout=60 -rss_limit_mb=2048 \
+      (cd "$WORK" && "$WORK/build-fuzz/tests/fuzz_$t" -seed="$FUZZ_SEED" -max_total_time="$FUZZ_TIME" -timeout=60 -rss_limit_mb=2048 \
          -print_final_stats=1 -artifact_prefix="$WORK/crash-$t-" "$WORK/corpus-$t" >"$WORK/fuzz-$t.log" 2>&1; echo $? >"$WORK/fuzz-$t.rc") &
     done
     wait
