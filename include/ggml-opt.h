@@ -236,7 +236,7 @@ GGML_API enum ggml_status ggml_opt_epoch(
         ggml_opt_epoch_callback callback_train,
         ggml_opt_epoch_callback callback_eval);
 
-/* Progress bar with loss and accuracy on stderr. */
+/* Progress bar with loss and accuracy, written through the log callback (ggml_log_set; stderr by default). */
 GGML_API void ggml_opt_epoch_callback_progress_bar(
         bool               train,
         ggml_opt_context_t opt_ctx,

@@ -122,7 +122,8 @@ bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_n
     double ss = 0.0;
     for (int i = 0; i < m->n_params; i++) {
         const float * g = t->grads[i]->data;
-        for (int64_t j = 0; j < ggml_nelements(t->grads[i]); j++) ss += (double) g[j] * g[j];
+        const int64_t n = ggml_nelements(t->grads[i]);
+        for (int64_t j = 0; j < n; j++) ss += (double) g[j] * g[j];
     }
     const double norm = sqrt(ss);
     *grad_norm = (float) norm;
@@ -135,7 +136,8 @@ bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_n
         const float scale = (float) (t->o.clip / (norm + 1e-6));
         for (int i = 0; i < m->n_params; i++) {
             float * g = t->grads[i]->data;
-            for (int64_t j = 0; j < ggml_nelements(t->grads[i]); j++) g[j] *= scale;
+            const int64_t n = ggml_nelements(t->grads[i]);
+            for (int64_t j = 0; j < n; j++) g[j] *= scale;
         }
     }
     const float lr = train_lr(&t->o, step);
