@@ -38,7 +38,7 @@
 struct fa {
     const struct ggml_tensor * q, * k, * v, * mask, * d;
     int64_t DK, DV, N, M, H, Hkv, B, group;
-    int64_t DKp, DVp;        /* feature dims padded to whole tiles */
+    int64_t DKp, DVp;        /* feature dims padded to whole half tiles (TC / 2 columns) */
     int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
     int64_t KB;              /* keys per tile: a multiple of TC */
     float scale, max_bias, softcap;
@@ -55,7 +55,7 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     a.vec = ggmlr_vec();
     a.TC = a.vec->tile_c;
     a.KB = round_up(KEYS_PER_TILE, a.TC);
-    a.DKp = round_up(a.DK, a.TC); a.DVp = round_up(a.DV, a.TC);
+    a.DKp = round_up(a.DK, a.TC / 2); a.DVp = round_up(a.DV, a.TC / 2);
     a.scale = ggmlr_get_op_param_f32(dst, 0);
     a.max_bias = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 1) : 0.0f;
     a.softcap = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 2) : 0.0f;
@@ -67,6 +67,19 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
 static bool next_task(atomic_long * counter, int64_t n, int64_t * task) {
     *task = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
     return *task < n;
+}
+
+/* out[r][f] += sum_{k < K} x[r * xrs + k * xks] * b[k * ldb + f] for r < TR,
+ * f < width (a multiple of TC / 2): whole micro-tiles, then a half tile for
+ * what is left. out holds the TR row pointers. */
+static void acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xrs, int64_t xks, const float * b, int64_t ldb,
+                     float * const * out, int64_t width) {
+    for (int64_t f0 = 0; f0 < width; f0 += a->TC) {
+        float * o[TR];
+        for (int r = 0; r < TR; r++) o[r] = out[r] + f0;
+        if (f0 + a->TC <= width) a->vec->gemm_6xc_acc(K, x, xrs, xks, b + f0, ldb, o);
+        else a->vec->gemm_6xh_acc(K, x, xrs, xks, b + f0, ldb, o);
+    }
 }
 
 /* row (i1,i2,i3) of t times mul, as F32 into dst[0..n), zeros up to npad */
@@ -89,6 +102,12 @@ static uint8_t classify_block(const struct ggml_tensor * m, int64_t i2, int64_t 
             const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
             int64_t n_inf = 0, n_zero = 0;
             for (int64_t j = 0; j < nk; j++) { n_inf += x[j] == 0xFC00; n_zero += (x[j] & 0x7FFF) == 0; }
+            all_inf = all_inf && n_inf == nk;
+            all_zero = all_zero && n_zero == nk;
+        } else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) {
+            const float * x = (const float *) src;
+            int64_t n_inf = 0, n_zero = 0;
+            for (int64_t j = 0; j < nk; j++) { n_inf += x[j] == -INFINITY; n_zero += x[j] == 0.0f; }
             all_inf = all_inf && n_inf == nk;
             all_zero = all_zero && n_zero == nk;
         } else {
@@ -125,15 +144,15 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
             const struct ggml_tensor * m = a->mask;
             const char * src = ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]);
             if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, row, nk);
+            else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) memcpy(row, src, (size_t) nk * sizeof(float));
             else for (j = 0; j < nk; j++) row[j] = ggmlr_load_f32(m->type, src + j * m->nb[0]);
-            int finite = 0;
-            /* -Inf stays -Inf: a large max_bias underflows the slope to 0, and 0 * -Inf is NaN */
-            for (j = 0; j < nk; j++) {
-                const int live = row[j] != -INFINITY;
-                row[j] = live ? row[j] * slope : row[j];
-                finite |= live;
+            if (slope != 1.0f) {
+                /* -Inf stays -Inf: a large max_bias underflows the slope to 0, and 0 * -Inf is NaN */
+                for (j = 0; j < nk; j++) row[j] = row[j] != -INFINITY ? row[j] * slope : row[j];
             }
-            any = any || finite;
+            j = nk;
+            /* a mixed block is not all -Inf */
+            any = any || cls == BLOCK_MIXED;
         }
         for (; j < a->KB; j++) row[j] = -INFINITY;
     }
@@ -253,12 +272,17 @@ static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
                       int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
     for (int64_t j = 0; j < a->KB; j++) {
-        const float * src = j < nk ? ggmlr_row_f32(t, m0 + j, hk, b, tmp) : NULL;
-        if (rows) {
-            float * rj = rows + j * dimp;
-            for (int64_t i = 0; i < dimp; i++) rj[i] = src && i < dim ? src[i] : 0.0f;
+        if (j >= nk) {
+            if (rows) memset(rows + j * dimp, 0, (size_t) dimp * sizeof(float));
+            if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = 0.0f;
+            continue;
         }
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src ? src[i] : 0.0f;
+        const float * src = ggmlr_row_f32(t, m0 + j, hk, b, tmp);
+        if (rows) {
+            memcpy(rows + j * dimp, src, (size_t) dim * sizeof(float));
+            memset(rows + j * dimp + dim, 0, (size_t) (dimp - dim) * sizeof(float));
+        }
+        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src[i];
     }
 }
 
@@ -360,11 +384,9 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         a->vec->tile_exp_rows(QB, KB, s->s, s->mx, tile_sum);
         for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-            for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
-                float * out[TR];
-                for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp + f0;
-                a->vec->gemm_6xc_acc(nk, s->s + r0 * KB, KB, 1, vp + f0, a->DVp, out);
-            }
+            float * out[TR];
+            for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
+            acc_rows(a, nk, s->s + r0 * KB, KB, 1, vp, a->DVp, out, a->DVp);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -487,24 +509,19 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     a->vec->tile_p_ds(QB, KB, s->s, s->dp, mt, mx, lsum, D);
     /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < nk; j0 += TR) {
-        for (int64_t f0 = 0; f0 < a->DVp; f0 += a->TC) {
-            float * out[TR];
-            for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dv + (j0 + r) * a->DVp + f0 : s->dummy;
-            a->vec->gemm_6xc_acc(nr, s->s + j0, 1, KB, s->dO + f0, a->DVp, out);
+        float * vrows[TR], * krows[TR];
+        for (int r = 0; r < TR; r++) {
+            vrows[r] = j0 + r < nk ? dv + (j0 + r) * a->DVp : s->dummy;
+            krows[r] = j0 + r < nk ? dk + (j0 + r) * a->DKp : s->dummy;
         }
-        for (int64_t f0 = 0; f0 < a->DKp; f0 += a->TC) {
-            float * out[TR];
-            for (int r = 0; r < TR; r++) out[r] = j0 + r < nk ? dk + (j0 + r) * a->DKp + f0 : s->dummy;
-            a->vec->gemm_6xc_acc(nr, s->dp + j0, 1, KB, s->q + f0, a->DKp, out);
-        }
+        acc_rows(a, nr, s->s + j0, 1, KB, s->dO, a->DVp, vrows, a->DVp);
+        acc_rows(a, nr, s->dp + j0, 1, KB, s->q, a->DKp, krows, a->DKp);
     }
     /* dQ += dS K (the scale is applied once, in phase 3) */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        for (int64_t f0 = 0; f0 < a->DKp; f0 += a->TC) {
-            float * out[TR];
-            for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp + f0 : s->dummy;
-            a->vec->gemm_6xc_acc(nk, s->dp + r0 * KB, KB, 1, kp + f0, a->DKp, out);
-        }
+        float * out[TR];
+        for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp : s->dummy;
+        acc_rows(a, nk, s->dp + r0 * KB, KB, 1, kp, a->DKp, out, a->DKp);
     }
 }
 

@@ -43,31 +43,48 @@ VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a
         for (int j = 0; j < TILE_NV; j++) *(TV *) (c + r * ldc + j * TL) = acc[r][j];
 }
 
-/* c[r][j] += sum_{k < K} a[r * ars + k * aks] * b[k * ldb + j]   (r < TILE_R, j < TC)
- * mul_mat's kernel; attention: O += P V, dQ += dS K, and with a transposed
- * (ars = 1) dV += P^T dO, dK += dS^T Q. */
-VEC_TARGET static void VEC_FN(gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks,
-                                            const float * b, int64_t ldb, float * const * c) {
+/* c[r][j] += sum_{k < K} a[r * ars + k * aks] * b[k * ldb + j]   (r < TILE_R, j < nv * TL)
+ * for nv = TILE_NV (gemm_6xc_acc) or TILE_NV / 2 (gemm_6xh_acc): a constant
+ * once inlined, so the accumulators stay in registers. mul_mat's kernel;
+ * attention: O += P V, dQ += dS K, and with a transposed (ars = 1)
+ * dV += P^T dO, dK += dS^T Q. */
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_acc)(const int nv, int64_t K, const float * a, int64_t ars,
+                                                                                int64_t aks, const float * b, int64_t ldb, float * const * c) {
     TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) acc[r][j] = *(const TV *) (c[r] + j * TL);
+        for (int j = 0; j < nv; j++) acc[r][j] = *(const TV *) (c[r] + j * TL);
     for (int64_t k = 0; k < K; k++) {
         TV bk[TILE_NV];
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
+        for (int j = 0; j < nv; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++) {
             const float x = a[r * ars + k * aks];
 #pragma GCC unroll 8
-            for (int j = 0; j < TILE_NV; j++) acc[r][j] += x * bk[j];
+            for (int j = 0; j < nv; j++) acc[r][j] += x * bk[j];
         }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) *(TV *) (c[r] + j * TL) = acc[r][j];
+        for (int j = 0; j < nv; j++) *(TV *) (c[r] + j * TL) = acc[r][j];
+}
+
+_Static_assert(TILE_NV % 2 == 0, "a half tile needs an even number of vectors");
+
+VEC_TARGET static void VEC_FN(gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb,
+                                            float * const * c) {
+    VEC_FN(gemm_6xn_acc)(TILE_NV, K, a, ars, aks, b, ldb, c);
+}
+
+/* The same on TC / 2 columns: the last columns of a dimension that is an odd
+ * multiple of TC / 2 (a head size of 32 under AVX-512), which a whole tile
+ * would compute twice over. */
+VEC_TARGET static void VEC_FN(gemm_6xh_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb,
+                                            float * const * c) {
+    VEC_FN(gemm_6xn_acc)(TILE_NV / 2, K, a, ars, aks, b, ldb, c);
 }
 
 /* s[i] += add[i] for i < n (a multiple of TL; add NULL: adds nothing);

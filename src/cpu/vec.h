@@ -15,10 +15,12 @@ struct ggmlr_vec_ops {
     /* GEMM micro-kernels (tile_impl.h), a 6 x tile_c block of C in registers for
      * the whole reduction; used by mul_mat and fused attention.
      * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j]
-     * acc:   c[r][j] += sum_{k<K} a[r * ars + k * aks] * b[k * ldb + j] */
+     * acc:   c[r][j] += sum_{k<K} a[r * ars + k * aks] * b[k * ldb + j]
+     * acc_half: acc on tile_c / 2 columns */
     int   tile_c;
     void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc);
     void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
+    void  (*gemm_6xh_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     /* attention softmax kernels (tile_impl.h) on rows of n scores, n a multiple of the vector width */
     void  (*tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum);
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */

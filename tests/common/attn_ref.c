@@ -370,13 +370,14 @@ const char * attn_case_str(const attn_case * c) {
 static int64_t pick(const int64_t * v, int n) { return v[tc_randint(0, n - 1)]; }
 
 attn_case attn_random_case(bool allow_fwd_only) {
-    static const int64_t dks[] = {1, 2, 3, 4, 5, 7, 8, 16, 33};
-    static const int64_t dvs[] = {1, 3, 4, 5, 8, 17};
+    /* 80 and 72: whole micro-tiles and a half tile on every SIMD path */
+    static const int64_t dks[] = {1, 2, 3, 4, 5, 7, 8, 16, 33, 80};
+    static const int64_t dvs[] = {1, 3, 4, 5, 8, 17, 72};
     static const int64_t ns[]  = {1, 1, 2, 3, 4, 5, 7, 9, 13};
     static const int64_t ms[]  = {1, 1, 2, 3, 4, 5, 6, 9, 16, 31};
     attn_case c = {0};
-    c.DK = pick(dks, 9);
-    c.DV = tc_randint(0, 2) == 0 ? c.DK : pick(dvs, 6);
+    c.DK = pick(dks, 10);
+    c.DV = tc_randint(0, 2) == 0 ? c.DK : pick(dvs, 7);
     c.N = pick(ns, 9);
     c.M = pick(ms, 10);
     c.Hkv = tc_randint(1, 3);
