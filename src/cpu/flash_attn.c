@@ -47,6 +47,8 @@ struct fa {
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
+
 static struct fa fa_of(const struct ggml_tensor * dst) {
     struct fa a;
     a.q = dst->src[0]; a.k = dst->src[1]; a.v = dst->src[2]; a.mask = dst->src[3]; a.d = dst->src[4];
@@ -84,9 +86,9 @@ static void acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xr
 
 /* row (i1,i2,i3) of t times mul, as F32 into dst[0..n), zeros up to npad */
 static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float mul, float * dst, int64_t npad, float * tmp) {
-    const float * r = ggmlr_row_f32(t, i1, i2, i3, tmp);
-    for (int64_t i = 0; i < t->ne[0]; i++) dst[i] = r[i] * mul;
-    for (int64_t i = t->ne[0]; i < npad; i++) dst[i] = 0.0f;
+    memcpy(dst, ggmlr_row_f32(t, i1, i2, i3, tmp), (size_t) t->ne[0] * sizeof(float));
+    if (mul != 1.0f) ggmlr_vec()->scal(t->ne[0], mul, dst);
+    memset(dst + t->ne[0], 0, (size_t) (npad - t->ne[0]) * sizeof(float));
 }
 
 /* A mask block (QB query rows x KB keys of one mask plane) is classified once
@@ -94,31 +96,44 @@ static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64
  * masks are mixed only along the diagonal. */
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
 
-static uint8_t classify_block(const struct ggml_tensor * m, int64_t i2, int64_t i3, int64_t n0, int64_t nr, int64_t m0, int64_t nk) {
-    bool all_inf = true, all_zero = true;
-    for (int64_t r = 0; r < nr && (all_inf || all_zero); r++) {
-        const char * src = ggmlr_elem_ptr(m, m0, n0 + r, i2, i3);
-        if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
-            const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
-            int64_t n_inf = 0, n_zero = 0;
-            for (int64_t j = 0; j < nk; j++) { n_inf += x[j] == 0xFC00; n_zero += (x[j] & 0x7FFF) == 0; }
-            all_inf = all_inf && n_inf == nk;
-            all_zero = all_zero && n_zero == nk;
-        } else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) {
-            const float * x = (const float *) src;
-            int64_t n_inf = 0, n_zero = 0;
-            for (int64_t j = 0; j < nk; j++) { n_inf += x[j] == -INFINITY; n_zero += x[j] == 0.0f; }
-            all_inf = all_inf && n_inf == nk;
-            all_zero = all_zero && n_zero == nk;
-        } else {
-            for (int64_t j = 0; j < nk; j++) {
-                const float x = ggmlr_load_f32(m->type, src + j * m->nb[0]);
-                all_inf = all_inf && x == -INFINITY;
-                all_zero = all_zero && x == 0.0f;
-            }
+/* How many of the nk mask elements at src are -Inf and how many are zero. */
+static void count_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk, int64_t * n_inf, int64_t * n_zero) {
+    int64_t ni = 0, nz = 0;
+    if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
+        const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
+        for (int64_t j = 0; j < nk; j++) { ni += x[j] == 0xFC00; nz += (x[j] & 0x7FFF) == 0; }
+    } else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) {
+        const float * x = (const float *) src;
+        for (int64_t j = 0; j < nk; j++) { ni += x[j] == -INFINITY; nz += x[j] == 0.0f; }
+    } else {
+        for (int64_t j = 0; j < nk; j++) {
+            const float x = ggmlr_load_f32(m->type, src + j * m->nb[0]);
+            ni += x == -INFINITY;
+            nz += x == 0.0f;
         }
     }
-    return all_inf ? BLOCK_MASKED : all_zero ? BLOCK_ZERO : BLOCK_MIXED;
+    *n_inf = ni;
+    *n_zero = nz;
+}
+
+/* Classes of every key tile for query rows [n0, n0+nr) of mask plane (i2, i3)
+ * into cls[key tiles]. The mask is read row by row, in memory order (a block
+ * at a time would jump M elements per row and defeat the prefetcher). */
+static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t n0, int64_t nr, uint8_t * cls) {
+    enum { SOME_LIVE = 1, SOME_NONZERO = 2 };
+    const int64_t nkb = n_key_tiles(a);
+    memset(cls, 0, (size_t) nkb);
+    for (int64_t r = 0; r < nr; r++) {
+        const char * row = ggmlr_elem_ptr(a->mask, 0, n0 + r, i2, i3);
+        for (int64_t kb = 0; kb < nkb; kb++) {
+            const int64_t m0 = kb * a->KB, nk = a->M - m0 < a->KB ? a->M - m0 : a->KB;
+            int64_t n_inf, n_zero;
+            count_mask_row(a->mask, row + m0 * a->mask->nb[0], nk, &n_inf, &n_zero);
+            cls[kb] |= (n_inf != nk ? SOME_LIVE : 0) | (n_zero != nk ? SOME_NONZERO : 0);
+        }
+    }
+    for (int64_t kb = 0; kb < nkb; kb++)
+        cls[kb] = !(cls[kb] & SOME_LIVE) ? BLOCK_MASKED : !(cls[kb] & SOME_NONZERO) ? BLOCK_ZERO : BLOCK_MIXED;
 }
 
 /* What a tile of keys adds to the scores of a block of query rows. */
@@ -173,8 +188,6 @@ struct fa_shared {
     float * kt, * vp, * kp, * vt;  /* packed tiles (kp, vt: backward only) */
     float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
 };
-
-static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
 
 /* key chunks per (kv head, batch) in the backward: a function of the shape only */
 static int64_t n_chunks(const struct fa * a) {
@@ -300,10 +313,7 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
             const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
-            for (int64_t kb = 0; kb < nkb; kb++) {
-                const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                sh->block_class[row * nkb + kb] = classify_block(a->mask, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, m0, nk);
-            }
+            classify_blocks(a, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, sh->block_class + row * nkb);
         }
     }
     ggmlr_barrier(p);
@@ -362,15 +372,26 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
         const float * kt = sh->kt + t * a->DK * KB, * vp = sh->vp + t * KB * a->DVp;
+        /* S = Q K^T + mask and each row's max in one pass; a softcap comes
+         * before the mask, so then they are separate passes */
+        const bool capped = a->softcap > 0.0f;
+        const float * add = kind == TILE_MASKED && !capped ? s->mt : NULL;
+        float tile_max[QB];
+        for (int64_t r = 0; r < QB; r++) tile_max[r] = -INFINITY;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
-            for (int64_t j0 = 0; j0 < KB; j0 += a->TC) a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB);
+            for (int64_t j0 = 0; j0 < KB; j0 += a->TC)
+                a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB, add ? add + r0 * KB + j0 : NULL,
+                                       capped ? NULL : tile_max + r0);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
-            if (a->softcap > 0.0f) for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-            const float rmax = a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
+            if (capped) {
+                for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+                tile_max[r] = a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
+            }
+            const float rmax = tile_max[r];
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
                 const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
                 s->l[r] *= alpha;
@@ -501,8 +522,8 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
         const float * qrows[TR], * drows[TR];
         for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
         for (int64_t j0 = 0; j0 < KB; j0 += a->TC) {
-            a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB);
-            a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB);
+            a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB, NULL, NULL);
+            a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB, NULL, NULL);
         }
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */

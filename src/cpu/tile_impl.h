@@ -17,10 +17,13 @@ typedef int32_t VEC_FN(ti) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4
 #define TL (TILE_VEC_BYTES / 4)
 #define TC (TILE_NV * TL)
 
-/* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j]   (r < TILE_R, j < TC)
- * Attention: S = Q K^T and dP = dO V^T, with K^T / V^T packed as b. */
+/* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j])   (r < TILE_R, j < TC)
+ * and, with rmax, rmax[r] = max(rmax[r], max_j c[r][j]).
+ * Attention: S = Q K^T + mask with the rows' maxima (the forward's online
+ * softmax needs them before the exponentials), dP = dO V^T; K^T / V^T are
+ * packed as b. add and rmax may be NULL. */
 VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb,
-                                              float * c, int64_t ldc) {
+                                              float * c, int64_t ldc, const float * add, float * rmax) {
     TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
@@ -37,10 +40,30 @@ VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a
             for (int j = 0; j < TILE_NV; j++) acc[r][j] += x * bk[j];
         }
     }
+    if (add) {
+#pragma GCC unroll 8
+        for (int r = 0; r < TILE_R; r++)
+#pragma GCC unroll 8
+            for (int j = 0; j < TILE_NV; j++) acc[r][j] += *(const TV *) (add + r * ldc + j * TL);
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
         for (int j = 0; j < TILE_NV; j++) *(TV *) (c + r * ldc + j * TL) = acc[r][j];
+    if (rmax) {
+#pragma GCC unroll 8
+        for (int r = 0; r < TILE_R; r++) {
+            TV m = acc[r][0];
+#pragma GCC unroll 8
+            for (int j = 1; j < TILE_NV; j++) {
+                const TI gt = acc[r][j] > m;
+                m = (TV) (((TI) acc[r][j] & gt) | ((TI) m & ~gt));
+            }
+            float x = rmax[r];
+            for (int j = 0; j < TL; j++) x = m[j] > x ? m[j] : x;
+            rmax[r] = x;
+        }
+    }
 }
 
 /* c[r][j] += sum_{k < K} a[r * ars + k * aks] * b[k * ldb + j]   (r < TILE_R, j < nv * TL)
@@ -107,15 +130,22 @@ VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float *
 
 /* exp(t / log2(e)) = 2^t elementwise; exactly 0 below 2^-126 (and for -Inf).
  * t = n + f with |f| <= 1/2: 2^f by a degree-6 polynomial (relative error
- * < 2e-7), 2^n by building the exponent bits. */
+ * < 2e-7), times 2^n: under AVX-512 one vscalefps, elsewhere by building the
+ * exponent bits (which needs t clamped into the exponent's range first). Both
+ * round the same product once, so they agree bit for bit. */
 VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     const float c1 = 0.693147180559945f, c2 = 0.240226506959101f, c3 = 0.0555041086648216f,
                 c4 = 0.00961812910762848f, c5 = 0.00133335581464284f, c6 = 0.000154035303933816f;
     const TI dead = t < -126.0f;
+#if TILE_VEC_BYTES == 64
+    t = (TV) _mm512_min_ps((__m512) t, _mm512_set1_ps(127.0f));
+    const TV r = (TV) _mm512_roundscale_ps((__m512) t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#else
     t = (TV) (((TI) t & ~dead) | ((TI) ((TV) {0} - 126.0f) & dead));
     const TI big = t > 127.0f;
     t = (TV) (((TI) t & ~big) | ((TI) ((TV) {0} + 127.0f) & big));
     const TV r = (t + 12582912.0f) - 12582912.0f;  /* round to nearest integer */
+#endif
     const TV f = t - r;
     TV p = c6 * f + c5;
     p = p * f + c4;
@@ -123,8 +153,12 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     p = p * f + c2;
     p = p * f + c1;
     p = p * f + 1.0f;
+#if TILE_VEC_BYTES == 64
+    return (TV) ((TI) (TV) _mm512_scalef_ps((__m512) p, (__m512) r) & ~dead);
+#else
     const TI e = (__builtin_convertvector(r, TI) + 127) << 23;
     return (TV) ((TI) (p * (TV) e) & ~dead);
+#endif
 }
 
 /* Per row r < rows of n (a multiple of TL) scores s[r * n + i]:

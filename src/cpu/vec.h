@@ -14,11 +14,13 @@ struct ggmlr_vec_ops {
     void  (*scal)(int64_t n, float a, float * y);
     /* GEMM micro-kernels (tile_impl.h), a 6 x tile_c block of C in registers for
      * the whole reduction; used by mul_mat and fused attention.
-     * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j]
+     * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j]),
+     *        rmax[r] = max(rmax[r], max_j c[r][j]) (add, rmax: may be NULL)
      * acc:   c[r][j] += sum_{k<K} a[r * ars + k * aks] * b[k * ldb + j]
      * acc_half: acc on tile_c / 2 columns */
     int   tile_c;
-    void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc);
+    void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc,
+                            const float * add, float * rmax);
     void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     void  (*gemm_6xh_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     /* attention softmax kernels (tile_impl.h) on rows of n scores, n a multiple of the vector width */
