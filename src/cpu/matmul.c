@@ -10,15 +10,20 @@
  * Phase 0 packs P, once, into panels of TC rows i stored k-major, panel[k][c]
  * (shared scratch). Phase 1: each group of TILE_R columns j runs the whole
  * reduction over k against one panel in registers, reading X in place through
- * its strides (gathered only for a last, partial group). A task is
- * (plane, panel, group of columns); every element of dst is computed by one
- * task in a fixed order, so the result does not depend on the thread count. */
+ * its strides (gathered only for a last, partial group); a panel of at most
+ * TC / 2 rows runs the half-width kernel. A task is
+ * (plane, panel, group of columns), taken by whichever thread is free; every
+ * element of dst is computed by one task in a fixed order, so the result does
+ * not depend on the thread count. */
 #include "kernels.h"
+
+#include <stdatomic.h>
 
 #define TR GGMLR_TILE_R
 #define J_MAX (16 * TR)   /* columns of X per task, at most */
 #define KC 256            /* reduction block: a panel block of KC x TC floats stays in L2 */
 #define MIN_TASKS 8       /* split columns finer until there are this many tasks */
+#define COUNTER_BYTES 64  /* the shared task counter, on its own cache line before the panels */
 
 /* P(i, k) at p->data + i*p_i + k*p_k + plane offsets (bytes), likewise X(j, k). */
 struct gemm_view {
@@ -55,7 +60,7 @@ size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
 size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     const struct gemm_view v = view_of(dst);
     const int64_t TC = ggmlr_vec()->tile_c;
-    return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
+    return COUNTER_BYTES + (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
 }
 
 /* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M */
@@ -84,7 +89,9 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
     const int64_t K = v.K, M = v.M, N = v.N, TC = vec->tile_c, np = n_panels(&v, TC);
     const int64_t r2 = dst->ne[2] / P->ne[2], r3 = dst->ne[3] / P->ne[3];
-    float * panels = p->shared, * xrows = p->wdata, * ctile = xrows + TR * KC;
+    atomic_long * next_task = p->shared;
+    float * panels = (float *) ((char *) p->shared + COUNTER_BYTES), * xrows = p->wdata, * ctile = xrows + TR * KC;
+    if (p->ith == 0) atomic_store_explicit(next_task, 0, memory_order_relaxed);  /* published by phase 0's barrier */
 
     /* phase 0: panel (plane of P, pi) */
     for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
@@ -99,7 +106,10 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     const int64_t xs_j = (int64_t) (v.x_j / sizeof(float)), xs_k = (int64_t) (v.x_k / sizeof(float));
     const int64_t J = cols_per_task(&v, dst, TC), n_groups = (N + J - 1) / J;
     const int64_t n_tasks = np * n_groups * dst->ne[2] * dst->ne[3];
-    for (int64_t task = p->ith; task < n_tasks; task += p->nth) {
+    /* tasks taken from a shared counter: panels of unequal width (a half
+     * panel) would leave a fixed round-robin unbalanced */
+    int64_t task;
+    while ((task = atomic_fetch_add_explicit(next_task, 1, memory_order_relaxed)) < n_tasks) {
         const int64_t pi = task % np, gi = (task / np) % n_groups, plane = task / (np * n_groups);
         const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2];
         const int64_t i0 = pi * TC, ni = M - i0 < TC ? M - i0 : TC;
@@ -131,7 +141,9 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
                 }
                 float * out[TR];
                 for (int r = 0; r < TR; r++) out[r] = ctile + (j0 - j_begin + r) * TC;
-                vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
+                /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
+                if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
+                else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
             }
         }
         for (int64_t j = j_begin; j < j_end; j++)
