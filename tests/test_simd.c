@@ -7,6 +7,8 @@
  *    16- and 64-column panels), N 1..13 (tails of the 6-row groups) and K
  *    up to past the 256-long reduction block, with aligned, unaligned and
  *    gathered (transposed) rows;
+ *  - the attention exponential (tile_exp_rows) against exp() in double over
+ *    [-90, 0] and at -Inf, NaN and the underflow edge, with the row sums;
  *  - the fp16 row converters for every length 0..70 (tails of the 8-wide
  *    F16C loop), bit for bit against the scalar one-value converters, and
  *    that GGMLR_SIMD=scalar turns F16C off.
@@ -129,8 +131,43 @@ static void check_fp16_rows(void) {
 #endif
 }
 
+/* s := exp(s - shift) on rows of 64: relative error <= 4e-7 + 1.2e-7 |x| for
+ * x = s - shift (the polynomial's 2e-7 and the last rounding, plus the float
+ * rounding of x log2(e), an error of |x| log2(e) 2^-24 in the exponent, that
+ * is |x| 2^-24 relative, twice over for the rounding of x); exactly 0 below
+ * 2^-126 (e^-87.34), NaN for NaN, and each row's sum. */
+static void check_exp_rows(void) {
+    enum { ROWS = 3, N = 64 };
+    float s[ROWS * N], in[ROWS * N], shift[ROWS] = {0.0f, 1.5f, -INFINITY}, sum[ROWS];
+    for (int i = 0; i < ROWS * N; i++) in[i] = (float) tc_uniform(-90, 0);
+    in[0] = 0.0f; in[1] = -INFINITY; in[2] = -87.0f; in[3] = -88.0f;
+    in[N] = NAN;
+    memcpy(s, in, sizeof s);
+    ggmlr_vec()->tile_exp_rows(ROWS, N, s, shift, sum);
+    CHECK(s[0] == 1.0f && s[1] == 0.0f && s[2] > 0.0f && s[3] == 0.0f, "exp edges: exp(0) %g, exp(-Inf) %g, exp(-87) %g, exp(-88) %g",
+          s[0], s[1], s[2], s[3]);
+    CHECK(isnan(s[N]) && isnan(sum[1]), "exp(NaN) %g, the row's sum %g: NaN wanted", s[N], sum[1]);
+    int bad = 0;
+    double total = 0;
+    for (int i = 0; i < N; i++) {
+        const double x = (double) in[i] - shift[0], want = x < -126.0 * log(2.0) ? 0.0 : exp(x);
+        total += s[i];
+        if (i != 2 && (want == 0.0 ? s[i] != 0.0f : fabs(s[i] - want) > (4e-7 + 1.2e-7 * fabs(x)) * want)) bad++;
+    }
+    for (int i = N + 1; i < 2 * N; i++) {
+        const double x = (double) in[i] - shift[1];
+        if (x > -80.0 && fabs(s[i] - exp(x)) > (4e-7 + 1.2e-7 * fabs(x)) * exp(x)) bad++;
+    }
+    CHECK(bad == 0, "exp rows: %d values outside the error bound", bad);
+    CHECK(fabs(sum[0] - total) <= 1e-6 * total, "exp row sum %.9g, want %.9g", sum[0], total);
+    int nonzero = 0;
+    for (int i = 2 * N; i < 3 * N; i++) nonzero += s[i] != 0.0f;
+    CHECK(nonzero == 0 && sum[2] == 0.0f, "a row with shift -Inf: %d nonzero values, sum %g", nonzero, sum[2]);
+}
+
 int main(void) {
     tc_seed(70);
+    check_exp_rows();
     test_name();
     for (int64_t n = 1; n <= 70; n++) {
         check_dot(n, 0);

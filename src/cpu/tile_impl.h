@@ -136,11 +136,12 @@ VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float *
 VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     const float c1 = 0.693147180559945f, c2 = 0.240226506959101f, c3 = 0.0555041086648216f,
                 c4 = 0.00961812910762848f, c5 = 0.00133335581464284f, c6 = 0.000154035303933816f;
-    const TI dead = t < -126.0f;
 #if TILE_VEC_BYTES == 64
-    t = (TV) _mm512_min_ps((__m512) t, _mm512_set1_ps(127.0f));
+    const __mmask16 live = _mm512_cmp_ps_mask((__m512) t, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ);  /* NaN stays */
+    t = (TV) _mm512_min_ps(_mm512_set1_ps(127.0f), (__m512) t);  /* min(a, b) returns b for a NaN: it stays */
     const TV r = (TV) _mm512_roundscale_ps((__m512) t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
+    const TI dead = t < -126.0f;
     t = (TV) (((TI) t & ~dead) | ((TI) ((TV) {0} - 126.0f) & dead));
     const TI big = t > 127.0f;
     t = (TV) (((TI) t & ~big) | ((TI) ((TV) {0} + 127.0f) & big));
@@ -154,7 +155,7 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
     p = p * f + c1;
     p = p * f + 1.0f;
 #if TILE_VEC_BYTES == 64
-    return (TV) ((TI) (TV) _mm512_scalef_ps((__m512) p, (__m512) r) & ~dead);
+    return (TV) _mm512_maskz_scalef_ps(live, (__m512) p, (__m512) r);
 #else
     const TI e = (__builtin_convertvector(r, TI) + 127) << 23;
     return (TV) ((TI) (p * (TV) e) & ~dead);
