@@ -116,7 +116,12 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
         const float * panel = panels + ((i3 / r3) * P->ne[2] * np + (i2 / r2) * np + pi) * K * TC;
         const char * xplane = (const char *) X->data + i2 * X->nb[2] + i3 * X->nb[3];
         const int64_t j_begin = gi * J, j_end = j_begin + J < N ? j_begin + J : N;
-        memset(ctile, 0, (size_t) (J * TC) * sizeof(float));
+        /* a whole panel accumulates straight into dst's rows; a partial one in
+         * ctile, copied out at the end (ctile then also takes the rows past
+         * j_end of a last, partial group of columns) */
+        const bool direct = ni == TC && dst->nb[0] == sizeof(float);
+        if (direct) for (int64_t j = j_begin; j < j_end; j++) memset(ggmlr_elem_ptr(dst, i0, j, i2, i3), 0, (size_t) TC * sizeof(float));
+        else memset(ctile, 0, (size_t) (J * TC) * sizeof(float));
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             const int64_t kc = K - k0 < KC ? K - k0 : KC;
             for (int64_t j0 = j_begin; j0 < j_end; j0 += TR) {
@@ -140,13 +145,15 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
                     aks = 1;
                 }
                 float * out[TR];
-                for (int r = 0; r < TR; r++) out[r] = ctile + (j0 - j_begin + r) * TC;
+                for (int r = 0; r < TR; r++)
+                    out[r] = !direct ? ctile + (j0 - j_begin + r) * TC : j0 + r < j_end ? (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3) : ctile;
                 /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
                 if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
                 else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
             }
         }
-        for (int64_t j = j_begin; j < j_end; j++)
-            memcpy(ggmlr_elem_ptr(dst, i0, j, i2, i3), ctile + (j - j_begin) * TC, (size_t) ni * sizeof(float));
+        if (!direct)
+            for (int64_t j = j_begin; j < j_end; j++)
+                memcpy(ggmlr_elem_ptr(dst, i0, j, i2, i3), ctile + (j - j_begin) * TC, (size_t) ni * sizeof(float));
     }
 }
