@@ -6,10 +6,12 @@
  *   forward  y  = mul_mat(W, x)         2*K*M*N flops
  *   weights  dW = out_prod(x, g)        [K, M]
  *   inputs   dx = out_prod(W, g^T)      [K, N], g^T a transposed view (no copy)
- * The peak is re-measured before each shape in runs as short as the
- * products', so load on a shared machine moves both sides of the ratio;
- * figures are medians and bests of `reps` (on a loaded machine the best is
- * the figure to read: a run that was not preempted).
+ * The peak is measured before each shape in runs as short as the products'
+ * (21 samples each); the yardstick is the best sample of the whole run, as
+ * load from other work only lowers a sample. Figures are medians and bests of
+ * `reps` computes (on a loaded machine the best is the figure to read: a run
+ * that was not preempted). A figure above the yardstick means the yardstick
+ * is wrong: the program says so and exits with status 2.
  *
  *   bench_matmul [threads] [reps]   (defaults: all cores, 9) */
 #include "ggml.h"
@@ -41,16 +43,14 @@ static void time_node(struct ggml_context * ctx, struct ggml_tensor * node, doub
     *best = flops / t[0] / 1e9;
 }
 
-/* FMA peak of nth threads: median and best of 21 short runs (about a
- * millisecond each, like the products, so both see the same time slicing). */
-static void measure_peak(const char * simd, int nth, double * med, double * best) {
-    double g[21];
+/* FMA peak of nth threads: raises *best to the best of 21 short runs (about
+ * a millisecond each, like the products, so both see the same time slicing). */
+static void measure_peak(const char * simd, int nth, double * best) {
     for (int r = 0; r < 21; r++) {
-        g[r] = fma_peak_gflops(simd, nth, 500 * 1000, NULL);
-        if (g[r] <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
+        const double g = fma_peak_gflops(simd, nth, 500 * 1000, NULL);
+        if (g <= 0.0) { fprintf(stderr, "could not start %d threads for the FMA peak\n", nth); exit(1); }
+        if (g > *best) *best = g;
     }
-    *med = bench_median(g, 21);
-    *best = g[20];
 }
 
 struct layer { const char * name; int64_t K, M, N; };
@@ -68,10 +68,10 @@ int main(int argc, char ** argv) {
         {"mlp.proj  [512x128]  x [512x768]", 512, 128, 768},
         {"lm_head   [128x82]   x [128x768]", 128, 82, 768},
     };
-    printf("SIMD path %s, %d thread(s); GFLOP/s median (best) of %d runs; %% of the FMA peak measured just before each layer\n", simd, nth, reps);
-    printf("%-34s | %-26s | %-26s | %-26s\n", "layer W x", "forward mul_mat(W, x)", "dW = out_prod(x, g)", "dx = out_prod(W, g^T)");
+    enum { N_LAYERS = sizeof layers / sizeof layers[0] };
+    double med[N_LAYERS][3], best[N_LAYERS][3], peak = 0.0;
     srand(1);
-    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+    for (int l = 0; l < N_LAYERS; l++) {
         const struct layer s = layers[l];
         struct ggml_init_params ip = {(size_t) 64 << 20, NULL, false};
         struct ggml_context * ctx = ggml_init(ip);
@@ -82,16 +82,25 @@ int main(int argc, char ** argv) {
         bench_fill(w); bench_fill(x); bench_fill(g);
         struct ggml_tensor * nodes[3] = {ggml_mul_mat(ctx, w, x), ggml_out_prod(ctx, x, g), ggml_out_prod(ctx, w, ggml_transpose(ctx, g))};
         const double flops = 2.0 * (double) s.K * (double) s.M * (double) s.N;
-        double peak_med, peak_best;
-        measure_peak(simd, nth, &peak_med, &peak_best);
-        printf("%-34s", s.name);
-        for (int i = 0; i < 3; i++) {
-            double med, best;
-            time_node(ctx, nodes[i], flops, nth, reps, &med, &best);
-            printf(" | %6.1f (%6.1f) %4.0f%% (%3.0f%%)", med, best, 100 * med / peak_med, 100 * best / peak_best);
-        }
-        printf("   peak %.1f (%.1f)\n", peak_med, peak_best);
+        measure_peak(simd, nth, &peak);
+        for (int i = 0; i < 3; i++) time_node(ctx, nodes[i], flops, nth, reps, &med[l][i], &best[l][i]);
         ggml_free(ctx);
+    }
+    measure_peak(simd, nth, &peak);
+    printf("SIMD path %s, %d thread(s); FMA peak %.1f GFLOP/s (the best of %d measurements through the run)\n", simd, nth, peak,
+           21 * (N_LAYERS + 1));
+    printf("GFLOP/s median (best) of %d runs, %% of that peak\n", reps);
+    printf("%-34s | %-26s | %-26s | %-26s\n", "layer W x", "forward mul_mat(W, x)", "dW = out_prod(x, g)", "dx = out_prod(W, g^T)");
+    for (int l = 0; l < N_LAYERS; l++) {
+        printf("%-34s", layers[l].name);
+        for (int i = 0; i < 3; i++) {
+            if (best[l][i] > peak) {
+                fprintf(stderr, "\n%s: %.1f GFLOP/s is above the measured peak %.1f: the yardstick is wrong\n", layers[l].name, best[l][i], peak);
+                return 2;
+            }
+            printf(" | %6.1f (%6.1f) %4.0f%% (%3.0f%%)", med[l][i], best[l][i], 100 * med[l][i] / peak, 100 * best[l][i] / peak);
+        }
+        printf("\n");
     }
     return 0;
 }

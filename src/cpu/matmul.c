@@ -8,7 +8,8 @@
  * The driver computes dst[i, j] = sum_k P(i, k) X(j, k), P = a and X = b seen
  * through (row, reduction) strides. Blocked on the micro-kernel gemm_6xc_acc.
  * Phase 0 packs P, once, into panels of TC rows i stored k-major, panel[k][c]
- * (shared scratch). Phase 1: each group of TILE_R columns j runs the whole
+ * (shared scratch), except whole panels whose rows i are contiguous, which
+ * are read in place. Phase 1: each group of TILE_R columns j runs the whole
  * reduction over k against one panel in registers, reading X in place through
  * its strides (gathered only for a last, partial group); a panel of at most
  * TC / 2 rows runs the half-width kernel. A task is
@@ -63,24 +64,23 @@ size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     return COUNTER_BYTES + (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
 }
 
-/* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M */
+/* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M; k by k,
+ * so the panel is written in order (columns of P are gathered) */
 static void pack_panel(const struct gemm_view * v, const char * base, int64_t i0, int64_t TC, float * panel) {
     const int64_t ni = v->M - i0 < TC ? v->M - i0 : TC, K = v->K;
-    if (v->p_i == sizeof(float)) {  /* rows i contiguous: TC floats per k */
-        for (int64_t k = 0; k < K; k++) {
-            memcpy(panel + k * TC, base + (size_t) k * v->p_k + (size_t) i0 * sizeof(float), (size_t) ni * sizeof(float));
-            memset(panel + k * TC + ni, 0, (size_t) (TC - ni) * sizeof(float));
-        }
-        return;
+    for (int64_t k = 0; k < K; k++) {
+        const char * src = base + (size_t) k * v->p_k + (size_t) i0 * v->p_i;
+        float * out = panel + k * TC;
+        if (v->p_i == sizeof(float)) memcpy(out, src, (size_t) ni * sizeof(float));
+        else for (int64_t c = 0; c < ni; c++) out[c] = *(const float *) (src + (size_t) c * v->p_i);
+        memset(out + ni, 0, (size_t) (TC - ni) * sizeof(float));
     }
-    for (int64_t c = 0; c < TC; c++) {
-        if (c < ni) {
-            const char * row = base + (size_t) (i0 + c) * v->p_i;
-            for (int64_t k = 0; k < K; k++) panel[k * TC + c] = *(const float *) (row + (size_t) k * v->p_k);
-        } else {
-            for (int64_t k = 0; k < K; k++) panel[k * TC + c] = 0.0f;
-        }
-    }
+}
+
+/* A whole panel of P whose rows i are contiguous (out_prod's first operand)
+ * is read in place, its k-th row TC floats at stride p_k: no packing. */
+static bool panel_in_place(const struct gemm_view * v, int64_t i0, int64_t TC) {
+    return v->p_i == sizeof(float) && v->p_k % sizeof(float) == 0 && i0 + TC <= v->M;
 }
 
 void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
@@ -97,7 +97,7 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
         const int64_t pi = t % np, plane = t / np;
         const char * base = (const char *) P->data + (plane % P->ne[2]) * P->nb[2] + (plane / P->ne[2]) * P->nb[3];
-        pack_panel(&v, base, pi * TC, TC, panels + t * K * TC);
+        if (!panel_in_place(&v, pi * TC, TC)) pack_panel(&v, base, pi * TC, TC, panels + t * K * TC);
     }
     ggmlr_barrier(p);
 
@@ -113,7 +113,11 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
         const int64_t pi = task % np, gi = (task / np) % n_groups, plane = task / (np * n_groups);
         const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2];
         const int64_t i0 = pi * TC, ni = M - i0 < TC ? M - i0 : TC;
-        const float * panel = panels + ((i3 / r3) * P->ne[2] * np + (i2 / r2) * np + pi) * K * TC;
+        const int64_t p2 = i2 / r2, p3 = i3 / r3;
+        const bool in_place = panel_in_place(&v, i0, TC);
+        const int64_t ldp = in_place ? (int64_t) (v.p_k / sizeof(float)) : TC;
+        const float * panel = in_place ? (const float *) ((const char *) P->data + p2 * P->nb[2] + p3 * P->nb[3]) + i0
+                                       : panels + (p3 * P->ne[2] * np + p2 * np + pi) * K * TC;
         const char * xplane = (const char *) X->data + i2 * X->nb[2] + i3 * X->nb[3];
         const int64_t j_begin = gi * J, j_end = j_begin + J < N ? j_begin + J : N;
         /* a whole panel accumulates straight into dst's rows; a partial one in
@@ -148,8 +152,8 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
                 for (int r = 0; r < TR; r++)
                     out[r] = !direct ? ctile + (j0 - j_begin + r) * TC : j0 + r < j_end ? (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3) : ctile;
                 /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
-                if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
-                else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * TC, TC, out);
+                if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
+                else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
             }
         }
         if (!direct)
