@@ -208,7 +208,7 @@ static void test_packing(void) {
 
 /* 1, 2, 3 and 8 threads: bitwise identical packed gradients. */
 static void test_threads(void) {
-    attn_case cs[4];
+    attn_case cs[5];
     cs[0] = attn_base_case(17, 9, 11, 23, 6, 2, 2);
     cs[0].mask = AM_VALUES | AM_RANDINF | AM_FULLROW; cs[0].mh = 3; cs[0].mN = 12;
     cs[1] = attn_base_case(5, 7, 9, 13, 4, 4, 3);  /* 12 (kv head, batch) pairs: more than 8 threads */
@@ -216,8 +216,10 @@ static void test_threads(void) {
     cs[2] = attn_base_case(3, 5, 7, 6, 3, 1, 1);   /* 1 pair: most threads idle */
     cs[3] = attn_base_case(24, 20, 61, 333, 2, 1, 1);  /* several query blocks, key tiles and key chunks */
     cs[3].mask = AM_VALUES | AM_TOPROWS | AM_KEYSPAN | AM_RANDINF; cs[3].mh = 2;
+    cs[4] = attn_base_case(32, 64, 45, 200, 2, 1, 1);  /* K and V rows read in place, a last partial key tile */
+    cs[4].mask = AM_CAUSAL;
     const int threads[4] = {1, 2, 3, 8};
-    for (int ci = 0; ci < 4; ci++) {
+    for (int ci = 0; ci < 5; ci++) {
         float * first = NULL;
         int64_t len = 0;
         for (int t = 0; t < 4; t++) {

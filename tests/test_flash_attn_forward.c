@@ -141,12 +141,16 @@ static void test_threads(void) {
     c.mask = AM_VALUES | AM_RANDINF | AM_FULLROW;
     c.mh = 3;
     c.mN = 12;
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 4; variant++) {
         if (variant == 1) { c.kv_type = GGML_TYPE_F16; c.softcap = 10.0f; c.max_bias = 4.0f; c.layout = AL_PERMUTED; }
         if (variant == 2) {  /* several query blocks and key tiles */
             c = attn_base_case(24, 20, 61, 333, 2, 1, 2);
             c.mask = AM_VALUES | AM_TOPROWS | AM_KEYSPAN | AM_RANDINF;
             c.mh = 2;
+        }
+        if (variant == 3) {  /* K and V rows read in place, a last partial key tile */
+            c = attn_base_case(32, 64, 45, 200, 2, 1, 1);
+            c.mask = AM_VALUES | AM_RANDINF;
         }
         struct ggml_context * ctx = tc_ctx(16);
         attn_inputs in;

@@ -41,6 +41,7 @@ struct fa {
     int64_t DKp, DVp;        /* feature dims padded to whole half tiles (TC / 2 columns) */
     int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
     int64_t KB;              /* keys per tile: a multiple of TC */
+    bool k_in_place, v_in_place; /* K / V rows read where they lie instead of packed row-major copies */
     float scale, max_bias, softcap;
     const struct ggmlr_vec_ops * vec;
 };
@@ -48,6 +49,13 @@ struct fa {
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
+
+/* Rows of t can serve as the row-major operand of a GEMM where they lie: F32,
+ * packed elements, and no padding to add (dimp == ne0), so a micro-tile never
+ * reads past a row (nor past the tensor). */
+static bool rows_in_place(const struct ggml_tensor * t, int64_t dimp) {
+    return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0 && t->ne[0] == dimp;
+}
 
 static struct fa fa_of(const struct ggml_tensor * dst) {
     struct fa a;
@@ -58,6 +66,8 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     a.TC = a.vec->tile_c;
     a.KB = round_up(KEYS_PER_TILE, a.TC);
     a.DKp = round_up(a.DK, a.TC / 2); a.DVp = round_up(a.DV, a.TC / 2);
+    a.k_in_place = rows_in_place(a.k, a.DKp);
+    a.v_in_place = rows_in_place(a.v, a.DVp);
     a.scale = ggmlr_get_op_param_f32(dst, 0);
     a.max_bias = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 1) : 0.0f;
     a.softcap = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 2) : 0.0f;
@@ -180,7 +190,9 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
  *   vp [KB][DVp]  V row-major  (for O += P V)
  *   kp [KB][DKp]  K row-major  (backward: dQ += dS K)
  *   vt [DV][KB]   V transposed (backward: dP = dO V^T)
- * Keys past M are zero. Packing once costs O(M D); every query block reuses it. */
+ * Keys past M are zero. Packing once costs O(M D); every query block reuses it.
+ * vp and kp are skipped when V's / K's own rows will do (rows_in_place): the
+ * products that read them run over the tile's nk keys only. */
 
 struct fa_shared {
     atomic_long counter[3];
@@ -220,8 +232,8 @@ static int64_t n_mask_blocks(const struct fa * a) {
 static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
     const int64_t rows = a->B * a->H * a->N, KB = a->KB;
     const int64_t sizes[8] = {
-        tiles_floats(a, a->DK * KB), tiles_floats(a, KB * a->DVp),
-        backward ? tiles_floats(a, KB * a->DKp) : 0, backward ? tiles_floats(a, a->DV * KB) : 0,
+        tiles_floats(a, a->DK * KB), a->v_in_place ? 0 : tiles_floats(a, KB * a->DVp),
+        backward && !a->k_in_place ? tiles_floats(a, KB * a->DKp) : 0, backward ? tiles_floats(a, a->DV * KB) : 0,
         backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
@@ -280,6 +292,18 @@ static struct fa_shared * shared_layout(const struct ggmlr_compute_params * p, c
 
 static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb) { return (b * a->Hkv + hk) * n_key_tiles(a) + kb; }
 
+/* Row-major rows of key tile kb of t (K or V; kv head hk, batch b) and their
+ * stride *ld: t's own rows when in_place, else the packed copy (rows of dimp). */
+static const float * tile_rows(const struct fa * a, const struct ggml_tensor * t, bool in_place, const float * packed, int64_t dimp,
+                               int64_t b, int64_t hk, int64_t kb, int64_t * ld) {
+    if (!in_place) {
+        *ld = dimp;
+        return packed + tile_index(a, b, hk, kb) * a->KB * dimp;
+    }
+    *ld = (int64_t) (t->nb[1] / sizeof(float));
+    return (const float *) ggmlr_elem_ptr(t, 0, kb * a->KB, hk, b);
+}
+
 /* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[KB][dimp]
  * and/or transposed into tr[dim][KB]; rows past nk are zero. */
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
@@ -308,8 +332,11 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
         if (task < n_pack) {
             const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
             const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB, backward ? sh->kp + t * KB * a->DKp : NULL, tmp);
-            pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * KB : NULL, sh->vp + t * KB * a->DVp, tmp);
+            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB,
+                      backward && !a->k_in_place ? sh->kp + t * KB * a->DKp : NULL, tmp);
+            if (backward || !a->v_in_place)
+                pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * KB : NULL,
+                          a->v_in_place ? NULL : sh->vp + t * KB * a->DVp, tmp);
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
             const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
@@ -371,7 +398,8 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
-        const float * kt = sh->kt + t * a->DK * KB, * vp = sh->vp + t * KB * a->DVp;
+        int64_t ldv;
+        const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
          * before the mask, so then they are separate passes */
         const bool capped = a->softcap > 0.0f;
@@ -407,7 +435,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
-            acc_rows(a, nk, s->s + r0 * KB, KB, 1, vp, a->DVp, out, a->DVp);
+            acc_rows(a, nk, s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -514,10 +542,12 @@ static void load_query_block(const struct fa * a, const struct fa_shared * sh, c
  * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb).
  * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
-                          int64_t t, int64_t nk, int64_t nr, const float * mx, const float * lsum, const float * D,
-                          const float * mt, float * dk, float * dv) {
-    const int64_t KB = a->KB;
-    const float * kt = sh->kt + t * a->DK * KB, * kp = sh->kp + t * KB * a->DKp, * vt = sh->vt + t * a->DV * KB;
+                          int64_t b, int64_t hk, int64_t kb, int64_t nk, int64_t nr, const float * mx, const float * lsum,
+                          const float * D, const float * mt, float * dk, float * dv) {
+    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb);
+    int64_t ldk;
+    const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
+    const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         const float * qrows[TR], * drows[TR];
         for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
@@ -542,7 +572,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         float * out[TR];
         for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp : s->dummy;
-        acc_rows(a, nk, s->dp + r0 * KB, KB, 1, kp, a->DKp, out, a->DKp);
+        acc_rows(a, nk, s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
     }
 }
 
@@ -571,7 +601,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
-                backward_tile(a, sh, s, tile_index(a, b, hk, kb), nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
+                backward_tile(a, sh, s, b, hk, kb, nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
                               s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;

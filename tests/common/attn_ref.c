@@ -370,14 +370,15 @@ const char * attn_case_str(const attn_case * c) {
 static int64_t pick(const int64_t * v, int n) { return v[tc_randint(0, n - 1)]; }
 
 attn_case attn_random_case(bool allow_fwd_only) {
-    /* 80 and 72: whole micro-tiles and a half tile on every SIMD path */
-    static const int64_t dks[] = {1, 2, 3, 4, 5, 7, 8, 16, 33, 80};
-    static const int64_t dvs[] = {1, 3, 4, 5, 8, 17, 72};
+    /* 80 and 72: whole micro-tiles and a half tile on every SIMD path;
+     * 32 and 64: K / V rows read in place on every path */
+    static const int64_t dks[] = {1, 2, 3, 4, 5, 7, 8, 16, 32, 33, 80};
+    static const int64_t dvs[] = {1, 3, 4, 5, 8, 17, 64, 72};
     static const int64_t ns[]  = {1, 1, 2, 3, 4, 5, 7, 9, 13};
     static const int64_t ms[]  = {1, 1, 2, 3, 4, 5, 6, 9, 16, 31};
     attn_case c = {0};
-    c.DK = pick(dks, 10);
-    c.DV = tc_randint(0, 2) == 0 ? c.DK : pick(dvs, 7);
+    c.DK = pick(dks, 11);
+    c.DV = tc_randint(0, 2) == 0 ? c.DK : pick(dvs, 8);
     c.N = pick(ns, 9);
     c.M = pick(ms, 10);
     c.Hkv = tc_randint(1, 3);

@@ -49,7 +49,7 @@ void tc_poison(struct ggml_tensor * t);
 /* Element i (logical ne0-fastest order) as double. */
 double tc_get(const struct ggml_tensor * t, int64_t i);
 
-/* ||x - ref|| / ||ref|| over n values (ref in double); ||x - ref|| when ref is 0. */
+/* ||x - ref|| / ||ref|| over n values (ref in double); the RMS of x - ref when ref is 0. */
 double tc_rel_err_f32(const float * x, const double * ref, int64_t n);
 /* The same, reading x from a tensor in logical order. */
 double tc_rel_err_tensor(const struct ggml_tensor * t, const double * ref);
