@@ -92,10 +92,17 @@ void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggm
     const int64_t k0 = a->ne[0] / n0, k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
     const bool a_packed = a->nb[0] == sizeof(float);
     double * sum = p->wdata;
-    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
-    int64_t r, j1, j2, j3;
-    while (ggmlr_next_row(&rows, &r, &j1, &j2, &j3)) {
-        for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] = 0.0;
+    /* items: rows of dst, each cut into column chunks when there are fewer
+     * rows than threads (a bias gradient is one row); every element is still
+     * summed in the same order, so the result does not depend on the split */
+    const int64_t nrows = ggml_nrows(dst), chunks = nrows < p->nth ? p->nth : 1, per = (n0 + chunks - 1) / chunks;
+    int64_t it0, it1;
+    ggmlr_split(nrows * chunks, p->ith, p->nth, &it0, &it1);
+    for (int64_t item = it0; item < it1; item++) {
+        int64_t j1, j2, j3;
+        ggmlr_row_index(dst, item / chunks, &j1, &j2, &j3);
+        const int64_t c0 = (item % chunks) * per, c1 = c0 + per < n0 ? c0 + per : n0;
+        for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] = 0.0;
         for (int64_t t3 = 0; t3 < k3; t3++)
             for (int64_t t2 = 0; t2 < k2; t2++)
                 for (int64_t t1 = 0; t1 < k1; t1++) {
@@ -103,14 +110,14 @@ void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggm
                     for (int64_t t0 = 0; t0 < k0; t0++) {
                         if (a_packed) {
                             const float * x = (const float *) arow + t0 * n0;
-                            for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] += x[j0];
+                            for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += x[j0];
                         } else {
-                            for (int64_t j0 = 0; j0 < n0; j0++) sum[j0] += *(const float *) (arow + (j0 + t0 * n0) * a->nb[0]);
+                            for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += *(const float *) (arow + (j0 + t0 * n0) * a->nb[0]);
                         }
                     }
                 }
         float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
-        for (int64_t j0 = 0; j0 < n0; j0++) d[j0] = (float) sum[j0];
+        for (int64_t j0 = c0; j0 < c1; j0++) d[j0] = (float) sum[j0];
     }
 }
 
