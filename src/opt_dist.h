@@ -1,9 +1,10 @@
 /* opt_dist.h -- the data-parallel hook of an optimization context (not installed).
  *
- * opt.c knows nothing of MPI: a transport (src/mpi/opt_mpi.c) attaches one
- * reduction here. With a hook attached, a context of rank `rank` among `size`
- * behaves as one context whose batch is the concatenation of every rank's
- * batch (rank r holds rows [r*n, (r+1)*n) of a global batch of size*n):
+ * The training API (opt.c, opt_eval.c) knows nothing of MPI: a transport
+ * (src/mpi/opt_mpi.c) attaches one reduction here. With a hook attached, a
+ * context of rank `rank` among `size` behaves as one context whose batch is
+ * the concatenation of every rank's batch (rank r holds rows [r*n, (r+1)*n)
+ * of a global batch of size*n):
  *   - ggml_opt_epoch reads local batch ib*size + rank for global batch ib;
  *   - after each evaluation the loss becomes that of the global batch, the
  *     predictions those of all ranks in rank order, ncorrect the total;
