@@ -62,7 +62,7 @@ int main(void) {
     srand(1);
     for (int j = 0; j < NDATA; j++) {
         const int c = j % NCLASS;
-        for (int d = 0; d < 2; d++) x[2 * j + d] = centre[c][d] + 0.8f * ((float) rand() / RAND_MAX - 0.5f);
+        for (int d = 0; d < 2; d++) x[2 * j + d] = centre[c][d] + 0.8f * ((float) rand() / (float) RAND_MAX - 0.5f);
         for (int k = 0; k < NCLASS; k++) y[NCLASS * j + k] = k == c;
     }
     ggml_set_zero(W);

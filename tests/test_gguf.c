@@ -113,7 +113,7 @@ static const int64_t  v_i64 = INT64_MIN;
 static const uint32_t v_f32_bits = 0x7fc12345u;            /* NaN with a payload */
 static const uint64_t v_f64_bits = 0x8000000000000001ull;  /* the negative subnormal */
 static const char *   v_str = "h\xc3\xa9llo w\xc3\xb6rld";
-static const char *   v_strs[] = {"", "a", "\xc3\xbcn\xc3\xaf" "code", "tokens and more tokens"};
+static const char *   v_strs[] = {"", "a", "\xc3\xbcn\xc3\xaf\x63ode", "tokens and more tokens"};
 /* numeric array element types and their sizes; bytes of each array below */
 static const enum gguf_type arr_types[] = {GGUF_TYPE_UINT8, GGUF_TYPE_INT8, GGUF_TYPE_UINT16, GGUF_TYPE_INT16,
     GGUF_TYPE_UINT32, GGUF_TYPE_INT32, GGUF_TYPE_FLOAT32, GGUF_TYPE_BOOL, GGUF_TYPE_UINT64, GGUF_TYPE_INT64, GGUF_TYPE_FLOAT64};
