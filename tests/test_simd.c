@@ -143,7 +143,7 @@ static void check_exp_rows(void) {
     in[0] = 0.0f; in[1] = -INFINITY; in[2] = -87.0f; in[3] = -88.0f;
     in[N] = NAN;
     memcpy(s, in, sizeof s);
-    ggmlr_vec()->tile_exp_rows(ROWS, N, s, shift, sum);
+    ggmlr_vec()->tile_exp_rows(ROWS, N, N, s, shift, sum);
     CHECK(s[0] == 1.0f && s[1] == 0.0f && s[2] > 0.0f && s[3] == 0.0f, "exp edges: exp(0) %g, exp(-Inf) %g, exp(-87) %g, exp(-88) %g",
           s[0], s[1], s[2], s[3]);
     CHECK(isnan(s[N]) && isnan(sum[1]), "exp(NaN) %g, the row's sum %g: NaN wanted", s[N], sum[1]);

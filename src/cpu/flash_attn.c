@@ -103,47 +103,58 @@ static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64
 
 /* A mask block (QB query rows x KB keys of one mask plane) is classified once
  * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
- * masks are mixed only along the diagonal. */
+ * masks are mixed only along the diagonal. A mixed block also records how
+ * many of its keys are live: past the last key that some row attends, every
+ * row is -Inf, P = dS = 0 exactly, and the products stop there. */
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
+struct block_info { uint8_t cls, live; };  /* live <= KB */
+_Static_assert(KEYS_PER_TILE <= 128, "live key counts are kept in a byte (KB <= 2 KEYS_PER_TILE)");
 
-/* How many of the nk mask elements at src are -Inf and how many are zero. */
-static void count_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk, int64_t * n_inf, int64_t * n_zero) {
-    int64_t ni = 0, nz = 0;
+/* How many of the nk mask elements at src are -Inf and how many are zero, and
+ * 1 + the index of the last one that is not -Inf (0 if none). */
+static void count_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk, int64_t * n_inf, int64_t * n_zero,
+                           int64_t * last_live) {
+    int64_t ni = 0, nz = 0, j = nk;
     if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
         const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
-        for (int64_t j = 0; j < nk; j++) { ni += x[j] == 0xFC00; nz += (x[j] & 0x7FFF) == 0; }
+        for (int64_t i = 0; i < nk; i++) { ni += x[i] == 0xFC00; nz += (x[i] & 0x7FFF) == 0; }
+        while (j > 0 && x[j - 1] == 0xFC00) j--;
     } else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) {
         const float * x = (const float *) src;
-        for (int64_t j = 0; j < nk; j++) { ni += x[j] == -INFINITY; nz += x[j] == 0.0f; }
+        for (int64_t i = 0; i < nk; i++) { ni += x[i] == -INFINITY; nz += x[i] == 0.0f; }
+        while (j > 0 && x[j - 1] == -INFINITY) j--;
     } else {
-        for (int64_t j = 0; j < nk; j++) {
-            const float x = ggmlr_load_f32(m->type, src + j * m->nb[0]);
+        for (int64_t i = 0; i < nk; i++) {
+            const float x = ggmlr_load_f32(m->type, src + i * m->nb[0]);
             ni += x == -INFINITY;
             nz += x == 0.0f;
         }
+        while (j > 0 && ggmlr_load_f32(m->type, src + (j - 1) * m->nb[0]) == -INFINITY) j--;
     }
     *n_inf = ni;
     *n_zero = nz;
+    *last_live = j;
 }
 
 /* Classes of every key tile for query rows [n0, n0+nr) of mask plane (i2, i3)
- * into cls[key tiles]. The mask is read row by row, in memory order (a block
+ * into info[key tiles]. The mask is read row by row, in memory order (a block
  * at a time would jump M elements per row and defeat the prefetcher). */
-static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t n0, int64_t nr, uint8_t * cls) {
+static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t n0, int64_t nr, struct block_info * info) {
     enum { SOME_LIVE = 1, SOME_NONZERO = 2 };
     const int64_t nkb = n_key_tiles(a);
-    memset(cls, 0, (size_t) nkb);
+    memset(info, 0, (size_t) nkb * sizeof *info);
     for (int64_t r = 0; r < nr; r++) {
         const char * row = ggmlr_elem_ptr(a->mask, 0, n0 + r, i2, i3);
         for (int64_t kb = 0; kb < nkb; kb++) {
             const int64_t m0 = kb * a->KB, nk = a->M - m0 < a->KB ? a->M - m0 : a->KB;
-            int64_t n_inf, n_zero;
-            count_mask_row(a->mask, row + m0 * a->mask->nb[0], nk, &n_inf, &n_zero);
-            cls[kb] |= (n_inf != nk ? SOME_LIVE : 0) | (n_zero != nk ? SOME_NONZERO : 0);
+            int64_t n_inf, n_zero, live;
+            count_mask_row(a->mask, row + m0 * a->mask->nb[0], nk, &n_inf, &n_zero, &live);
+            info[kb].cls |= (n_inf != nk ? SOME_LIVE : 0) | (n_zero != nk ? SOME_NONZERO : 0);
+            if (live > info[kb].live) info[kb].live = (uint8_t) live;
         }
     }
     for (int64_t kb = 0; kb < nkb; kb++)
-        cls[kb] = !(cls[kb] & SOME_LIVE) ? BLOCK_MASKED : !(cls[kb] & SOME_NONZERO) ? BLOCK_ZERO : BLOCK_MIXED;
+        info[kb].cls = !(info[kb].cls & SOME_LIVE) ? BLOCK_MASKED : !(info[kb].cls & SOME_NONZERO) ? BLOCK_ZERO : BLOCK_MIXED;
 }
 
 /* What a tile of keys adds to the scores of a block of query rows. */
@@ -196,7 +207,7 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
 
 struct fa_shared {
     atomic_long counter[3];
-    uint8_t * block_class;         /* [mb][mh][query blocks][key tiles], when there is a mask */
+    struct block_info * blocks;    /* [mb][mh][query blocks][key tiles], when there is a mask */
     float * kt, * vp, * kp, * vt;  /* packed tiles (kp, vt: backward only) */
     float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
 };
@@ -237,8 +248,8 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
         backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
-    if (sh) sh->block_class = (uint8_t *) base + off;
-    off += (size_t) round_up(n_mask_blocks(a), 64);
+    if (sh) sh->blocks = (struct block_info *) ((char *) base + off);
+    off += (size_t) round_up(n_mask_blocks(a) * (int64_t) sizeof(struct block_info), 64);
     float ** slots[8] = {NULL};
     if (sh) {
         float ** p[8] = {&sh->kt, &sh->vp, &sh->kp, &sh->vt, &sh->mx, &sh->lsum, &sh->D, &sh->dq};
@@ -255,7 +266,14 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
 static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     if (!a->mask) return BLOCK_ZERO;
     const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
-    return sh->block_class[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
+    return sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb].cls;
+}
+
+/* Keys of that block (of its nk) past which every row is -Inf. */
+static int64_t block_live(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t nk) {
+    if (block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return nk;
+    const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
+    return sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb].live;
 }
 
 /* GCC takes a function that only prefetches for one without side effects and
@@ -340,7 +358,7 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
             const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
-            classify_blocks(a, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, sh->block_class + row * nkb);
+            classify_blocks(a, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, sh->blocks + row * nkb);
         }
     }
     ggmlr_barrier(p);
@@ -398,6 +416,8 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
+        /* keys [0, live) matter; S in whole micro-tiles (ns), the exponentials in half tiles (nl) */
+        const int64_t live = block_live(a, sh, b, h, n0 / QB, kb, nk), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
@@ -409,15 +429,15 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
-            for (int64_t j0 = 0; j0 < KB; j0 += a->TC)
+            for (int64_t j0 = 0; j0 < ns; j0 += a->TC)
                 a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB, add ? add + r0 * KB + j0 : NULL,
                                        capped ? NULL : tile_max + r0);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
             if (capped) {
-                for (int64_t j = 0; j < KB; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-                tile_max[r] = a->vec->tile_add_max(KB, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
+                for (int64_t j = 0; j < ns; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+                tile_max[r] = a->vec->tile_add_max(ns, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             }
             const float rmax = tile_max[r];
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
@@ -430,12 +450,12 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         /* P = exp(S - running max); rows past nr (max -Inf) and rows with nothing
          * attended yet come out as zeros */
         float tile_sum[QB];
-        a->vec->tile_exp_rows(QB, KB, s->s, s->mx, tile_sum);
+        a->vec->tile_exp_rows(QB, nl, KB, s->s, s->mx, tile_sum);
         for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
-            acc_rows(a, nk, s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
+            acc_rows(a, live, s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -539,31 +559,32 @@ static void load_query_block(const struct fa * a, const struct fa_shared * sh, c
 }
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
- * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb).
+ * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb), over
+ * the tile's first `live` keys (past them P = dS = 0 in every row).
  * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
-                          int64_t b, int64_t hk, int64_t kb, int64_t nk, int64_t nr, const float * mx, const float * lsum,
+                          int64_t b, int64_t hk, int64_t kb, int64_t live, int64_t nr, const float * mx, const float * lsum,
                           const float * D, const float * mt, float * dk, float * dv) {
-    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb);
+    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         const float * qrows[TR], * drows[TR];
         for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
-        for (int64_t j0 = 0; j0 < KB; j0 += a->TC) {
+        for (int64_t j0 = 0; j0 < ns; j0 += a->TC) {
             a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB, NULL, NULL);
             a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB, NULL, NULL);
         }
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
-    a->vec->tile_p_ds(QB, KB, s->s, s->dp, mt, mx, lsum, D);
+    a->vec->tile_p_ds(QB, nl, KB, s->s, s->dp, mt, mx, lsum, D);
     /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
-    for (int64_t j0 = 0; j0 < nk; j0 += TR) {
+    for (int64_t j0 = 0; j0 < live; j0 += TR) {
         float * vrows[TR], * krows[TR];
         for (int r = 0; r < TR; r++) {
-            vrows[r] = j0 + r < nk ? dv + (j0 + r) * a->DVp : s->dummy;
-            krows[r] = j0 + r < nk ? dk + (j0 + r) * a->DKp : s->dummy;
+            vrows[r] = j0 + r < live ? dv + (j0 + r) * a->DVp : s->dummy;
+            krows[r] = j0 + r < live ? dk + (j0 + r) * a->DKp : s->dummy;
         }
         acc_rows(a, nr, s->s + j0, 1, KB, s->dO, a->DVp, vrows, a->DVp);
         acc_rows(a, nr, s->dp + j0, 1, KB, s->q, a->DKp, krows, a->DKp);
@@ -572,7 +593,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         float * out[TR];
         for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp : s->dummy;
-        acc_rows(a, nk, s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
+        acc_rows(a, live, s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
     }
 }
 
@@ -601,7 +622,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
-                backward_tile(a, sh, s, b, hk, kb, nk, nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
+                backward_tile(a, sh, s, b, hk, kb, block_live(a, sh, b, h, n0 / QB, kb, nk), nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
                               s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;

@@ -162,14 +162,14 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
 #endif
 }
 
-/* Per row r < rows of n (a multiple of TL) scores s[r * n + i]:
+/* Per row r < rows of n (a multiple of TL) scores s[r * ld + i]:
  *   s := exp(s - shift[r]),  sum[r] = the row's sum of those,
  * exp(-Inf) = 0 exactly; a row with shift[r] = -Inf (nothing attended yet)
  * gives zeros. One call for a block of rows keeps the constants in registers
  * and lets rows overlap. */
-VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum) {
+VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, int64_t ld, float * s, const float * shift, float * sum) {
     for (int64_t r = 0; r < rows; r++) {
-        float * sr = s + r * n;
+        float * sr = s + r * ld;
         TV acc = {0};
         if (shift[r] == -__builtin_inff()) {
             for (int64_t i = 0; i < n; i += TL) *(TV *) (sr + i) = (TV) {0};
@@ -186,15 +186,15 @@ VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, float * s,
     }
 }
 
-/* Backward softmax of a block of `rows` rows of n (a multiple of TL) scores:
+/* Backward softmax of a block of `rows` rows (stride ld) of n (a multiple of TL) scores:
  *   s := P = exp((s + mask - mx) - lsum),  dp := dS = P (dp - D)
  * per row (mask NULL: no mask); a row with mx = -Inf (nothing attended) gives P = dS = 0.
  * (s + mask - mx) is formed first: it is exact-ish, so large scores keep their digits. */
-VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
+VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, int64_t ld, float * s, float * dp, const float * mask,
                                          const float * mx, const float * lsum, const float * D) {
     for (int64_t r = 0; r < rows; r++) {
-        float * sr = s + r * n, * dr = dp + r * n;
-        const float * mr = mask ? mask + r * n : NULL;
+        float * sr = s + r * ld, * dr = dp + r * ld;
+        const float * mr = mask ? mask + r * ld : NULL;
         if (mx[r] == -__builtin_inff()) {
             for (int64_t i = 0; i < n; i += TL) { *(TV *) (sr + i) = (TV) {0}; *(TV *) (dr + i) = (TV) {0}; }
             continue;

@@ -23,10 +23,10 @@ struct ggmlr_vec_ops {
                             const float * add, float * rmax);
     void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     void  (*gemm_6xh_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
-    /* attention softmax kernels (tile_impl.h) on rows of n scores, n a multiple of the vector width */
-    void  (*tile_exp_rows)(int64_t rows, int64_t n, float * s, const float * shift, float * sum);
+    /* attention softmax kernels (tile_impl.h) on rows of n scores (row stride ld), n a multiple of the vector width */
+    void  (*tile_exp_rows)(int64_t rows, int64_t n, int64_t ld, float * s, const float * shift, float * sum);
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
-    void  (*tile_p_ds)(int64_t rows, int64_t n, float * s, float * dp, const float * mask,
+    void  (*tile_p_ds)(int64_t rows, int64_t n, int64_t ld, float * s, float * dp, const float * mask,
                        const float * mx, const float * lsum, const float * D);
     /* activations (act_impl.h), any n: y = exp(x), y = gelu(x), dx = g * gelu'(x) */
     void  (*exp)(int64_t n, const float * x, float * y);
