@@ -108,7 +108,7 @@ static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64
  * row is -Inf, P = dS = 0 exactly, and the products stop there. */
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
 struct block_info { uint8_t cls, live; };  /* live <= KB */
-_Static_assert(KEYS_PER_TILE <= 128, "live key counts are kept in a byte (KB <= 2 KEYS_PER_TILE)");
+_Static_assert(KEYS_PER_TILE <= 192, "live counts (<= KB: KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
 
 /* How many of the nk mask elements at src are -Inf and how many are zero, and
  * 1 + the index of the last one that is not -Inf (0 if none). */
