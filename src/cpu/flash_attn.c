@@ -110,30 +110,38 @@ enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
 struct block_info { uint8_t cls, live; };  /* live <= KB */
 _Static_assert(KEYS_PER_TILE <= 192, "live counts (<= KB: KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
 
-/* How many of the nk mask elements at src are -Inf and how many are zero, and
- * 1 + the index of the last one that is not -Inf (0 if none). */
-static void count_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk, int64_t * n_inf, int64_t * n_zero,
-                           int64_t * last_live) {
-    int64_t ni = 0, nz = 0, j = nk;
+/* Of the nk mask elements at src: whether all are -Inf, whether all are zero,
+ * and 1 + the index of the last one that is not -Inf (0 if none). F16 masks
+ * are tested four elements to a 64-bit word (the whole mask is read once per
+ * node, so this pass is worth keeping lean); the last live element is only
+ * searched for in a row that is neither. */
+struct mask_row { bool all_inf, all_zero; int64_t live; };
+
+static struct mask_row scan_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk) {
+    bool ai = true, az = true;
+    int64_t j = nk;
     if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
-        const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* compare bits: -Inf 0xFC00, +-0 */
-        for (int64_t i = 0; i < nk; i++) { ni += x[i] == 0xFC00; nz += (x[i] & 0x7FFF) == 0; }
-        while (j > 0 && x[j - 1] == 0xFC00) j--;
-    } else if (m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float)) {
-        const float * x = (const float *) src;
-        for (int64_t i = 0; i < nk; i++) { ni += x[i] == -INFINITY; nz += x[i] == 0.0f; }
-        while (j > 0 && x[j - 1] == -INFINITY) j--;
-    } else {
-        for (int64_t i = 0; i < nk; i++) {
-            const float x = ggmlr_load_f32(m->type, src + i * m->nb[0]);
-            ni += x == -INFINITY;
-            nz += x == 0.0f;
+        const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* bits: -Inf 0xFC00, +-0 0x0000 / 0x8000 */
+        const uint64_t inf4 = 0xFC00FC00FC00FC00ull, abs4 = 0x7FFF7FFF7FFF7FFFull;
+        int64_t i = 0;
+        for (; i + 4 <= nk; i += 4) {
+            uint64_t w;
+            memcpy(&w, x + i, sizeof w);
+            ai &= w == inf4;
+            az &= (w & abs4) == 0;
         }
-        while (j > 0 && ggmlr_load_f32(m->type, src + (j - 1) * m->nb[0]) == -INFINITY) j--;
+        for (; i < nk; i++) { ai &= x[i] == 0xFC00; az &= (x[i] & 0x7FFF) == 0; }
+        if (!ai && !az) while (x[j - 1] == 0xFC00) j--;
+    } else {
+        const bool f32 = m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float);
+        for (int64_t i = 0; i < nk; i++) {
+            const float x = f32 ? ((const float *) src)[i] : ggmlr_load_f32(m->type, src + i * m->nb[0]);
+            ai &= x == -INFINITY;
+            az &= x == 0.0f;
+        }
+        if (!ai && !az) while ((f32 ? ((const float *) src)[j - 1] : ggmlr_load_f32(m->type, src + (j - 1) * m->nb[0])) == -INFINITY) j--;
     }
-    *n_inf = ni;
-    *n_zero = nz;
-    *last_live = j;
+    return (struct mask_row) {ai, az, ai ? 0 : j};
 }
 
 /* Classes of every key tile for query rows [n0, n0+nr) of mask plane (i2, i3)
@@ -147,10 +155,9 @@ static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t
         const char * row = ggmlr_elem_ptr(a->mask, 0, n0 + r, i2, i3);
         for (int64_t kb = 0; kb < nkb; kb++) {
             const int64_t m0 = kb * a->KB, nk = a->M - m0 < a->KB ? a->M - m0 : a->KB;
-            int64_t n_inf, n_zero, live;
-            count_mask_row(a->mask, row + m0 * a->mask->nb[0], nk, &n_inf, &n_zero, &live);
-            info[kb].cls |= (n_inf != nk ? SOME_LIVE : 0) | (n_zero != nk ? SOME_NONZERO : 0);
-            if (live > info[kb].live) info[kb].live = (uint8_t) live;
+            const struct mask_row mr = scan_mask_row(a->mask, row + m0 * a->mask->nb[0], nk);
+            info[kb].cls |= (mr.all_inf ? 0 : SOME_LIVE) | (mr.all_zero ? 0 : SOME_NONZERO);
+            if (mr.live > info[kb].live) info[kb].live = (uint8_t) mr.live;
         }
     }
     for (int64_t kb = 0; kb < nkb; kb++)
