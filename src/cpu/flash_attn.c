@@ -42,6 +42,7 @@ struct fa {
     int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
     int64_t KB;              /* keys per tile: a multiple of TC */
     bool k_in_place, v_in_place; /* K / V rows read where they lie instead of packed row-major copies */
+    bool q_in_place, d_in_place; /* the same for query rows and their output gradients */
     float scale, max_bias, softcap;
     const struct ggmlr_vec_ops * vec;
 };
@@ -50,11 +51,11 @@ static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
 
-/* Rows of t can serve as the row-major operand of a GEMM where they lie: F32,
- * packed elements, and no padding to add (dimp == ne0), so a micro-tile never
- * reads past a row (nor past the tensor). */
-static bool rows_in_place(const struct ggml_tensor * t, int64_t dimp) {
-    return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0 && t->ne[0] == dimp;
+/* Rows of t (consecutive along dimension dim) can serve as a row-major GEMM
+ * operand where they lie: F32, packed elements, and no padding to add
+ * (dimp == ne0), so a micro-tile never reads past a row (nor the tensor). */
+static bool rows_in_place(const struct ggml_tensor * t, int64_t dimp, int dim) {
+    return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[dim] % sizeof(float) == 0 && t->ne[0] == dimp;
 }
 
 static struct fa fa_of(const struct ggml_tensor * dst) {
@@ -66,8 +67,10 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     a.TC = a.vec->tile_c;
     a.KB = round_up(KEYS_PER_TILE, a.TC);
     a.DKp = round_up(a.DK, a.TC / 2); a.DVp = round_up(a.DV, a.TC / 2);
-    a.k_in_place = rows_in_place(a.k, a.DKp);
-    a.v_in_place = rows_in_place(a.v, a.DVp);
+    a.k_in_place = rows_in_place(a.k, a.DKp, 1);
+    a.v_in_place = rows_in_place(a.v, a.DVp, 1);
+    a.q_in_place = rows_in_place(a.q, a.DKp, 1);
+    a.d_in_place = a.d && rows_in_place(a.d, a.DVp, 2);  /* dO is [DV, H, N, B]: query rows along dim 2 */
     a.scale = ggmlr_get_op_param_f32(dst, 0);
     a.max_bias = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 1) : 0.0f;
     a.softcap = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 2) : 0.0f;
@@ -94,11 +97,29 @@ static void acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xr
     }
 }
 
-/* row (i1,i2,i3) of t times mul, as F32 into dst[0..n), zeros up to npad */
-static void load_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float mul, float * dst, int64_t npad, float * tmp) {
-    memcpy(dst, ggmlr_row_f32(t, i1, i2, i3, tmp), (size_t) t->ne[0] * sizeof(float));
-    if (mul != 1.0f) ggmlr_vec()->scal(t->ne[0], mul, dst);
-    memset(dst + t->ne[0], 0, (size_t) (npad - t->ne[0]) * sizeof(float));
+/* A block of query rows as a GEMM operand: row r (< the block's rows) at
+ * base + r * ld; zero row: DKp or DVp zeros, for the rows past the block that
+ * a micro-tile of TR rows still reads. */
+struct row_block { const float * base; int64_t ld; const float * zero; };
+
+/* the TR row pointers of rows [r0, r0 + TR) of a block of nr rows */
+static void tile_row_ptrs(const struct row_block * rb, int64_t r0, int64_t nr, const float ** rows) {
+    for (int r = 0; r < TR; r++) rows[r] = r0 + r < nr ? rb->base + (r0 + r) * rb->ld : rb->zero;
+}
+
+/* Rows [n0, n0+nr) of t for head h, batch b, consecutive along dimension dim
+ * (q [D, N, H, B]: 1, dO [D, H, N, B]: 2): where they lie when in_place, else
+ * converted into buf as rows of dimp (zero padded). */
+static struct row_block query_rows(const struct ggml_tensor * t, bool in_place, int dim, int64_t b, int64_t h, int64_t n0, int64_t nr,
+                                   int64_t dimp, float * buf, const float * zero, float * tmp) {
+    const int64_t i1 = dim == 1 ? n0 : h, i2 = dim == 1 ? h : n0;
+    if (in_place) return (struct row_block) {(const float *) ggmlr_elem_ptr(t, 0, i1, i2, b), (int64_t) (t->nb[dim] / sizeof(float)), zero};
+    for (int64_t r = 0; r < nr; r++) {
+        float * dst = buf + r * dimp;
+        memcpy(dst, ggmlr_row_f32(t, dim == 1 ? n0 + r : h, dim == 1 ? h : n0 + r, b, tmp), (size_t) t->ne[0] * sizeof(float));
+        memset(dst + t->ne[0], 0, (size_t) (dimp - t->ne[0]) * sizeof(float));
+    }
+    return (struct row_block) {buf, dimp, zero};
 }
 
 /* A mask block (QB query rows x KB keys of one mask plane) is classified once
@@ -330,9 +351,9 @@ static const float * tile_rows(const struct fa * a, const struct ggml_tensor * t
 }
 
 /* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[KB][dimp]
- * and/or transposed into tr[dim][KB]; rows past nk are zero. */
+ * and/or transposed and times tr_mul into tr[dim][KB]; rows past nk are zero. */
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
-                      int64_t m0, int64_t nk, float * tr, float * rows, float * tmp) {
+                      int64_t m0, int64_t nk, float * tr, float tr_mul, float * rows, float * tmp) {
     for (int64_t j = 0; j < a->KB; j++) {
         if (j >= nk) {
             if (rows) memset(rows + j * dimp, 0, (size_t) dimp * sizeof(float));
@@ -344,7 +365,7 @@ static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t
             memcpy(rows + j * dimp, src, (size_t) dim * sizeof(float));
             memset(rows + j * dimp + dim, 0, (size_t) (dimp - dim) * sizeof(float));
         }
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src[i];
+        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src[i] * tr_mul;
     }
 }
 
@@ -357,10 +378,11 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
         if (task < n_pack) {
             const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
             const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB,
+            /* K^T carries the scale: S = q (scale k) */
+            pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB, a->scale,
                       backward && !a->k_in_place ? sh->kp + t * KB * a->DKp : NULL, tmp);
             if (backward || !a->v_in_place)
-                pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * KB : NULL,
+                pack_rows(a, a->v, a->DV, a->DVp, b, hk, m0, nk, backward ? sh->vt + t * a->DV * KB : NULL, 1.0f,
                           a->v_in_place ? NULL : sh->vp + t * KB * a->DVp, tmp);
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
@@ -379,15 +401,15 @@ static void start_node(const struct ggmlr_compute_params * p, struct fa_shared *
 
 /* ---- forward ---- */
 
-/* per thread; tmp: 2 * max(DKp, DVp) floats, for converting rows */
-struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * tmp; };
+/* per thread; zero: a zero row; tmp: 2 * max(DKp, DVp) floats, for converting rows */
+struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * zero, * tmp; };
 
 /* the second half of fwd_scratch.tmp, for converting a second row */
 static int64_t fs_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->DKp : a->DVp; }
 
 static size_t fwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (QB * a->DKp + (QB * KB + TR) + QB * KB + QB * a->DVp + 2 * QB + (2 * wide + 64));
+    return (size_t) (QB * a->DKp + (QB * KB + TR) + QB * KB + QB * a->DVp + 2 * QB + wide + (2 * wide + 64));
 }
 
 static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
@@ -399,7 +421,9 @@ static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
     s.o = w;    w += QB * a->DVp;
     s.mx = w;   w += QB;
     s.l = w;    w += QB;
+    s.zero = w; w += fs_row_floats(a);
     s.tmp = w;
+    memset(s.zero, 0, (size_t) fs_row_floats(a) * sizeof(float));
     return s;
 }
 
@@ -411,9 +435,8 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
                           int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum) {
     const int64_t KB = a->KB, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
+    const struct row_block q = query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp);
     for (int64_t r = 0; r < QB; r++) {
-        if (r < nr) load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
-        else memset(s->q + r * a->DKp, 0, (size_t) a->DKp * sizeof(float));
         memset(s->o + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         s->mx[r] = -INFINITY;
         s->l[r] = 0.0f;
@@ -435,7 +458,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r = 0; r < QB; r++) tile_max[r] = -INFINITY;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
-            for (int r = 0; r < TR; r++) rows[r] = s->q + (r0 + r) * a->DKp;
+            tile_row_ptrs(&q, r0, nr, rows);
             for (int64_t j0 = 0; j0 < ns; j0 += a->TC)
                 a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB, add ? add + r0 * KB + j0 : NULL,
                                        capped ? NULL : tile_max + r0);
@@ -509,13 +532,14 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 #define SPAN 4
 
 /* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
- * (q scaled, dO), its dQ contributions (dqb), scores and gradients of one tile */
-struct bwd_scratch { float * dk, * dv, * dqb, * q, * dO, * s, * dp, * mt, * dummy, * tmp; };
+ * (q, dO: when not read in place), its dQ contributions (dqb), scores and
+ * gradients of one tile, a zero row */
+struct bwd_scratch { float * dk, * dv, * dqb, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; };
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     return (size_t) (SPAN * KB * (a->DKp + a->DVp) + 2 * QB * a->DKp + QB * a->DVp + 2 * (QB * KB + TR) + QB * KB +
-                     (wide + a->TC) + (2 * wide + 64));
+                     (wide + a->TC) + wide + (2 * wide + 64));
 }
 
 static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
@@ -530,7 +554,9 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     s.dp = w;     w += QB * KB + TR;
     s.mt = w;     w += QB * KB;
     s.dummy = w;  w += wide + a->TC;
+    s.zero = w;   w += wide;
     s.tmp = w;
+    memset(s.zero, 0, (size_t) wide * sizeof(float));
     return s;
 }
 
@@ -545,31 +571,29 @@ size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
     return (f > b ? f : b) * sizeof(float);
 }
 
-/* Load query rows [n0, n0+nr) of head h: q (scaled) and dO, zero rows past nr;
- * their statistics into mx, lsum, D (mx = -Inf past nr: those rows give P = 0). */
-static void load_query_block(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
-                             int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum, float * D) {
+/* The query block: rows [n0, n0+nr) of q and dO for head h (q, dO), their
+ * statistics into mx, lsum, D (mx = -Inf past nr: those rows give P = 0). */
+struct query_rows { struct row_block q, dO; };
+
+static struct query_rows load_query_block(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
+                                          int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum, float * D) {
     const int64_t row0 = (b * a->H + h) * a->N + n0;
+    const struct query_rows qr = {query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp),
+                                  query_rows(a->d, a->d_in_place, 2, b, h, n0, nr, a->DVp, s->dO, s->zero, s->tmp)};
     for (int64_t r = 0; r < QB; r++) {
-        if (r < nr) {
-            load_row(a->q, n0 + r, h, b, a->scale, s->q + r * a->DKp, a->DKp, s->tmp);
-            load_row(a->d, h, n0 + r, b, 1.0f, s->dO + r * a->DVp, a->DVp, s->tmp);
-        } else {
-            memset(s->q + r * a->DKp, 0, (size_t) a->DKp * sizeof(float));
-            memset(s->dO + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
-        }
         mx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
         lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
         D[r] = r < nr ? sh->D[row0 + r] : 0.0f;
     }
     memset(s->dqb, 0, (size_t) (QB * a->DKp) * sizeof(float));
+    return qr;
 }
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
  * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb), over
  * the tile's first `live` keys (past them P = dS = 0 in every row).
  * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
-static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
+static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
                           int64_t b, int64_t hk, int64_t kb, int64_t live, int64_t nr, const float * mx, const float * lsum,
                           const float * D, const float * mt, float * dk, float * dv) {
     const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
@@ -578,7 +602,8 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         const float * qrows[TR], * drows[TR];
-        for (int r = 0; r < TR; r++) { qrows[r] = s->q + (r0 + r) * a->DKp; drows[r] = s->dO + (r0 + r) * a->DVp; }
+        tile_row_ptrs(&qr->q, r0, nr, qrows);
+        tile_row_ptrs(&qr->dO, r0, nr, drows);
         for (int64_t j0 = 0; j0 < ns; j0 += a->TC) {
             a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB, NULL, NULL);
             a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB, NULL, NULL);
@@ -586,15 +611,15 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
     a->vec->tile_p_ds(QB, nl, KB, s->s, s->dp, mt, mx, lsum, D);
-    /* dV += P^T dO and dK += dS^T (scale Q), key rows in tiles of TR */
+    /* dV += P^T dO and dK += dS^T Q (the scale is applied once, when dK is written), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < live; j0 += TR) {
         float * vrows[TR], * krows[TR];
         for (int r = 0; r < TR; r++) {
             vrows[r] = j0 + r < live ? dv + (j0 + r) * a->DVp : s->dummy;
             krows[r] = j0 + r < live ? dk + (j0 + r) * a->DKp : s->dummy;
         }
-        acc_rows(a, nr, s->s + j0, 1, KB, s->dO, a->DVp, vrows, a->DVp);
-        acc_rows(a, nr, s->dp + j0, 1, KB, s->q, a->DKp, krows, a->DKp);
+        acc_rows(a, nr, s->s + j0, 1, KB, qr->dO.base, qr->dO.ld, vrows, a->DVp);
+        acc_rows(a, nr, s->dp + j0, 1, KB, qr->q.base, qr->q.ld, krows, a->DKp);
     }
     /* dQ += dS K (the scale is applied once, in phase 3) */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
@@ -617,20 +642,21 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
             const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
             bool loaded = false;
+            struct query_rows qr;
             for (int64_t kb = kb0; kb < kb1; kb++) {
                 const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
                 const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt);
                 if (kind == TILE_EMPTY) continue;
                 if (!loaded) {
-                    load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
+                    qr = load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
                     loaded = true;
                     /* the next block's dO rows lie H rows apart (dO is [DV, H, N]) and its mask rows M apart */
                     for (int64_t n = n0 + QB; n < n0 + 2 * QB && n < a->N; n++)
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
-                backward_tile(a, sh, s, b, hk, kb, block_live(a, sh, b, h, n0 / QB, kb, nk), nr, mx, lsum, D, kind == TILE_MASKED ? s->mt : NULL,
-                              s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
+                backward_tile(a, sh, s, &qr, b, hk, kb, block_live(a, sh, b, h, n0 / QB, kb, nk), nr, mx, lsum, D,
+                              kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
             }
             if (!loaded) continue;
             float * rows = dq + ((b * a->H + h) * a->N + n0) * a->DKp;
@@ -698,7 +724,7 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
             for (int64_t j = 0; j < m1 - m0; j++) {
-                memcpy(dk + j * a.DK, bs.dk + j * a.DKp, (size_t) a.DK * sizeof(float));
+                for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * bs.dk[j * a.DKp + i];  /* dK = scale dS^T Q */
                 memcpy(dv + j * a.DV, bs.dv + j * a.DVp, (size_t) a.DV * sizeof(float));
             }
         }
