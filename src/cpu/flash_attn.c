@@ -532,13 +532,12 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
 #define SPAN 4
 
 /* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
- * (q, dO: when not read in place), its dQ contributions (dqb), scores and
- * gradients of one tile, a zero row */
-struct bwd_scratch { float * dk, * dv, * dqb, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; };
+ * (q, dO: when not read in place), scores and gradients of one tile, a zero row */
+struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; };
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + 2 * QB * a->DKp + QB * a->DVp + 2 * (QB * KB + TR) + QB * KB +
+    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + QB * a->DKp + QB * a->DVp + 2 * (QB * KB + TR) + QB * KB +
                      (wide + a->TC) + wide + (2 * wide + 64));
 }
 
@@ -547,7 +546,6 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     struct bwd_scratch s;
     s.dk = w;     w += SPAN * KB * a->DKp;
     s.dv = w;     w += SPAN * KB * a->DVp;
-    s.dqb = w;    w += QB * a->DKp;
     s.q = w;      w += QB * a->DKp;
     s.dO = w;     w += QB * a->DVp;
     s.s = w;      w += QB * KB + TR;
@@ -585,17 +583,17 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
         lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
         D[r] = r < nr ? sh->D[row0 + r] : 0.0f;
     }
-    memset(s->dqb, 0, (size_t) (QB * a->DKp) * sizeof(float));
     return qr;
 }
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
- * tile (accumulators dk, dv) and the block's dQ contributions (s->dqb), over
+ * tile (accumulators dk, dv) and the block's dQ contributions (added into dq,
+ * the rows of this key chunk's partial sums), over
  * the tile's first `live` keys (past them P = dS = 0 in every row).
  * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
                           int64_t b, int64_t hk, int64_t kb, int64_t live, int64_t nr, const float * mx, const float * lsum,
-                          const float * D, const float * mt, float * dk, float * dv) {
+                          const float * D, const float * mt, float * dk, float * dv, float * dq) {
     const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
@@ -624,7 +622,7 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     /* dQ += dS K (the scale is applied once, in phase 3) */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         float * out[TR];
-        for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? s->dqb + (r0 + r) * a->DKp : s->dummy;
+        for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? dq + (r0 + r) * a->DKp : s->dummy;
         acc_rows(a, live, s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
     }
 }
@@ -656,11 +654,9 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
                 backward_tile(a, sh, s, &qr, b, hk, kb, block_live(a, sh, b, h, n0 / QB, kb, nk), nr, mx, lsum, D,
-                              kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp);
+                              kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp,
+                              dq + ((b * a->H + h) * a->N + n0) * a->DKp);
             }
-            if (!loaded) continue;
-            float * rows = dq + ((b * a->H + h) * a->N + n0) * a->DKp;
-            for (int64_t i = 0; i < nr * a->DKp; i++) rows[i] += s->dqb[i];
         }
     }
 }
