@@ -17,6 +17,37 @@ typedef int32_t VEC_FN(ti) __attribute__((vector_size(TILE_VEC_BYTES), aligned(4
 #define TL (TILE_VEC_BYTES / 4)
 #define TC (TILE_NV * TL)
 
+/* The largest element / the sum of the elements of v, as a tree of halvings
+ * on the x86 paths (log2(TL) vector steps: TL - 1 dependent scalar ones cost
+ * as much as the exponentials of a row). */
+VEC_TARGET static inline __attribute__((always_inline)) float VEC_FN(hmax)(TV v) {
+#if TILE_VEC_BYTES == 64
+    return _mm512_reduce_max_ps((__m512) v);
+#elif TILE_VEC_BYTES == 32
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128((__m256) v), _mm256_extractf128_ps((__m256) v, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
+#else
+    float m = v[0];
+    for (int j = 1; j < TL; j++) m = v[j] > m ? v[j] : m;
+    return m;
+#endif
+}
+
+VEC_TARGET static inline __attribute__((always_inline)) float VEC_FN(hsum)(TV v) {
+#if TILE_VEC_BYTES == 64
+    return _mm512_reduce_add_ps((__m512) v);
+#elif TILE_VEC_BYTES == 32
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128((__m256) v), _mm256_extractf128_ps((__m256) v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+#else
+    float t = 0.0f;
+    for (int j = 0; j < TL; j++) t += v[j];
+    return t;
+#endif
+}
+
 /* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j])   (r < TILE_R, j < TC)
  * and, with rmax, rmax[r] = max(rmax[r], max_j c[r][j]).
  * Attention: S = Q K^T + mask with the rows' maxima (the forward's online
@@ -59,9 +90,8 @@ VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a
                 const TI gt = acc[r][j] > m;
                 m = (TV) (((TI) acc[r][j] & gt) | ((TI) m & ~gt));
             }
-            float x = rmax[r];
-            for (int j = 0; j < TL; j++) x = m[j] > x ? m[j] : x;
-            rmax[r] = x;
+            const float x = VEC_FN(hmax)(m);
+            rmax[r] = x > rmax[r] ? x : rmax[r];
         }
     }
 }
@@ -123,9 +153,7 @@ VEC_TARGET static float VEC_FN(tile_add_max)(int64_t n, float * s, const float *
         const TI gt = x > mx;
         mx = (TV) (((TI) x & gt) | ((TI) mx & ~gt));
     }
-    float m = mx[0];
-    for (int j = 1; j < TL; j++) m = mx[j] > m ? mx[j] : m;
-    return m;
+    return VEC_FN(hmax)(mx);
 }
 
 /* exp(t / log2(e)) = 2^t elementwise; exactly 0 below 2^-126 (and for -Inf).
@@ -180,9 +208,7 @@ VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, int64_t ld
                 acc += out;
             }
         }
-        float total = 0.0f;
-        for (int j = 0; j < TL; j++) total += acc[j];
-        sum[r] = total;
+        sum[r] = VEC_FN(hsum)(acc);
     }
 }
 

@@ -23,7 +23,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
-#include <immintrin.h>  /* vscalefps in the AVX-512 exp (tile_impl.h) */
+#include <immintrin.h>  /* vscalefps and horizontal reductions (tile_impl.h) */
 #define GGMLR_X86_DISPATCH 1
 #define VEC_FN(name) name##_avx2
 #define VEC_TARGET __attribute__((target("avx2,fma")))
