@@ -7,10 +7,14 @@
  *   p = softmax(s),  out = sum_m p_m v_m          (all -Inf: out = 0)
  *
  * Forward (FlashAttention-2): per block of QB query rows, walk K/V in tiles of
- * KB keys: S = Q K^T in 6 x TC register tiles (gemm_6xc_store), an online
+ * KB keys: S = Q (scale K)^T + mask in 6 x TC register tiles with the rows'
+ * maxima (gemm_6xc_store; the scale rides in the packed K^T), an online
  * softmax (running max and sum, rescaling O when the max grows), O += P V
- * (gemm_6xc_acc); divide by the sum once at the end. A tile whose mask is all
- * -Inf is skipped.
+ * (gemm_6xc_acc, and a half-width kernel for a last TC / 2 columns); divide by
+ * the sum once at the end. A tile whose mask is all -Inf is skipped; on a tile
+ * whose mask ends in keys that every row masks, the work stops at the last
+ * live key. Q, V (and K, dO in the backward) are read where they lie when
+ * their rows are packed F32; only the transposed K^T (and V^T) are packed.
  *
  * The forward also saves each row's max and log-sum (the node's statistics
  * tensor), so a backward built by autodiff can skip running it again.
