@@ -216,7 +216,7 @@ static void test_threads(void) {
     cs[2] = attn_base_case(3, 5, 7, 6, 3, 1, 1);   /* 1 pair: most threads idle */
     cs[3] = attn_base_case(24, 20, 61, 333, 2, 1, 1);  /* several query blocks, key tiles and key chunks */
     cs[3].mask = AM_VALUES | AM_TOPROWS | AM_KEYSPAN | AM_RANDINF; cs[3].mh = 2;
-    cs[4] = attn_base_case(32, 64, 45, 200, 2, 1, 1);  /* K and V rows read in place, a last partial key tile */
+    cs[4] = attn_base_case(32, 64, 45, 300, 2, 1, 1);  /* rows read in place, 128-key tiles, a last partial one */
     cs[4].mask = AM_CAUSAL;
     const int threads[4] = {1, 2, 3, 8};
     for (int ci = 0; ci < 5; ci++) {

@@ -148,8 +148,8 @@ static void test_threads(void) {
             c.mask = AM_VALUES | AM_TOPROWS | AM_KEYSPAN | AM_RANDINF;
             c.mh = 2;
         }
-        if (variant == 3) {  /* K and V rows read in place, a last partial key tile */
-            c = attn_base_case(32, 64, 45, 200, 2, 1, 1);
+        if (variant == 3) {  /* rows read in place, 128-key tiles, a last partial one */
+            c = attn_base_case(32, 64, 45, 300, 2, 1, 1);
             c.mask = AM_VALUES | AM_RANDINF;
         }
         struct ggml_context * ctx = tc_ctx(16);
