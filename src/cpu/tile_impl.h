@@ -198,12 +198,13 @@ VEC_TARGET static inline __attribute__((always_inline)) TV VEC_FN(exp2v)(TV t) {
 VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, int64_t ld, float * s, const float * shift, float * sum) {
     for (int64_t r = 0; r < rows; r++) {
         float * sr = s + r * ld;
+        const float sh = shift[r];  /* a local: the stores to s could alias shift[r] and force a reload per vector */
         TV acc = {0};
-        if (shift[r] == -__builtin_inff()) {
+        if (sh == -__builtin_inff()) {
             for (int64_t i = 0; i < n; i += TL) *(TV *) (sr + i) = (TV) {0};
         } else {
             for (int64_t i = 0; i < n; i += TL) {
-                const TV out = VEC_FN(exp2v)((*(const TV *) (sr + i) - shift[r]) * 1.44269504088896341f);
+                const TV out = VEC_FN(exp2v)((*(const TV *) (sr + i) - sh) * 1.44269504088896341f);
                 *(TV *) (sr + i) = out;
                 acc += out;
             }
@@ -221,17 +222,18 @@ VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, int64_t ld, fl
     for (int64_t r = 0; r < rows; r++) {
         float * sr = s + r * ld, * dr = dp + r * ld;
         const float * mr = mask ? mask + r * ld : NULL;
-        if (mx[r] == -__builtin_inff()) {
+        const float m = mx[r], l = lsum[r], d = D[r];  /* locals: the stores could alias them */
+        if (m == -__builtin_inff()) {
             for (int64_t i = 0; i < n; i += TL) { *(TV *) (sr + i) = (TV) {0}; *(TV *) (dr + i) = (TV) {0}; }
             continue;
         }
         for (int64_t i = 0; i < n; i += TL) {
             TV x = *(const TV *) (sr + i);
             if (mr) x += *(const TV *) (mr + i);
-            x = (x - mx[r]) - lsum[r];
+            x = (x - m) - l;
             const TV p = VEC_FN(exp2v)(x * 1.44269504088896341f);
             *(TV *) (sr + i) = p;
-            *(TV *) (dr + i) = p * (*(const TV *) (dr + i) - D[r]);
+            *(TV *) (dr + i) = p * (*(const TV *) (dr + i) - d);
         }
     }
 }
