@@ -149,8 +149,11 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
                     aks = 1;
                 }
                 float * out[TR];
-                for (int r = 0; r < TR; r++)
-                    out[r] = !direct ? ctile + (j0 - j_begin + r) * TC : j0 + r < j_end ? (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3) : ctile;
+                for (int r = 0; r < TR; r++) {
+                    if (!direct) out[r] = ctile + (j0 - j_begin + r) * TC;
+                    else if (j0 + r < j_end) out[r] = (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3);
+                    else out[r] = ctile;  /* a row past the task's columns: scratch */
+                }
                 /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
                 if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
                 else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
