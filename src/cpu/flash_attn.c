@@ -92,6 +92,17 @@ static bool next_task(atomic_long * counter, int64_t n, int64_t * task) {
     return *task < n;
 }
 
+/* c[r][j] = sum_{k < K} rows[r][k] * b[k * ldb + j] (+ add[r * ldc + j]) for
+ * r < TR, j < width (a multiple of TC / 2), with the rows' maxima into rmax:
+ * whole micro-tiles, then a half tile for what is left. add, rmax: may be NULL. */
+static void store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
+                       const float * add, float * rmax, int64_t width) {
+    for (int64_t j0 = 0; j0 < width; j0 += a->TC) {
+        if (j0 + a->TC <= width) a->vec->gemm_6xc_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
+        else a->vec->gemm_6xh_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
+    }
+}
+
 /* out[r][f] += sum_{k < K} x[r * xrs + k * xks] * b[k * ldb + f] for r < TR,
  * f < width (a multiple of TC / 2): whole micro-tiles, then a half tile for
  * what is left. out holds the TR row pointers. */
@@ -454,8 +465,8 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
-        /* keys [0, live) matter; S in whole micro-tiles (ns), the exponentials in half tiles (nl) */
-        const int64_t live = block_live(a, sh, b, h, n0 / QB, kb, nk), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
+        /* keys [0, live) matter: S and the exponentials run over nl of them (whole half tiles) */
+        const int64_t live = block_live(a, sh, b, h, n0 / QB, kb, nk), nl = round_up(live, a->TC / 2);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
@@ -467,15 +478,13 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
-            for (int64_t j0 = 0; j0 < ns; j0 += a->TC)
-                a->vec->gemm_6xc_store(a->DK, rows, kt + j0, KB, s->s + r0 * KB + j0, KB, add ? add + r0 * KB + j0 : NULL,
-                                       capped ? NULL : tile_max + r0);
+            store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
             if (capped) {
-                for (int64_t j = 0; j < ns; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-                tile_max[r] = a->vec->tile_add_max(ns, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
+                for (int64_t j = 0; j < nl; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+                tile_max[r] = a->vec->tile_add_max(nl, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             }
             const float rmax = tile_max[r];
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
@@ -602,7 +611,7 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
                           int64_t b, int64_t hk, int64_t kb, int64_t live, int64_t nr, const float * mx, const float * lsum,
                           const float * D, const float * mt, float * dk, float * dv, float * dq) {
-    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), ns = round_up(live, a->TC), nl = round_up(live, a->TC / 2);
+    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), nl = round_up(live, a->TC / 2);
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
@@ -610,10 +619,8 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
         const float * qrows[TR], * drows[TR];
         tile_row_ptrs(&qr->q, r0, nr, qrows);
         tile_row_ptrs(&qr->dO, r0, nr, drows);
-        for (int64_t j0 = 0; j0 < ns; j0 += a->TC) {
-            a->vec->gemm_6xc_store(a->DK, qrows, kt + j0, KB, s->s + r0 * KB + j0, KB, NULL, NULL);
-            a->vec->gemm_6xc_store(a->DV, drows, vt + j0, KB, s->dp + r0 * KB + j0, KB, NULL, NULL);
-        }
+        store_rows(a, a->DK, qrows, kt, KB, s->s + r0 * KB, KB, NULL, NULL, nl);
+        store_rows(a, a->DV, drows, vt, KB, s->dp + r0 * KB, KB, NULL, NULL, nl);
     }
     /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
     a->vec->tile_p_ds(QB, nl, KB, s->s, s->dp, mt, mx, lsum, D);

@@ -53,40 +53,41 @@ VEC_TARGET static inline __attribute__((always_inline)) float VEC_FN(hsum)(TV v)
  * Attention: S = Q K^T + mask with the rows' maxima (the forward's online
  * softmax needs them before the exponentials), dP = dO V^T; K^T / V^T are
  * packed as b. add and rmax may be NULL. */
-VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb,
-                                              float * c, int64_t ldc, const float * add, float * rmax) {
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_store)(const int nv, int64_t K, const float * const * a,
+                                                                                  const float * b, int64_t ldb, float * c, int64_t ldc,
+                                                                                  const float * add, float * rmax) {
     TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) acc[r][j] = (TV) {0};
+        for (int j = 0; j < nv; j++) acc[r][j] = (TV) {0};
     for (int64_t k = 0; k < K; k++) {
         TV bk[TILE_NV];
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
+        for (int j = 0; j < nv; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++) {
             const float x = a[r][k];
 #pragma GCC unroll 8
-            for (int j = 0; j < TILE_NV; j++) acc[r][j] += x * bk[j];
+            for (int j = 0; j < nv; j++) acc[r][j] += x * bk[j];
         }
     }
     if (add) {
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-            for (int j = 0; j < TILE_NV; j++) acc[r][j] += *(const TV *) (add + r * ldc + j * TL);
+            for (int j = 0; j < nv; j++) acc[r][j] += *(const TV *) (add + r * ldc + j * TL);
     }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_NV; j++) *(TV *) (c + r * ldc + j * TL) = acc[r][j];
+        for (int j = 0; j < nv; j++) *(TV *) (c + r * ldc + j * TL) = acc[r][j];
     if (rmax) {
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++) {
             TV m = acc[r][0];
 #pragma GCC unroll 8
-            for (int j = 1; j < TILE_NV; j++) {
+            for (int j = 1; j < nv; j++) {
                 const TI gt = acc[r][j] > m;
                 m = (TV) (((TI) acc[r][j] & gt) | ((TI) m & ~gt));
             }
@@ -94,6 +95,18 @@ VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a
             rmax[r] = x > rmax[r] ? x : rmax[r];
         }
     }
+}
+
+VEC_TARGET static void VEC_FN(gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb,
+                                              float * c, int64_t ldc, const float * add, float * rmax) {
+    VEC_FN(gemm_6xn_store)(TILE_NV, K, a, b, ldb, c, ldc, add, rmax);
+}
+
+/* The same on TC / 2 columns: the last half of a row of scores that stops
+ * there (keys past it are masked in every row, or past the head size). */
+VEC_TARGET static void VEC_FN(gemm_6xh_store)(int64_t K, const float * const * a, const float * b, int64_t ldb,
+                                              float * c, int64_t ldc, const float * add, float * rmax) {
+    VEC_FN(gemm_6xn_store)(TILE_NV / 2, K, a, b, ldb, c, ldc, add, rmax);
 }
 
 /* c[r][j] += sum_{k < K} a[r * ars + k * aks] * b[k * ldb + j]   (r < TILE_R, j < nv * TL)

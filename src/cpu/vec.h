@@ -17,9 +17,11 @@ struct ggmlr_vec_ops {
      * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j]),
      *        rmax[r] = max(rmax[r], max_j c[r][j]) (add, rmax: may be NULL)
      * acc:   c[r][j] += sum_{k<K} a[r * ars + k * aks] * b[k * ldb + j]
-     * acc_half: acc on tile_c / 2 columns */
+     * 6xh: the same on tile_c / 2 columns */
     int   tile_c;
     void  (*gemm_6xc_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc,
+                            const float * add, float * rmax);
+    void  (*gemm_6xh_store)(int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc,
                             const float * add, float * rmax);
     void  (*gemm_6xc_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
     void  (*gemm_6xh_acc)(int64_t K, const float * a, int64_t ars, int64_t aks, const float * b, int64_t ldb, float * const * c);
