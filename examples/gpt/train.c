@@ -103,7 +103,6 @@ static bool mean_over_ranks(struct trainer * t, int n, float * x) {
     return true;
 }
 
-/* AdamW hyper-parameters of step `step` (t = step + 1 in the bias corrections). */
 /* sum of x[j]^2 in double as 8 interleaved partial sums: a fixed order (the
  * same result every run) in 8 independent chains, which vectorise (3x faster
  * than one chain of dependent additions: 0.5 -> 0.2 ms a step) */
@@ -116,6 +115,7 @@ static double sum_squares(const float * x, int64_t n) {
     return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
+/* AdamW hyper-parameters of step `step` (t = step + 1 in the bias corrections). */
 static void set_adamw(struct ggml_tensor * hp, const struct train_opts * o, float lr, float wd, int64_t step) {
     float * p = hp->data;
     p[0] = lr; p[1] = o->beta1; p[2] = o->beta2; p[3] = o->eps; p[4] = wd;

@@ -309,18 +309,15 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
     return off;
 }
 
-/* class of query block qb x key tile kb for head h, batch b */
-static uint8_t block_class(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
-    if (!a->mask) return BLOCK_ZERO;
+/* Class of query block qb x key tile kb (of nk keys) for head h, batch b, and
+ * its live keys: past them every row is -Inf (nk unless the block is mixed). */
+static struct block_info block_at(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb,
+                                  int64_t nk) {
+    if (!a->mask) return (struct block_info) {BLOCK_ZERO, (uint8_t) nk};
     const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
-    return sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb].cls;
-}
-
-/* Keys of that block (of its nk) past which every row is -Inf. */
-static int64_t block_live(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t nk) {
-    if (block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return nk;
-    const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
-    return sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb].live;
+    struct block_info bi = sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
+    if (bi.cls != BLOCK_MIXED) bi.live = (uint8_t) nk;
+    return bi;
 }
 
 /* GCC takes a function that only prefetches for one without side effects and
@@ -340,7 +337,7 @@ static KEEP_CALLS void prefetch_bytes(const void * p, int64_t bytes) {
  * be read (a mixed block), so that the current tile's arithmetic hides the
  * latency: mask rows lie M elements apart and miss the caches. */
 static void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
-    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_class(a, sh, b, h, qb, kb) != BLOCK_MIXED) return;
+    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_at(a, sh, b, h, qb, kb, 0).cls != BLOCK_MIXED) return;
     const struct ggml_tensor * m = a->mask;
     const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB, m0 = kb * a->KB;
     const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
@@ -462,11 +459,12 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-        const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, slope, s->mt);
+        const struct block_info bi = block_at(a, sh, b, h, n0 / QB, kb, nk);
+        const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
         /* keys [0, live) matter: S and the exponentials run over nl of them (whole half tiles) */
-        const int64_t live = block_live(a, sh, b, h, n0 / QB, kb, nk), nl = round_up(live, a->TC / 2);
+        const int64_t live = bi.live, nl = round_up(live, a->TC / 2);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
@@ -658,7 +656,8 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
             struct query_rows qr;
             for (int64_t kb = kb0; kb < kb1; kb++) {
                 const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                const int kind = mask_tile(a, block_class(a, sh, b, h, n0 / QB, kb), b, h, n0, nr, m0, nk, 1.0f, s->mt);
+                const struct block_info bi = block_at(a, sh, b, h, n0 / QB, kb, nk);
+                const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, 1.0f, s->mt);
                 if (kind == TILE_EMPTY) continue;
                 if (!loaded) {
                     qr = load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
@@ -668,7 +667,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
-                backward_tile(a, sh, s, &qr, b, hk, kb, block_live(a, sh, b, h, n0 / QB, kb, nk), nr, mx, lsum, D,
+                backward_tile(a, sh, s, &qr, b, hk, kb, bi.live, nr, mx, lsum, D,
                               kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp,
                               dq + ((b * a->H + h) * a->N + n0) * a->DKp);
             }
