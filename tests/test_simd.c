@@ -9,6 +9,10 @@
  *    gathered (transposed) rows;
  *  - the attention exponential (tile_exp_rows) against exp() in double over
  *    [-90, 0] and at -Inf, NaN and the underflow edge, with the row sums;
+ *  - the 8-row transpose that packs GEMM operands, for every length 1..40
+ *    (tails of its 8-column blocks), bit for bit, and the F16 mask scan of
+ *    fused attention against a one-by-one scan, for every length 1..100 and
+ *    every position of the last live element;
  *  - the fp16 row converters for every length 0..70 (tails of the 8-wide
  *    F16C loop), bit for bit against the scalar one-value converters, and
  *    that GGMLR_SIMD=scalar turns F16C off.
@@ -165,8 +169,63 @@ static void check_exp_rows(void) {
     CHECK(nonzero == 0 && sum[2] == 0.0f, "a row with shift -Inf: %d nonzero values, sum %g", nonzero, sum[2]);
 }
 
+/* dst[i * ldd + r] = mul * src[r * lds + i]: exact (one rounding, as here),
+ * and nothing written past the 8 columns of each destination row */
+static void check_transpose8(int64_t n) {
+    enum { LDS = 45, LDD = 11 };
+    float src[8 * LDS], dst[40 * LDD];
+    for (int i = 0; i < 8 * LDS; i++) src[i] = rand_val();
+    for (int i = 0; i < 40 * LDD; i++) dst[i] = 99.0f;
+    const float mul = 0.3f;
+    ggmlr_vec()->transpose8(n, src + 1, LDS, mul, dst, LDD);
+    int bad = 0;
+    for (int64_t i = 0; i < 40; i++)
+        for (int r = 0; r < LDD; r++) {
+            const float want = i < n && r < 8 ? mul * src[1 + r * LDS + i] : 99.0f;
+            bad += dst[i * LDD + r] != want;
+        }
+    CHECK(bad == 0, "transpose8 n=%lld: %d elements wrong", (long long) n, bad);
+}
+
+/* scan_f16_mask on x[0, n) against the definition, element by element */
+static void check_mask_scan_case(const uint16_t * x, int64_t n, const char * what) {
+    bool ai = true, az = true;
+    int64_t live = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ai = ai && x[i] == 0xFC00;
+        az = az && (x[i] & 0x7FFF) == 0;
+        if (x[i] != 0xFC00) live = i + 1;
+    }
+    bool got_ai = !ai, got_az = !az;
+    const int64_t got = ggmlr_vec()->scan_f16_mask(n, x, &got_ai, &got_az);
+    CHECK(got_ai == ai && got_az == az && got == live, "mask scan (%s, n=%lld): all -Inf %d/%d, all zero %d/%d, live %lld/%lld wanted",
+          what, (long long) n, got_ai, ai, got_az, az, (long long) got, (long long) live);
+}
+
+static void check_mask_scan(int64_t n) {
+    uint16_t x[101];
+    const uint16_t zeros[2] = {0x0000, 0x8000}, inf = 0xFC00;
+    for (int64_t i = 0; i < n; i++) x[i] = inf;
+    check_mask_scan_case(x + 1, n, "all -Inf");
+    for (int64_t i = 0; i <= n; i++) x[i] = zeros[tc_next() & 1];
+    check_mask_scan_case(x + 1, n, "all +-0");
+    static const uint16_t values[4] = {0x3C00, 0xBC00, 0x0001, 0x8001};  /* +-1, +-the least subnormal */
+    x[1 + tc_next() % n] = values[tc_next() % 4];  /* neither all -Inf nor all zero */
+    check_mask_scan_case(x + 1, n, "one value");
+    /* causal rows: live up to `last`, -Inf after; and a lone live element amid -Inf */
+    for (int64_t last = 0; last < n; last++) {
+        for (int64_t i = 0; i <= n; i++) x[i] = i <= last + 1 ? zeros[i & 1] : inf;
+        check_mask_scan_case(x + 1, n, "causal");
+        for (int64_t i = 0; i <= n; i++) x[i] = inf;
+        x[1 + last] = values[last % 4];
+        check_mask_scan_case(x + 1, n, "one live");
+    }
+}
+
 int main(void) {
     tc_seed(70);
+    for (int64_t n = 1; n <= 40; n++) check_transpose8(n);
+    for (int64_t n = 1; n <= 100; n++) check_mask_scan(n);
     check_exp_rows();
     test_name();
     for (int64_t n = 1; n <= 70; n++) {

@@ -152,36 +152,26 @@ _Static_assert(2 * KEYS_PER_TILE <= 192, "live counts (<= KB: at most 2 KEYS_PER
 
 /* Of the nk mask elements at src: whether all are -Inf, whether all are zero,
  * and 1 + the index of the last one that is not -Inf (0 if none). F16 masks
- * are tested four elements to a 64-bit word (the whole mask is read once per
- * node, so this pass is worth keeping lean); the last live element is only
- * searched for in a row that is neither. */
+ * (the usual kind) are scanned a vector at a time: the whole mask is read once
+ * per node, so this pass is worth keeping lean. */
 struct mask_row { bool all_inf, all_zero; int64_t live; };
 
-static struct mask_row scan_mask_row(const struct ggml_tensor * m, const char * src, int64_t nk) {
-    bool ai = true, az = true;
-    int64_t j = nk;
+static struct mask_row scan_mask_row(const struct fa * a, const char * src, int64_t nk) {
+    const struct ggml_tensor * m = a->mask;
+    struct mask_row mr = {true, true, nk};
     if (m->type == GGML_TYPE_F16 && m->nb[0] == sizeof(ggml_fp16_t)) {
-        const ggml_fp16_t * x = (const ggml_fp16_t *) src;  /* bits: -Inf 0xFC00, +-0 0x0000 / 0x8000 */
-        const uint64_t inf4 = 0xFC00FC00FC00FC00ull, abs4 = 0x7FFF7FFF7FFF7FFFull;
-        int64_t i = 0;
-        for (; i + 4 <= nk; i += 4) {
-            uint64_t w;
-            memcpy(&w, x + i, sizeof w);
-            ai &= w == inf4;
-            az &= (w & abs4) == 0;
-        }
-        for (; i < nk; i++) { ai &= x[i] == 0xFC00; az &= (x[i] & 0x7FFF) == 0; }
-        if (!ai && !az) while (x[j - 1] == 0xFC00) j--;
-    } else {
-        const bool f32 = m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float);
-        for (int64_t i = 0; i < nk; i++) {
-            const float x = f32 ? ((const float *) src)[i] : ggmlr_load_f32(m->type, src + i * m->nb[0]);
-            ai &= x == -INFINITY;
-            az &= x == 0.0f;
-        }
-        if (!ai && !az) while ((f32 ? ((const float *) src)[j - 1] : ggmlr_load_f32(m->type, src + (j - 1) * m->nb[0])) == -INFINITY) j--;
+        mr.live = a->vec->scan_f16_mask(nk, (const uint16_t *) src, &mr.all_inf, &mr.all_zero);
+        return mr;
     }
-    return (struct mask_row) {ai, az, ai ? 0 : j};
+    const bool f32 = m->type == GGML_TYPE_F32 && m->nb[0] == sizeof(float);
+    for (int64_t i = 0; i < nk; i++) {
+        const float x = f32 ? ((const float *) src)[i] : ggmlr_load_f32(m->type, src + i * m->nb[0]);
+        mr.all_inf &= x == -INFINITY;
+        mr.all_zero &= x == 0.0f;
+    }
+    while (mr.live > 0 && (f32 ? ((const float *) src)[mr.live - 1] : ggmlr_load_f32(m->type, src + (mr.live - 1) * m->nb[0])) == -INFINITY)
+        mr.live--;
+    return mr;
 }
 
 /* Classes of every key tile for query rows [n0, n0+nr) of mask plane (i2, i3)
@@ -195,7 +185,7 @@ static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t
         const char * row = ggmlr_elem_ptr(a->mask, 0, n0 + r, i2, i3);
         for (int64_t kb = 0; kb < nkb; kb++) {
             const int64_t m0 = kb * a->KB, nk = a->M - m0 < a->KB ? a->M - m0 : a->KB;
-            const struct mask_row mr = scan_mask_row(a->mask, row + m0 * a->mask->nb[0], nk);
+            const struct mask_row mr = scan_mask_row(a, row + m0 * a->mask->nb[0], nk);
             info[kb].cls |= (mr.all_inf ? 0 : SOME_LIVE) | (mr.all_zero ? 0 : SOME_NONZERO);
             if (mr.live > info[kb].live) info[kb].live = (uint8_t) mr.live;
         }
@@ -367,21 +357,27 @@ static const float * tile_rows(const struct fa * a, const struct ggml_tensor * t
 }
 
 /* rows [m0, m0+nk) of t (kv head hk, batch b): row-major into rows[KB][dimp]
- * and/or transposed and times tr_mul into tr[dim][KB]; rows past nk are zero. */
+ * and/or transposed and times tr_mul into tr[dim][KB]; rows past nk are zero.
+ * F32 rows with packed elements are transposed in blocks of 8 keys. */
 static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t dim, int64_t dimp, int64_t b, int64_t hk,
                       int64_t m0, int64_t nk, float * tr, float tr_mul, float * rows, float * tmp) {
+    const bool blocks = tr && t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0;
+    const int64_t transposed = blocks ? nk / 8 * 8 : 0;  /* keys [0, transposed) are done in blocks */
+    for (int64_t j = 0; j < transposed; j += 8)
+        a->vec->transpose8(dim, ggmlr_elem_ptr(t, 0, m0 + j, hk, b), (int64_t) (t->nb[1] / sizeof(float)), tr_mul, tr + j, a->KB);
     for (int64_t j = 0; j < a->KB; j++) {
         if (j >= nk) {
             if (rows) memset(rows + j * dimp, 0, (size_t) dimp * sizeof(float));
             if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = 0.0f;
             continue;
         }
+        if (!rows && j < transposed) continue;
         const float * src = ggmlr_row_f32(t, m0 + j, hk, b, tmp);
         if (rows) {
             memcpy(rows + j * dimp, src, (size_t) dim * sizeof(float));
             memset(rows + j * dimp + dim, 0, (size_t) (dimp - dim) * sizeof(float));
         }
-        if (tr) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src[i] * tr_mul;
+        if (tr && j >= transposed) for (int64_t i = 0; i < dim; i++) tr[i * a->KB + j] = src[i] * tr_mul;
     }
 }
 

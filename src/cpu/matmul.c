@@ -64,15 +64,21 @@ size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     return COUNTER_BYTES + (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
 }
 
-/* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M; k by k,
- * so the panel is written in order (columns of P are gathered) */
+/* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M. Rows i
+ * that are contiguous in k (mul_mat's transposed operand) are transposed in
+ * blocks of 8; otherwise k by k, so the panel is written in order. */
 static void pack_panel(const struct gemm_view * v, const char * base, int64_t i0, int64_t TC, float * panel) {
     const int64_t ni = v->M - i0 < TC ? v->M - i0 : TC, K = v->K;
+    const bool blocks = v->p_k == sizeof(float) && v->p_i % sizeof(float) == 0 && v->p_i != sizeof(float);
+    const int64_t transposed = blocks ? ni / 8 * 8 : 0;  /* rows [0, transposed) are done in blocks */
+    for (int64_t c = 0; c < transposed; c += 8)
+        ggmlr_vec()->transpose8(K, (const float *) (base + (size_t) (i0 + c) * v->p_i), (int64_t) (v->p_i / sizeof(float)), 1.0f,
+                                panel + c, TC);
     for (int64_t k = 0; k < K; k++) {
         const char * src = base + (size_t) k * v->p_k + (size_t) i0 * v->p_i;
         float * out = panel + k * TC;
         if (v->p_i == sizeof(float)) memcpy(out, src, (size_t) ni * sizeof(float));
-        else for (int64_t c = 0; c < ni; c++) out[c] = *(const float *) (src + (size_t) c * v->p_i);
+        else for (int64_t c = transposed; c < ni; c++) out[c] = *(const float *) (src + (size_t) c * v->p_i);
         memset(out + ni, 0, (size_t) (TC - ni) * sizeof(float));
     }
 }

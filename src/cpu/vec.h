@@ -2,6 +2,7 @@
 #ifndef GGMLR_VEC_H
 #define GGMLR_VEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Rows of every GEMM micro-tile (columns depend on the ISA: tile_c). The
@@ -30,6 +31,10 @@ struct ggmlr_vec_ops {
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
     void  (*tile_p_ds)(int64_t rows, int64_t n, int64_t ld, float * s, float * dp, const float * mask,
                        const float * mx, const float * lsum, const float * D);
+    /* packing (pack_impl.h): dst[i * ldd + r] = mul * src[r * lds + i] for r < 8, i < n */
+    void  (*transpose8)(int64_t n, const float * src, int64_t lds, float mul, float * dst, int64_t ldd);
+    /* n F16 mask elements: all -Inf? all +-0? returns 1 + the index of the last one that is not -Inf (0: none) */
+    int64_t (*scan_f16_mask)(int64_t n, const uint16_t * x, bool * all_inf, bool * all_zero);
     /* activations (act_impl.h), any n: y = exp(x), y = gelu(x), dx = g * gelu'(x) */
     void  (*exp)(int64_t n, const float * x, float * y);
     void  (*gelu)(int64_t n, const float * x, float * y);
