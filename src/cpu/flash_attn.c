@@ -144,10 +144,14 @@ static struct row_block query_rows(const struct ggml_tensor * t, bool in_place, 
 /* A mask block (QB query rows x KB keys of one mask plane) is classified once
  * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
  * masks are mixed only along the diagonal. A mixed block also records how
- * many of its keys are live: past the last key that some row attends, every
- * row is -Inf, P = dS = 0 exactly, and the products stop there. */
+ * many of its keys are live, per group of TR rows (a micro-tile's rows) and
+ * in all: past the last key that some row of a group attends, every row of
+ * the group is -Inf, P = dS = 0 exactly, and the group's products stop there.
+ * On a causal diagonal the groups' limits step down with the diagonal, so
+ * about half of the triangle above it is skipped. */
+#define GROUPS (QB / TR)
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
-struct block_info { uint8_t cls, live; };  /* live <= KB */
+struct block_info { uint8_t cls, live, group_live[GROUPS]; };  /* live = max of group_live <= KB */
 _Static_assert(2 * KEYS_PER_TILE <= 192, "live counts (<= KB: at most 2 KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
 
 /* Of the nk mask elements at src: whether all are -Inf, whether all are zero,
@@ -187,6 +191,8 @@ static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t
             const int64_t m0 = kb * a->KB, nk = a->M - m0 < a->KB ? a->M - m0 : a->KB;
             const struct mask_row mr = scan_mask_row(a, row + m0 * a->mask->nb[0], nk);
             info[kb].cls |= (mr.all_inf ? 0 : SOME_LIVE) | (mr.all_zero ? 0 : SOME_NONZERO);
+            uint8_t * gl = &info[kb].group_live[r / TR];
+            if (mr.live > *gl) *gl = (uint8_t) mr.live;
             if (mr.live > info[kb].live) info[kb].live = (uint8_t) mr.live;
         }
     }
@@ -300,13 +306,19 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
 }
 
 /* Class of query block qb x key tile kb (of nk keys) for head h, batch b, and
- * its live keys: past them every row is -Inf (nk unless the block is mixed). */
+ * its live keys, per group of rows and in all: past them every row (of the
+ * group) is -Inf; nk unless the block is mixed. */
 static struct block_info block_at(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb,
                                   int64_t nk) {
-    if (!a->mask) return (struct block_info) {BLOCK_ZERO, (uint8_t) nk};
-    const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
-    struct block_info bi = sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
-    if (bi.cls != BLOCK_MIXED) bi.live = (uint8_t) nk;
+    struct block_info bi = {BLOCK_ZERO, 0, {0}};
+    if (a->mask) {
+        const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
+        bi = sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
+    }
+    if (bi.cls != BLOCK_MIXED) {
+        bi.live = (uint8_t) nk;
+        for (int g = 0; g < GROUPS; g++) bi.group_live[g] = (uint8_t) nk;
+    }
     return bi;
 }
 
@@ -459,8 +471,10 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
         prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
-        /* keys [0, live) matter: S and the exponentials run over nl of them (whole half tiles) */
-        const int64_t live = bi.live, nl = round_up(live, a->TC / 2);
+        /* keys [0, group_live[g]) matter to the rows of group g: their S and
+         * exponentials run over nl[g] of them (whole half tiles) */
+        int64_t nl[GROUPS];
+        for (int g = 0; g < GROUPS; g++) nl[g] = round_up(bi.group_live[g], a->TC / 2);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
@@ -472,13 +486,13 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
-            store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl);
+            store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
             if (capped) {
-                for (int64_t j = 0; j < nl; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
-                tile_max[r] = a->vec->tile_add_max(nl, sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
+                for (int64_t j = 0; j < nl[r / TR]; j++) sr[j] = a->softcap * tanhf(sr[j] / a->softcap);
+                tile_max[r] = a->vec->tile_add_max(nl[r / TR], sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             }
             const float rmax = tile_max[r];
             if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
@@ -491,12 +505,12 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         /* P = exp(S - running max); rows past nr (max -Inf) and rows with nothing
          * attended yet come out as zeros */
         float tile_sum[QB];
-        a->vec->tile_exp_rows(QB, nl, KB, s->s, s->mx, tile_sum);
+        for (int64_t r0 = 0; r0 < nr; r0 += TR) a->vec->tile_exp_rows(TR, nl[r0 / TR], KB, s->s + r0 * KB, s->mx + r0, tile_sum + r0);
         for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
-            acc_rows(a, live, s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
+            acc_rows(a, bi.group_live[r0 / TR], s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -599,13 +613,15 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
 
 /* One key tile against the loaded query block: P, dS, then dV and dK of the
  * tile (accumulators dk, dv) and the block's dQ contributions (added into dq,
- * the rows of this key chunk's partial sums), over
- * the tile's first `live` keys (past them P = dS = 0 in every row).
+ * the rows of this key chunk's partial sums), over the tile's live keys (bi:
+ * past group_live[g], P = dS = 0 in the rows of group g).
  * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
-                          int64_t b, int64_t hk, int64_t kb, int64_t live, int64_t nr, const float * mx, const float * lsum,
-                          const float * D, const float * mt, float * dk, float * dv, float * dq) {
-    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), nl = round_up(live, a->TC / 2);
+                          int64_t b, int64_t hk, int64_t kb, const struct block_info * bi, int64_t nr, const float * mx,
+                          const float * lsum, const float * D, const float * mt, float * dk, float * dv, float * dq) {
+    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), live = bi->live, nl = round_up(live, a->TC / 2);
+    int64_t gnl[GROUPS];  /* columns of S, dP per group of rows: its live keys in whole half tiles */
+    for (int g = 0; g < GROUPS; g++) gnl[g] = round_up(bi->group_live[g], a->TC / 2);
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
@@ -613,26 +629,38 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
         const float * qrows[TR], * drows[TR];
         tile_row_ptrs(&qr->q, r0, nr, qrows);
         tile_row_ptrs(&qr->dO, r0, nr, drows);
-        store_rows(a, a->DK, qrows, kt, KB, s->s + r0 * KB, KB, NULL, NULL, nl);
-        store_rows(a, a->DV, drows, vt, KB, s->dp + r0 * KB, KB, NULL, NULL, nl);
+        store_rows(a, a->DK, qrows, kt, KB, s->s + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
+        store_rows(a, a->DV, drows, vt, KB, s->dp + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
     }
-    /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D) */
-    a->vec->tile_p_ds(QB, nl, KB, s->s, s->dp, mt, mx, lsum, D);
+    /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D); zeros from a
+     * group's columns to the tile's, as dV and dK read whole columns */
+    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
+        const int64_t g = r0 / TR, off = r0 * KB;
+        a->vec->tile_p_ds(TR, gnl[g], KB, s->s + off, s->dp + off, mt ? mt + off : NULL, mx + r0, lsum + r0, D + r0);
+        for (int64_t r = r0; r < r0 + TR && gnl[g] < nl; r++) {
+            memset(s->s + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
+            memset(s->dp + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
+        }
+    }
     /* dV += P^T dO and dK += dS^T Q (the scale is applied once, when dK is written), key rows in tiles of TR */
     for (int64_t j0 = 0; j0 < live; j0 += TR) {
+        /* leading groups of rows that attend none of keys j0.. (P = dS = 0) are skipped */
+        int64_t k0 = 0;
+        while (k0 < nr && bi->group_live[k0 / TR] <= j0) k0 += TR;
+        if (k0 >= nr) continue;
         float * vrows[TR], * krows[TR];
         for (int r = 0; r < TR; r++) {
             vrows[r] = j0 + r < live ? dv + (j0 + r) * a->DVp : s->dummy;
             krows[r] = j0 + r < live ? dk + (j0 + r) * a->DKp : s->dummy;
         }
-        acc_rows(a, nr, s->s + j0, 1, KB, qr->dO.base, qr->dO.ld, vrows, a->DVp);
-        acc_rows(a, nr, s->dp + j0, 1, KB, qr->q.base, qr->q.ld, krows, a->DKp);
+        acc_rows(a, nr - k0, s->s + k0 * KB + j0, 1, KB, qr->dO.base + k0 * qr->dO.ld, qr->dO.ld, vrows, a->DVp);
+        acc_rows(a, nr - k0, s->dp + k0 * KB + j0, 1, KB, qr->q.base + k0 * qr->q.ld, qr->q.ld, krows, a->DKp);
     }
     /* dQ += dS K (the scale is applied once, in phase 3) */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         float * out[TR];
         for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? dq + (r0 + r) * a->DKp : s->dummy;
-        acc_rows(a, live, s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
+        acc_rows(a, bi->group_live[r0 / TR], s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
     }
 }
 
@@ -663,7 +691,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
                     for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
                 }
-                backward_tile(a, sh, s, &qr, b, hk, kb, bi.live, nr, mx, lsum, D,
+                backward_tile(a, sh, s, &qr, b, hk, kb, &bi, nr, mx, lsum, D,
                               kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp,
                               dq + ((b * a->H + h) * a->N + n0) * a->DKp);
             }
