@@ -141,7 +141,7 @@ static void test_threads(void) {
     c.mask = AM_VALUES | AM_RANDINF | AM_FULLROW;
     c.mh = 3;
     c.mN = 12;
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 5; variant++) {
         if (variant == 1) { c.kv_type = GGML_TYPE_F16; c.softcap = 10.0f; c.max_bias = 4.0f; c.layout = AL_PERMUTED; }
         if (variant == 2) {  /* several query blocks and key tiles */
             c = attn_base_case(24, 20, 61, 333, 2, 1, 2);
@@ -151,6 +151,10 @@ static void test_threads(void) {
         if (variant == 3) {  /* rows read in place, 128-key tiles, a last partial one */
             c = attn_base_case(32, 64, 45, 300, 2, 1, 1);
             c.mask = AM_VALUES | AM_RANDINF;
+        }
+        if (variant == 4) {  /* N >= 256: 48-row query blocks, a last partial one */
+            c = attn_base_case(32, 32, 290, 300, 2, 1, 1);
+            c.mask = AM_CAUSAL | AM_RANDINF;
         }
         struct ggml_context * ctx = tc_ctx(16);
         attn_inputs in;

@@ -34,7 +34,7 @@
 #include <stdatomic.h>
 
 #define TR GGMLR_TILE_R
-#define QB (4 * TR)          /* query rows per task */
+#define QB_MAX (8 * TR)      /* query rows per block, at most (struct fa: QB) */
 #define KEYS_PER_TILE 64     /* keys per K/V tile (rounded up to whole micro-tiles): the
                               * softmax bookkeeping of a row is paid once per tile */
 #define MIN_TASKS 8          /* backward: split keys until there are this many tasks */
@@ -45,6 +45,7 @@ struct fa {
     int64_t DKp, DVp;        /* feature dims padded to whole half tiles (TC / 2 columns) */
     int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
     int64_t KB;              /* keys per tile: a multiple of TC */
+    int64_t QB;              /* query rows per block: a multiple of TR, <= QB_MAX */
     bool k_in_place, v_in_place; /* K / V rows read where they lie instead of packed row-major copies */
     bool q_in_place, d_in_place; /* the same for query rows and their output gradients */
     float scale, max_bias, softcap;
@@ -74,6 +75,10 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
      * D = 128 and short sequences do better with the smaller tile) */
     const bool wide_tiles = a.DK <= 64 && a.DV <= 64 && a.M >= 4 * KEYS_PER_TILE;
     a.KB = round_up(wide_tiles ? 2 * KEYS_PER_TILE : KEYS_PER_TILE, a.TC);
+    /* long sequences: 48 query rows per block, so the backward's dV and dK
+     * products reduce over 48 rows per load of their accumulators (+2-8 %
+     * at N >= 1024); short ones keep 24 (more, smaller tasks) */
+    a.QB = a.N >= 4 * KEYS_PER_TILE ? QB_MAX : QB_MAX / 2;
     a.DKp = round_up(a.DK, a.TC / 2); a.DVp = round_up(a.DV, a.TC / 2);
     a.k_in_place = rows_in_place(a.k, a.DKp, 1);
     a.v_in_place = rows_in_place(a.v, a.DVp, 1);
@@ -149,7 +154,7 @@ static struct row_block query_rows(const struct ggml_tensor * t, bool in_place, 
  * the group is -Inf, P = dS = 0 exactly, and the group's products stop there.
  * On a causal diagonal the groups' limits step down with the diagonal, so
  * about half of the triangle above it is skipped. */
-#define GROUPS (QB / TR)
+#define GROUPS (QB_MAX / TR)
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
 struct block_info { uint8_t cls, live, group_live[GROUPS]; };  /* live = max of group_live <= KB */
 _Static_assert(2 * KEYS_PER_TILE <= 192, "live counts (<= KB: at most 2 KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
@@ -213,7 +218,7 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
     if (cls == BLOCK_MASKED) return TILE_EMPTY;
     if (cls == BLOCK_ZERO && nk == a->KB) return TILE_PLAIN;
     bool any = false;
-    for (int64_t r = 0; r < QB; r++) {
+    for (int64_t r = 0; r < a->QB; r++) {
         float * row = mt + r * a->KB;
         int64_t j = 0;
         if (r < nr && cls == BLOCK_ZERO) {
@@ -266,7 +271,7 @@ static int64_t n_chunks(const struct fa * a) {
 /* floats of each packed array, for all tiles */
 static int64_t tiles_floats(const struct fa * a, int64_t per_tile) { return a->B * a->Hkv * n_key_tiles(a) * per_tile; }
 
-static int64_t n_query_blocks(const struct fa * a) { return (a->N + QB - 1) / QB; }
+static int64_t n_query_blocks(const struct fa * a) { return (a->N + a->QB - 1) / a->QB; }
 
 /* Query task t: rows [n0, n0+nr) of head h, batch b (a block of QB rows). */
 struct query_block { int64_t b, h, n0, nr; };
@@ -274,8 +279,8 @@ struct query_block { int64_t b, h, n0, nr; };
 static int64_t n_query_tasks(const struct fa * a) { return n_query_blocks(a) * a->H * a->B; }
 
 static struct query_block query_block(const struct fa * a, int64_t t) {
-    const int64_t nqb = n_query_blocks(a), n0 = (t % nqb) * QB;
-    return (struct query_block) {t / (nqb * a->H), (t / nqb) % a->H, n0, a->N - n0 < QB ? a->N - n0 : QB};
+    const int64_t nqb = n_query_blocks(a), n0 = (t % nqb) * a->QB;
+    return (struct query_block) {t / (nqb * a->H), (t / nqb) % a->H, n0, a->N - n0 < a->QB ? a->N - n0 : a->QB};
 }
 
 static int64_t n_mask_blocks(const struct fa * a) {
@@ -341,7 +346,7 @@ static KEEP_CALLS void prefetch_bytes(const void * p, int64_t bytes) {
 static void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_at(a, sh, b, h, qb, kb, 0).cls != BLOCK_MIXED) return;
     const struct ggml_tensor * m = a->mask;
-    const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB, m0 = kb * a->KB;
+    const int64_t n0 = qb * a->QB, nr = a->N - n0 < a->QB ? a->N - n0 : a->QB, m0 = kb * a->KB;
     const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
     for (int64_t r = 0; r < nr; r++) prefetch_bytes(ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]), bytes);
 }
@@ -410,7 +415,7 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
                           a->v_in_place ? NULL : sh->vp + t * KB * a->DVp, tmp);
         } else {
             const int64_t row = task - n_pack, qb = row % nqb, plane = row / nqb;
-            const int64_t n0 = qb * QB, nr = a->N - n0 < QB ? a->N - n0 : QB;
+            const int64_t n0 = qb * a->QB, nr = a->N - n0 < a->QB ? a->N - n0 : a->QB;
             classify_blocks(a, plane % a->mask->ne[2], plane / a->mask->ne[2], n0, nr, sh->blocks + row * nkb);
         }
     }
@@ -433,18 +438,18 @@ static int64_t fs_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->
 
 static size_t fwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (QB * a->DKp + (QB * KB + TR) + QB * KB + QB * a->DVp + 2 * QB + wide + (2 * wide + 64));
+    return (size_t) (a->QB * a->DKp + (a->QB * KB + TR) + a->QB * KB + a->QB * a->DVp + 2 * a->QB + wide + (2 * wide + 64));
 }
 
 static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
     const int64_t KB = a->KB;
     struct fwd_scratch s;
-    s.q = w;    w += QB * a->DKp;
-    s.s = w;    w += QB * KB + TR;
-    s.mt = w;   w += QB * KB;
-    s.o = w;    w += QB * a->DVp;
-    s.mx = w;   w += QB;
-    s.l = w;    w += QB;
+    s.q = w;    w += a->QB * a->DKp;
+    s.s = w;    w += a->QB * KB + TR;
+    s.mt = w;   w += a->QB * KB;
+    s.o = w;    w += a->QB * a->DVp;
+    s.mx = w;   w += a->QB;
+    s.l = w;    w += a->QB;
     s.zero = w; w += fs_row_floats(a);
     s.tmp = w;
     memset(s.zero, 0, (size_t) fs_row_floats(a) * sizeof(float));
@@ -460,17 +465,17 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     const int64_t KB = a->KB, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
     const struct row_block q = query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp);
-    for (int64_t r = 0; r < QB; r++) {
+    for (int64_t r = 0; r < a->QB; r++) {
         memset(s->o + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         s->mx[r] = -INFINITY;
         s->l[r] = 0.0f;
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-        const struct block_info bi = block_at(a, sh, b, h, n0 / QB, kb, nk);
+        const struct block_info bi = block_at(a, sh, b, h, n0 / a->QB, kb, nk);
         const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
-        prefetch_mask_tile(a, sh, b, h, n0 / QB, kb + 1);
+        prefetch_mask_tile(a, sh, b, h, n0 / a->QB, kb + 1);
         /* keys [0, group_live[g]) matter to the rows of group g: their S and
          * exponentials run over nl[g] of them (whole half tiles) */
         int64_t nl[GROUPS];
@@ -481,8 +486,8 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
          * before the mask, so then they are separate passes */
         const bool capped = a->softcap > 0.0f;
         const float * add = kind == TILE_MASKED && !capped ? s->mt : NULL;
-        float tile_max[QB];
-        for (int64_t r = 0; r < QB; r++) tile_max[r] = -INFINITY;
+        float tile_max[QB_MAX];
+        for (int64_t r = 0; r < a->QB; r++) tile_max[r] = -INFINITY;
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
@@ -504,7 +509,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         }
         /* P = exp(S - running max); rows past nr (max -Inf) and rows with nothing
          * attended yet come out as zeros */
-        float tile_sum[QB];
+        float tile_sum[QB_MAX];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) a->vec->tile_exp_rows(TR, nl[r0 / TR], KB, s->s + r0 * KB, s->mx + r0, tile_sum + r0);
         for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
@@ -562,7 +567,7 @@ struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * ze
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + QB * a->DKp + QB * a->DVp + 2 * (QB * KB + TR) + QB * KB +
+    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + a->QB * a->DKp + a->QB * a->DVp + 2 * (a->QB * KB + TR) + a->QB * KB +
                      (wide + a->TC) + wide + (2 * wide + 64));
 }
 
@@ -571,11 +576,11 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     struct bwd_scratch s;
     s.dk = w;     w += SPAN * KB * a->DKp;
     s.dv = w;     w += SPAN * KB * a->DVp;
-    s.q = w;      w += QB * a->DKp;
-    s.dO = w;     w += QB * a->DVp;
-    s.s = w;      w += QB * KB + TR;
-    s.dp = w;     w += QB * KB + TR;
-    s.mt = w;     w += QB * KB;
+    s.q = w;      w += a->QB * a->DKp;
+    s.dO = w;     w += a->QB * a->DVp;
+    s.s = w;      w += a->QB * KB + TR;
+    s.dp = w;     w += a->QB * KB + TR;
+    s.mt = w;     w += a->QB * KB;
     s.dummy = w;  w += wide + a->TC;
     s.zero = w;   w += wide;
     s.tmp = w;
@@ -603,7 +608,7 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
     const int64_t row0 = (b * a->H + h) * a->N + n0;
     const struct query_rows qr = {query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp),
                                   query_rows(a->d, a->d_in_place, 2, b, h, n0, nr, a->DVp, s->dO, s->zero, s->tmp)};
-    for (int64_t r = 0; r < QB; r++) {
+    for (int64_t r = 0; r < a->QB; r++) {
         mx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
         lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
         D[r] = r < nr ? sh->D[row0 + r] : 0.0f;
@@ -672,24 +677,24 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
     const int64_t KB = a->KB;
     memset(s->dk, 0, (size_t) (SPAN * KB * a->DKp) * sizeof(float));
     memset(s->dv, 0, (size_t) (SPAN * KB * a->DVp) * sizeof(float));
-    float mx[QB], lsum[QB], D[QB];
+    float mx[QB_MAX], lsum[QB_MAX], D[QB_MAX];
     for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
-        for (int64_t n0 = 0; n0 < a->N; n0 += QB) {
-            const int64_t nr = a->N - n0 < QB ? a->N - n0 : QB;
+        for (int64_t n0 = 0; n0 < a->N; n0 += a->QB) {
+            const int64_t nr = a->N - n0 < a->QB ? a->N - n0 : a->QB;
             bool loaded = false;
             struct query_rows qr;
             for (int64_t kb = kb0; kb < kb1; kb++) {
                 const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                const struct block_info bi = block_at(a, sh, b, h, n0 / QB, kb, nk);
+                const struct block_info bi = block_at(a, sh, b, h, n0 / a->QB, kb, nk);
                 const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, 1.0f, s->mt);
                 if (kind == TILE_EMPTY) continue;
                 if (!loaded) {
                     qr = load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
                     loaded = true;
                     /* the next block's dO rows lie H rows apart (dO is [DV, H, N]) and its mask rows M apart */
-                    for (int64_t n = n0 + QB; n < n0 + 2 * QB && n < a->N; n++)
+                    for (int64_t n = n0 + a->QB; n < n0 + 2 * a->QB && n < a->N; n++)
                         prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
-                    for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / QB + 1, next);
+                    for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / a->QB + 1, next);
                 }
                 backward_tile(a, sh, s, &qr, b, hk, kb, &bi, nr, mx, lsum, D,
                               kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp,

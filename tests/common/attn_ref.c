@@ -342,6 +342,9 @@ int attn_named_cases(attn_named_case * out, int max) {
                                                                              ADD("masked query blocks and key tiles F16", false);
     c.mask_type = GGML_TYPE_F32; c.mask = AM_TOPROWS | AM_KEYSPAN | AM_CAUSAL; c.mh = 1; c.mN = 61;
                                                                              ADD("masked query blocks and key tiles F32", false);
+    c = attn_base_case(32, 32, 300, 290, 2, 1, 1); c.mask = AM_CAUSAL;      ADD("N >= 256: 48-row query blocks, causal F16", false);
+    c = attn_base_case(24, 16, 263, 270, 2, 1, 1); c.mask = AM_TOPROWS | AM_KEYSPAN | AM_RANDINF | AM_VALUES;
+                                                                             ADD("N >= 256: masked query blocks and key tiles", false);
     c = attn_base_case(130, 80, 30, 70, 2, 1, 1); c.mask = AM_CAUSAL;        ADD("wide features DK 130, DV 80", false);
     c = attn_base_case(16, 16, 7, 333, 1, 1, 1); c.mask = AM_RANDINF;        ADD("many key chunks", false);
     c = attn_base_case(5, 7, 53, 65, 6, 2, 1);                               ADD("N over several blocks, GQA", false);
