@@ -1,5 +1,7 @@
-/* flash_attn.c -- fused attention, forward and backward, tiled so that the
- * N x M score matrix never exists: memory is O(N + M) per head.
+/* flash_attn.c -- fused attention, tiled so that the N x M score matrix never
+ * exists: memory is O(N + M) per head. This file: the forward, and what the
+ * backward (flash_attn_back.c) shares with it (flash_attn_impl.h): the shape,
+ * mask classes, K/V packing and GEMM wrappers.
  *
  * For query row n of head h (kv head hk = h / (H/Hkv)), batch b:
  *   s_m = scale * q.k_m           (softcap c > 0: c * tanh(s_m / c))
@@ -28,33 +30,11 @@
  * the query heads of its group: every dK/dV row has one writer. dQ gets one
  * private partial sum per key chunk, added in chunk order in phase 3. The chunk
  * count depends on the shape only, so results never depend on the thread count. */
-#include "kernels.h"
+#include "flash_attn_impl.h"
 
 #include <math.h>
-#include <stdatomic.h>
 
-#define TR GGMLR_TILE_R
-#define QB_MAX (8 * TR)      /* query rows per block, at most (struct fa: QB) */
-#define KEYS_PER_TILE 64     /* keys per K/V tile (rounded up to whole micro-tiles): the
-                              * softmax bookkeeping of a row is paid once per tile */
 #define MIN_TASKS 8          /* backward: split keys until there are this many tasks */
-
-struct fa {
-    const struct ggml_tensor * q, * k, * v, * mask, * d;
-    int64_t DK, DV, N, M, H, Hkv, B, group;
-    int64_t DKp, DVp;        /* feature dims padded to whole half tiles (TC / 2 columns) */
-    int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */
-    int64_t KB;              /* keys per tile: a multiple of TC */
-    int64_t QB;              /* query rows per block: a multiple of TR, <= QB_MAX */
-    bool k_in_place, v_in_place; /* K / V rows read where they lie instead of packed row-major copies */
-    bool q_in_place, d_in_place; /* the same for query rows and their output gradients */
-    float scale, max_bias, softcap;
-    const struct ggmlr_vec_ops * vec;
-};
-
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
-static int64_t n_key_tiles(const struct fa * a) { return (a->M + a->KB - 1) / a->KB; }
 
 /* Rows of t (consecutive along dimension dim) can serve as a row-major GEMM
  * operand where they lie: F32, packed elements, and no padding to add
@@ -63,7 +43,7 @@ static bool rows_in_place(const struct ggml_tensor * t, int64_t dimp, int dim) {
     return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[dim] % sizeof(float) == 0 && t->ne[0] == dimp;
 }
 
-static struct fa fa_of(const struct ggml_tensor * dst) {
+struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
     struct fa a;
     a.q = dst->src[0]; a.k = dst->src[1]; a.v = dst->src[2]; a.mask = dst->src[3]; a.d = dst->src[4];
     a.DK = a.q->ne[0]; a.DV = a.v->ne[0]; a.N = a.q->ne[1]; a.M = a.k->ne[1];
@@ -90,18 +70,11 @@ static struct fa fa_of(const struct ggml_tensor * dst) {
     return a;
 }
 
-/* Threads take tasks from a shared counter; each task's result is independent
- * of which thread runs it. */
-static bool next_task(atomic_long * counter, int64_t n, int64_t * task) {
-    *task = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-    return *task < n;
-}
-
 /* c[r][j] = sum_{k < K} rows[r][k] * b[k * ldb + j] (+ add[r * ldc + j]) for
  * r < TR, j < width (a multiple of TC / 2), with the rows' maxima into rmax:
  * whole micro-tiles, then a half tile for what is left. add, rmax: may be NULL. */
-static void store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
-                       const float * add, float * rmax, int64_t width) {
+void ggmlr_fa_store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
+                         const float * add, float * rmax, int64_t width) {
     for (int64_t j0 = 0; j0 < width; j0 += a->TC) {
         if (j0 + a->TC <= width) a->vec->gemm_6xc_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
         else a->vec->gemm_6xh_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
@@ -111,8 +84,8 @@ static void store_rows(const struct fa * a, int64_t K, const float * const * row
 /* out[r][f] += sum_{k < K} x[r * xrs + k * xks] * b[k * ldb + f] for r < TR,
  * f < width (a multiple of TC / 2): whole micro-tiles, then a half tile for
  * what is left. out holds the TR row pointers. */
-static void acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xrs, int64_t xks, const float * b, int64_t ldb,
-                     float * const * out, int64_t width) {
+void ggmlr_fa_acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xrs, int64_t xks, const float * b, int64_t ldb,
+                       float * const * out, int64_t width) {
     for (int64_t f0 = 0; f0 < width; f0 += a->TC) {
         float * o[TR];
         for (int r = 0; r < TR; r++) o[r] = out[r] + f0;
@@ -121,21 +94,11 @@ static void acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xr
     }
 }
 
-/* A block of query rows as a GEMM operand: row r (< the block's rows) at
- * base + r * ld; zero row: DKp or DVp zeros, for the rows past the block that
- * a micro-tile of TR rows still reads. */
-struct row_block { const float * base; int64_t ld; const float * zero; };
-
-/* the TR row pointers of rows [r0, r0 + TR) of a block of nr rows */
-static void tile_row_ptrs(const struct row_block * rb, int64_t r0, int64_t nr, const float ** rows) {
-    for (int r = 0; r < TR; r++) rows[r] = r0 + r < nr ? rb->base + (r0 + r) * rb->ld : rb->zero;
-}
-
 /* Rows [n0, n0+nr) of t for head h, batch b, consecutive along dimension dim
  * (q [D, N, H, B]: 1, dO [D, H, N, B]: 2): where they lie when in_place, else
  * converted into buf as rows of dimp (zero padded). */
-static struct row_block query_rows(const struct ggml_tensor * t, bool in_place, int dim, int64_t b, int64_t h, int64_t n0, int64_t nr,
-                                   int64_t dimp, float * buf, const float * zero, float * tmp) {
+struct row_block ggmlr_fa_query_rows(const struct ggml_tensor * t, bool in_place, int dim, int64_t b, int64_t h, int64_t n0, int64_t nr,
+                                     int64_t dimp, float * buf, const float * zero, float * tmp) {
     const int64_t i1 = dim == 1 ? n0 : h, i2 = dim == 1 ? h : n0;
     if (in_place) return (struct row_block) {(const float *) ggmlr_elem_ptr(t, 0, i1, i2, b), (int64_t) (t->nb[dim] / sizeof(float)), zero};
     for (int64_t r = 0; r < nr; r++) {
@@ -145,19 +108,6 @@ static struct row_block query_rows(const struct ggml_tensor * t, bool in_place, 
     }
     return (struct row_block) {buf, dimp, zero};
 }
-
-/* A mask block (QB query rows x KB keys of one mask plane) is classified once
- * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
- * masks are mixed only along the diagonal. A mixed block also records how
- * many of its keys are live, per group of TR rows (a micro-tile's rows) and
- * in all: past the last key that some row of a group attends, every row of
- * the group is -Inf, P = dS = 0 exactly, and the group's products stop there.
- * On a causal diagonal the groups' limits step down with the diagonal, so
- * about half of the triangle above it is skipped. */
-#define GROUPS (QB_MAX / TR)
-enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
-struct block_info { uint8_t cls, live, group_live[GROUPS]; };  /* live = max of group_live <= KB */
-_Static_assert(2 * KEYS_PER_TILE <= 192, "live counts (<= KB: at most 2 KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
 
 /* Of the nk mask elements at src: whether all are -Inf, whether all are zero,
  * and 1 + the index of the last one that is not -Inf (0 if none). F16 masks
@@ -205,16 +155,13 @@ static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t
         info[kb].cls = !(info[kb].cls & SOME_LIVE) ? BLOCK_MASKED : !(info[kb].cls & SOME_NONZERO) ? BLOCK_ZERO : BLOCK_MIXED;
 }
 
-/* What a tile of keys adds to the scores of a block of query rows. */
-enum { TILE_EMPTY, TILE_PLAIN, TILE_MASKED };
-
 /* TILE_EMPTY: the block is entirely masked (nothing to compute). TILE_PLAIN:
  * an all-zero block that fills the tile adds nothing (mt is not written; rows
  * past the block need no -Inf, their statistics already exclude them).
  * TILE_MASKED: mt[r][j] = slope * mask[m0 + j, n0 + r] for r < nr, j < nk;
  * -Inf elsewhere (keys past the tile, rows past the block). */
-static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
-                     float slope, float * mt) {
+int ggmlr_fa_mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int64_t n0, int64_t nr, int64_t m0, int64_t nk,
+                       float slope, float * mt) {
     if (cls == BLOCK_MASKED) return TILE_EMPTY;
     if (cls == BLOCK_ZERO && nk == a->KB) return TILE_PLAIN;
     bool any = false;
@@ -243,25 +190,8 @@ static int mask_tile(const struct fa * a, uint8_t cls, int64_t b, int64_t h, int
     return any ? TILE_MASKED : TILE_EMPTY;
 }
 
-/* ---- K/V packed once per node, in shared scratch ----
- * Tile (b, hk, kb) covers keys [kb*KB, kb*KB + KB) of kv head hk, batch b:
- *   kt [DK][KB]   K transposed (for S = Q K^T)
- *   vp [KB][DVp]  V row-major  (for O += P V)
- *   kp [KB][DKp]  K row-major  (backward: dQ += dS K)
- *   vt [DV][KB]   V transposed (backward: dP = dO V^T)
- * Keys past M are zero. Packing once costs O(M D); every query block reuses it.
- * vp and kp are skipped when V's / K's own rows will do (rows_in_place): the
- * products that read them run over the tile's nk keys only. */
-
-struct fa_shared {
-    atomic_long counter[3];
-    struct block_info * blocks;    /* [mb][mh][query blocks][key tiles], when there is a mask */
-    float * kt, * vp, * kp, * vt;  /* packed tiles (kp, vt: backward only) */
-    float * mx, * lsum, * D, * dq; /* backward only: per-row statistics, dQ partials */
-};
-
 /* key chunks per (kv head, batch) in the backward: a function of the shape only */
-static int64_t n_chunks(const struct fa * a) {
+int64_t ggmlr_fa_n_chunks(const struct fa * a) {
     const int64_t nkb = n_key_tiles(a), heads = a->B * a->Hkv;
     if (heads == 0) return 1;  /* an empty batch: nothing to split */
     int64_t c = (MIN_TASKS + heads - 1) / heads;
@@ -271,29 +201,17 @@ static int64_t n_chunks(const struct fa * a) {
 /* floats of each packed array, for all tiles */
 static int64_t tiles_floats(const struct fa * a, int64_t per_tile) { return a->B * a->Hkv * n_key_tiles(a) * per_tile; }
 
-static int64_t n_query_blocks(const struct fa * a) { return (a->N + a->QB - 1) / a->QB; }
-
-/* Query task t: rows [n0, n0+nr) of head h, batch b (a block of QB rows). */
-struct query_block { int64_t b, h, n0, nr; };
-
-static int64_t n_query_tasks(const struct fa * a) { return n_query_blocks(a) * a->H * a->B; }
-
-static struct query_block query_block(const struct fa * a, int64_t t) {
-    const int64_t nqb = n_query_blocks(a), n0 = (t % nqb) * a->QB;
-    return (struct query_block) {t / (nqb * a->H), (t / nqb) % a->H, n0, a->N - n0 < a->QB ? a->N - n0 : a->QB};
-}
-
 static int64_t n_mask_blocks(const struct fa * a) {
     return a->mask ? a->mask->ne[2] * a->mask->ne[3] * n_query_blocks(a) * n_key_tiles(a) : 0;
 }
 
 /* Bytes of shared scratch; with sh, also points its arrays into base. */
-static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
+size_t ggmlr_fa_shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
     const int64_t rows = a->B * a->H * a->N, KB = a->KB;
     const int64_t sizes[8] = {
         tiles_floats(a, a->DK * KB), a->v_in_place ? 0 : tiles_floats(a, KB * a->DVp),
         backward && !a->k_in_place ? tiles_floats(a, KB * a->DKp) : 0, backward ? tiles_floats(a, a->DV * KB) : 0,
-        backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? n_chunks(a) * rows * a->DKp : 0,
+        backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? ggmlr_fa_n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
     if (sh) sh->blocks = (struct block_info *) ((char *) base + off);
@@ -313,8 +231,8 @@ static size_t shared_bytes(const struct fa * a, bool backward, struct fa_shared 
 /* Class of query block qb x key tile kb (of nk keys) for head h, batch b, and
  * its live keys, per group of rows and in all: past them every row (of the
  * group) is -Inf; nk unless the block is mixed. */
-static struct block_info block_at(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb,
-                                  int64_t nk) {
+struct block_info ggmlr_fa_block_at(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb,
+                                    int64_t nk) {
     struct block_info bi = {BLOCK_ZERO, 0, {0}};
     if (a->mask) {
         const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
@@ -327,44 +245,34 @@ static struct block_info block_at(const struct fa * a, const struct fa_shared * 
     return bi;
 }
 
-/* GCC takes a function that only prefetches for one without side effects and
- * deletes the calls; noipa keeps them. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define KEEP_CALLS __attribute__((noipa))
-#else
-#define KEEP_CALLS
-#endif
-
 /* Starts loading [p, p + bytes) into the caches. */
-static KEEP_CALLS void prefetch_bytes(const void * p, int64_t bytes) {
+KEEP_CALLS void ggmlr_fa_prefetch_bytes(const void * p, int64_t bytes) {
     for (int64_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch((const char *) p + off);
 }
 
 /* Starts loading the mask rows of query block qb x key tile kb when they will
  * be read (a mixed block), so that the current tile's arithmetic hides the
  * latency: mask rows lie M elements apart and miss the caches. */
-static void prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
-    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || block_at(a, sh, b, h, qb, kb, 0).cls != BLOCK_MIXED) return;
+void ggmlr_fa_prefetch_mask_tile(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    if (qb >= n_query_blocks(a) || kb >= n_key_tiles(a) || ggmlr_fa_block_at(a, sh, b, h, qb, kb, 0).cls != BLOCK_MIXED) return;
     const struct ggml_tensor * m = a->mask;
     const int64_t n0 = qb * a->QB, nr = a->N - n0 < a->QB ? a->N - n0 : a->QB, m0 = kb * a->KB;
     const int64_t bytes = (a->M - m0 < a->KB ? a->M - m0 : a->KB) * (int64_t) m->nb[0];
-    for (int64_t r = 0; r < nr; r++) prefetch_bytes(ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]), bytes);
+    for (int64_t r = 0; r < nr; r++) ggmlr_fa_prefetch_bytes(ggmlr_elem_ptr(m, m0, n0 + r, h % m->ne[2], b % m->ne[3]), bytes);
 }
 
 /* Thread 0 writes the layout; start_node's barrier publishes it to the others
  * (every thread writing the same pointers at once would be a data race). */
-static struct fa_shared * shared_layout(const struct ggmlr_compute_params * p, const struct fa * a, bool backward) {
+struct fa_shared * ggmlr_fa_shared_layout(const struct ggmlr_compute_params * p, const struct fa * a, bool backward) {
     struct fa_shared * sh = p->shared;
-    if (p->ith == 0) shared_bytes(a, backward, sh, p->shared);
+    if (p->ith == 0) ggmlr_fa_shared_bytes(a, backward, sh, p->shared);
     return sh;
 }
 
-static int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb) { return (b * a->Hkv + hk) * n_key_tiles(a) + kb; }
-
 /* Row-major rows of key tile kb of t (K or V; kv head hk, batch b) and their
  * stride *ld: t's own rows when in_place, else the packed copy (rows of dimp). */
-static const float * tile_rows(const struct fa * a, const struct ggml_tensor * t, bool in_place, const float * packed, int64_t dimp,
-                               int64_t b, int64_t hk, int64_t kb, int64_t * ld) {
+const float * ggmlr_fa_tile_rows(const struct fa * a, const struct ggml_tensor * t, bool in_place, const float * packed, int64_t dimp,
+                                 int64_t b, int64_t hk, int64_t kb, int64_t * ld) {
     if (!in_place) {
         *ld = dimp;
         return packed + tile_index(a, b, hk, kb) * a->KB * dimp;
@@ -399,7 +307,7 @@ static void pack_rows(const struct fa * a, const struct ggml_tensor * t, int64_t
 }
 
 /* Phase 0 of both ops: pack every K/V tile and classify every mask block; ends with a barrier. */
-static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a, struct fa_shared * sh, bool backward, float * tmp) {
+void ggmlr_fa_pack_all(const struct ggmlr_compute_params * p, const struct fa * a, struct fa_shared * sh, bool backward, float * tmp) {
     const int64_t KB = a->KB, nkb = n_key_tiles(a), n_pack = a->B * a->Hkv * nkb;
     const int64_t nqb = n_query_blocks(a), n_rows = a->mask ? a->mask->ne[2] * a->mask->ne[3] * nqb : 0;
     int64_t task;
@@ -423,25 +331,22 @@ static void pack_all(const struct ggmlr_compute_params * p, const struct fa * a,
 }
 
 /* Thread 0 resets the task counters; everyone waits for that. */
-static void start_node(const struct ggmlr_compute_params * p, struct fa_shared * sh) {
+void ggmlr_fa_start_node(const struct ggmlr_compute_params * p, struct fa_shared * sh) {
     if (p->ith == 0) for (int i = 0; i < 3; i++) atomic_store_explicit(&sh->counter[i], 0, memory_order_relaxed);
     ggmlr_barrier(p);
 }
 
 /* ---- forward ---- */
 
-/* per thread; zero: a zero row; tmp: 2 * max(DKp, DVp) floats, for converting rows */
-struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * zero, * tmp; };
-
 /* the second half of fwd_scratch.tmp, for converting a second row */
-static int64_t fs_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->DKp : a->DVp; }
+int64_t ggmlr_fa_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->DKp : a->DVp; }
 
-static size_t fwd_floats(const struct fa * a) {
+size_t ggmlr_fa_fwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     return (size_t) (a->QB * a->DKp + (a->QB * KB + TR) + a->QB * KB + a->QB * a->DVp + 2 * a->QB + wide + (2 * wide + 64));
 }
 
-static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
+struct fwd_scratch ggmlr_fa_fwd_layout(const struct fa * a, float * w) {
     const int64_t KB = a->KB;
     struct fwd_scratch s;
     s.q = w;    w += a->QB * a->DKp;
@@ -450,9 +355,9 @@ static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
     s.o = w;    w += a->QB * a->DVp;
     s.mx = w;   w += a->QB;
     s.l = w;    w += a->QB;
-    s.zero = w; w += fs_row_floats(a);
+    s.zero = w; w += ggmlr_fa_row_floats(a);
     s.tmp = w;
-    memset(s.zero, 0, (size_t) fs_row_floats(a) * sizeof(float));
+    memset(s.zero, 0, (size_t) ggmlr_fa_row_floats(a) * sizeof(float));
     return s;
 }
 
@@ -460,11 +365,11 @@ static struct fwd_scratch fwd_layout(const struct fa * a, float * w) {
  * s->o (rows of DVp) and, when mx is given, each row's logsumexp as max (mx)
  * plus log of the sum (lsum): kept apart, since mx + lsum would round away
  * the digits that exp(s - mx - lsum) needs when scores are large. */
-static void forward_block(const struct fa * a, const struct fa_shared * sh, const struct fwd_scratch * s,
-                          int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum) {
+void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, const struct fwd_scratch * s,
+                            int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum) {
     const int64_t KB = a->KB, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
-    const struct row_block q = query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp);
+    const struct row_block q = ggmlr_fa_query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp);
     for (int64_t r = 0; r < a->QB; r++) {
         memset(s->o + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         s->mx[r] = -INFINITY;
@@ -472,16 +377,16 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
     }
     for (int64_t kb = 0; kb < n_key_tiles(a); kb++) {
         const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
-        const struct block_info bi = block_at(a, sh, b, h, n0 / a->QB, kb, nk);
-        const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, slope, s->mt);
+        const struct block_info bi = ggmlr_fa_block_at(a, sh, b, h, n0 / a->QB, kb, nk);
+        const int kind = ggmlr_fa_mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, slope, s->mt);
         if (kind == TILE_EMPTY) continue;
-        prefetch_mask_tile(a, sh, b, h, n0 / a->QB, kb + 1);
+        ggmlr_fa_prefetch_mask_tile(a, sh, b, h, n0 / a->QB, kb + 1);
         /* keys [0, group_live[g]) matter to the rows of group g: their S and
          * exponentials run over nl[g] of them (whole half tiles) */
         int64_t nl[GROUPS];
         for (int g = 0; g < GROUPS; g++) nl[g] = round_up(bi.group_live[g], a->TC / 2);
         int64_t ldv;
-        const float * kt = sh->kt + t * a->DK * KB, * vp = tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
+        const float * kt = sh->kt + t * a->DK * KB, * vp = ggmlr_fa_tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
          * before the mask, so then they are separate passes */
         const bool capped = a->softcap > 0.0f;
@@ -491,7 +396,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
-            store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
+            ggmlr_fa_store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;
@@ -515,7 +420,7 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
-            acc_rows(a, bi.group_live[r0 / TR], s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
+            ggmlr_fa_acc_rows(a, bi.group_live[r0 / TR], s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -526,21 +431,21 @@ static void forward_block(const struct fa * a, const struct fa_shared * sh, cons
 }
 
 size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    return fwd_floats(&a) * sizeof(float);
+    const struct fa a = ggmlr_fa_of(dst);
+    return ggmlr_fa_fwd_floats(&a) * sizeof(float);
 }
 
 size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    return shared_bytes(&a, false, NULL, NULL);
+    const struct fa a = ggmlr_fa_of(dst);
+    return ggmlr_fa_shared_bytes(&a, false, NULL, NULL);
 }
 
 void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    struct fa_shared * sh = shared_layout(p, &a, false);
-    const struct fwd_scratch s = fwd_layout(&a, p->wdata);
-    start_node(p, sh);
-    pack_all(p, &a, sh, false, s.tmp);
+    const struct fa a = ggmlr_fa_of(dst);
+    struct fa_shared * sh = ggmlr_fa_shared_layout(p, &a, false);
+    const struct fwd_scratch s = ggmlr_fa_fwd_layout(&a, p->wdata);
+    ggmlr_fa_start_node(p, sh);
+    ggmlr_fa_pack_all(p, &a, sh, false, s.tmp);
     /* the row statistics, for a backward that does not run the forward again */
     const struct ggml_tensor * stats = ggmlr_flash_attn_stats(dst);
     float * st = stats ? stats->data : NULL;
@@ -549,237 +454,7 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
     while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
         const struct query_block q = query_block(&a, task);
         const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
-        forward_block(&a, sh, &s, q.b, q.h, q.n0, q.nr, st ? st + row0 : NULL, st ? st + rows + row0 : NULL);
+        ggmlr_fa_forward_block(&a, sh, &s, q.b, q.h, q.n0, q.nr, st ? st + row0 : NULL, st ? st + rows + row0 : NULL);
         for (int64_t r = 0; r < q.nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, q.h, q.n0 + r, q.b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
-    }
-}
-
-/* ---- backward ---- */
-
-/* Key tiles per span: their dK/dV accumulators stay in scratch while each block
- * of query rows is loaded once and meets all of them (4x less q/dO/dQ traffic
- * than one tile at a time, for 4 x KB x (DKp + DVp) floats of scratch). */
-#define SPAN 4
-
-/* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
- * (q, dO: when not read in place), scores and gradients of one tile, a zero row */
-struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; };
-
-static size_t bwd_floats(const struct fa * a) {
-    const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (SPAN * KB * (a->DKp + a->DVp) + a->QB * a->DKp + a->QB * a->DVp + 2 * (a->QB * KB + TR) + a->QB * KB +
-                     (wide + a->TC) + wide + (2 * wide + 64));
-}
-
-static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
-    const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    struct bwd_scratch s;
-    s.dk = w;     w += SPAN * KB * a->DKp;
-    s.dv = w;     w += SPAN * KB * a->DVp;
-    s.q = w;      w += a->QB * a->DKp;
-    s.dO = w;     w += a->QB * a->DVp;
-    s.s = w;      w += a->QB * KB + TR;
-    s.dp = w;     w += a->QB * KB + TR;
-    s.mt = w;     w += a->QB * KB;
-    s.dummy = w;  w += wide + a->TC;
-    s.zero = w;   w += wide;
-    s.tmp = w;
-    memset(s.zero, 0, (size_t) wide * sizeof(float));
-    return s;
-}
-
-size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    return shared_bytes(&a, true, NULL, NULL);
-}
-
-size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    const size_t f = fwd_floats(&a), b = bwd_floats(&a);
-    return (f > b ? f : b) * sizeof(float);
-}
-
-/* The query block: rows [n0, n0+nr) of q and dO for head h (q, dO), their
- * statistics into mx, lsum, D (mx = -Inf past nr: those rows give P = 0). */
-struct query_rows { struct row_block q, dO; };
-
-static struct query_rows load_query_block(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s,
-                                          int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum, float * D) {
-    const int64_t row0 = (b * a->H + h) * a->N + n0;
-    const struct query_rows qr = {query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp),
-                                  query_rows(a->d, a->d_in_place, 2, b, h, n0, nr, a->DVp, s->dO, s->zero, s->tmp)};
-    for (int64_t r = 0; r < a->QB; r++) {
-        mx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
-        lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
-        D[r] = r < nr ? sh->D[row0 + r] : 0.0f;
-    }
-    return qr;
-}
-
-/* One key tile against the loaded query block: P, dS, then dV and dK of the
- * tile (accumulators dk, dv) and the block's dQ contributions (added into dq,
- * the rows of this key chunk's partial sums), over the tile's live keys (bi:
- * past group_live[g], P = dS = 0 in the rows of group g).
- * mt: the tile's mask (rows of KB), or NULL when it adds nothing. */
-static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
-                          int64_t b, int64_t hk, int64_t kb, const struct block_info * bi, int64_t nr, const float * mx,
-                          const float * lsum, const float * D, const float * mt, float * dk, float * dv, float * dq) {
-    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), live = bi->live, nl = round_up(live, a->TC / 2);
-    int64_t gnl[GROUPS];  /* columns of S, dP per group of rows: its live keys in whole half tiles */
-    for (int g = 0; g < GROUPS; g++) gnl[g] = round_up(bi->group_live[g], a->TC / 2);
-    int64_t ldk;
-    const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
-    const float * kp = tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
-    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        const float * qrows[TR], * drows[TR];
-        tile_row_ptrs(&qr->q, r0, nr, qrows);
-        tile_row_ptrs(&qr->dO, r0, nr, drows);
-        store_rows(a, a->DK, qrows, kt, KB, s->s + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
-        store_rows(a, a->DV, drows, vt, KB, s->dp + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
-    }
-    /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D); zeros from a
-     * group's columns to the tile's, as dV and dK read whole columns */
-    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        const int64_t g = r0 / TR, off = r0 * KB;
-        a->vec->tile_p_ds(TR, gnl[g], KB, s->s + off, s->dp + off, mt ? mt + off : NULL, mx + r0, lsum + r0, D + r0);
-        for (int64_t r = r0; r < r0 + TR && gnl[g] < nl; r++) {
-            memset(s->s + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
-            memset(s->dp + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
-        }
-    }
-    /* dV += P^T dO and dK += dS^T Q (the scale is applied once, when dK is written), key rows in tiles of TR */
-    for (int64_t j0 = 0; j0 < live; j0 += TR) {
-        /* leading groups of rows that attend none of keys j0.. (P = dS = 0) are skipped */
-        int64_t k0 = 0;
-        while (k0 < nr && bi->group_live[k0 / TR] <= j0) k0 += TR;
-        if (k0 >= nr) continue;
-        float * vrows[TR], * krows[TR];
-        for (int r = 0; r < TR; r++) {
-            vrows[r] = j0 + r < live ? dv + (j0 + r) * a->DVp : s->dummy;
-            krows[r] = j0 + r < live ? dk + (j0 + r) * a->DKp : s->dummy;
-        }
-        acc_rows(a, nr - k0, s->s + k0 * KB + j0, 1, KB, qr->dO.base + k0 * qr->dO.ld, qr->dO.ld, vrows, a->DVp);
-        acc_rows(a, nr - k0, s->dp + k0 * KB + j0, 1, KB, qr->q.base + k0 * qr->q.ld, qr->q.ld, krows, a->DKp);
-    }
-    /* dQ += dS K (the scale is applied once, in phase 3) */
-    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        float * out[TR];
-        for (int r = 0; r < TR; r++) out[r] = r0 + r < nr ? dq + (r0 + r) * a->DKp : s->dummy;
-        acc_rows(a, bi->group_live[r0 / TR], s->dp + r0 * KB, KB, 1, kp, ldk, out, a->DKp);
-    }
-}
-
-/* Phase 2 for key tiles [kb0, kb1) (at most SPAN) of kv head hk, batch b:
- * their dK, dV into s->dk, s->dv; dQ contributions added into dq (this
- * chunk's partial sums). */
-static void backward_span(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, float * dq,
-                          int64_t b, int64_t hk, int64_t kb0, int64_t kb1) {
-    const int64_t KB = a->KB;
-    memset(s->dk, 0, (size_t) (SPAN * KB * a->DKp) * sizeof(float));
-    memset(s->dv, 0, (size_t) (SPAN * KB * a->DVp) * sizeof(float));
-    float mx[QB_MAX], lsum[QB_MAX], D[QB_MAX];
-    for (int64_t h = hk * a->group; h < (hk + 1) * a->group; h++) {
-        for (int64_t n0 = 0; n0 < a->N; n0 += a->QB) {
-            const int64_t nr = a->N - n0 < a->QB ? a->N - n0 : a->QB;
-            bool loaded = false;
-            struct query_rows qr;
-            for (int64_t kb = kb0; kb < kb1; kb++) {
-                const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB;
-                const struct block_info bi = block_at(a, sh, b, h, n0 / a->QB, kb, nk);
-                const int kind = mask_tile(a, bi.cls, b, h, n0, nr, m0, nk, 1.0f, s->mt);
-                if (kind == TILE_EMPTY) continue;
-                if (!loaded) {
-                    qr = load_query_block(a, sh, s, b, h, n0, nr, mx, lsum, D);
-                    loaded = true;
-                    /* the next block's dO rows lie H rows apart (dO is [DV, H, N]) and its mask rows M apart */
-                    for (int64_t n = n0 + a->QB; n < n0 + 2 * a->QB && n < a->N; n++)
-                        prefetch_bytes(ggmlr_elem_ptr(a->d, 0, h, n, b), a->DV * (int64_t) a->d->nb[0]);
-                    for (int64_t next = kb0; next < kb1; next++) prefetch_mask_tile(a, sh, b, h, n0 / a->QB + 1, next);
-                }
-                backward_tile(a, sh, s, &qr, b, hk, kb, &bi, nr, mx, lsum, D,
-                              kind == TILE_MASKED ? s->mt : NULL, s->dk + (kb - kb0) * KB * a->DKp, s->dv + (kb - kb0) * KB * a->DVp,
-                              dq + ((b * a->H + h) * a->N + n0) * a->DKp);
-            }
-        }
-    }
-}
-
-void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct fa a = fa_of(dst);
-    struct fa_shared * sh = shared_layout(p, &a, true);
-    const int64_t nq = ggml_nelements(a.q), nk = ggml_nelements(a.k), nv = ggml_nelements(a.v);
-    float * gq = dst->data, * gk = gq + ggmlr_pad16_floats(nq), * gv = gk + ggmlr_pad16_floats(nk);
-    const int64_t chunks = n_chunks(&a), rows = a.B * a.H * a.N, nkb = n_key_tiles(&a);
-    if (p->ith == 0) {  /* the padding between slices */
-        for (int64_t i = nq; i < ggmlr_pad16_floats(nq); i++) gq[i] = 0.0f;
-        for (int64_t i = nk; i < ggmlr_pad16_floats(nk); i++) gk[i] = 0.0f;
-        for (int64_t i = nv; i < ggmlr_pad16_floats(nv); i++) gv[i] = 0.0f;
-    }
-    const struct fwd_scratch fs = fwd_layout(&a, p->wdata);
-    start_node(p, sh);
-    pack_all(p, &a, sh, true, fs.tmp);
-
-    /* phase 1: each query row's statistics and D = dO . out, from the forward
-     * node's saved output and statistics (autodiff), or by running the forward */
-    const struct ggml_tensor * saved_out = dst->src[5], * saved_stats = dst->src[6];
-    int64_t task;
-    if (saved_out) {
-        const float * st = saved_stats->data;
-        int64_t r0, r1;
-        ggmlr_split(rows, p->ith, p->nth, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++) {
-            const int64_t n = r % a.N, h = (r / a.N) % a.H, b = r / (a.N * a.H);
-            sh->mx[r] = st[r];
-            sh->lsum[r] = st[rows + r];
-            const float * dO = ggmlr_row_f32(a.d, h, n, b, fs.tmp);
-            sh->D[r] = a.vec->dot(a.DV, dO, ggmlr_row_f32(saved_out, h, n, b, fs.tmp + fs_row_floats(&a)));
-        }
-    } else {
-        while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {
-            const struct query_block q = query_block(&a, task);
-            const int64_t row0 = (q.b * a.H + q.h) * a.N + q.n0;
-            forward_block(&a, sh, &fs, q.b, q.h, q.n0, q.nr, sh->mx + row0, sh->lsum + row0);
-            for (int64_t r = 0; r < q.nr; r++) {
-                const float * dO = ggmlr_row_f32(a.d, q.h, q.n0 + r, q.b, fs.tmp);
-                sh->D[row0 + r] = a.vec->dot(a.DV, dO, fs.o + r * a.DVp);
-            }
-        }
-    }
-    ggmlr_barrier(p);
-
-    /* phase 2: per (kv head, batch, key chunk) */
-    const struct bwd_scratch bs = bwd_layout(&a, p->wdata);
-    while (next_task(&sh->counter[2], a.B * a.Hkv * chunks, &task)) {
-        const int64_t c = task % chunks, hk = (task / chunks) % a.Hkv, b = task / (chunks * a.Hkv);
-        float * dq = sh->dq + c * rows * a.DKp;
-        for (int64_t h = hk * a.group; h < (hk + 1) * a.group; h++)
-            memset(dq + (b * a.H + h) * a.N * a.DKp, 0, (size_t) (a.N * a.DKp) * sizeof(float));
-        const int64_t kb_end = (c + 1) * nkb / chunks;
-        for (int64_t kb0 = c * nkb / chunks; kb0 < kb_end; kb0 += SPAN) {
-            const int64_t kb1 = kb0 + SPAN < kb_end ? kb0 + SPAN : kb_end;
-            backward_span(&a, sh, &bs, dq, b, hk, kb0, kb1);
-            /* keys [m0, m1) of this span, dense in the packed output */
-            const int64_t m0 = kb0 * a.KB, m1 = kb1 * a.KB < a.M ? kb1 * a.KB : a.M;
-            float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
-            float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
-            for (int64_t j = 0; j < m1 - m0; j++) {
-                for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * bs.dk[j * a.DKp + i];  /* dK = scale dS^T Q */
-                memcpy(dv + j * a.DV, bs.dv + j * a.DVp, (size_t) a.DV * sizeof(float));
-            }
-        }
-    }
-    ggmlr_barrier(p);
-
-    /* phase 3: dq = scale * sum of the chunks' partials, in chunk order */
-    int64_t r0, r1;
-    ggmlr_split(rows, p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        float * out = gq + r * a.DK;
-        for (int64_t i = 0; i < a.DK; i++) out[i] = 0.0f;
-        for (int64_t c = 0; c < chunks; c++) {
-            const float * part = sh->dq + (c * rows + r) * a.DKp;
-            for (int64_t i = 0; i < a.DK; i++) out[i] += part[i];
-        }
-        for (int64_t i = 0; i < a.DK; i++) out[i] *= a.scale;
     }
 }
