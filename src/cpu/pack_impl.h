@@ -58,9 +58,10 @@ typedef uint64_t VEC_FN(mw) __attribute__((vector_size(MH_BYTES), aligned(2)));
 /* IEEE binary16 bits: -Inf is 0xFC00, +-0 is 0x0000 / 0x8000 */
 #define F16_NEG_INF ((int16_t) 0xFC00)
 
-/* whether any lane of v is non-zero */
-VEC_TARGET static inline __attribute__((always_inline)) bool VEC_FN(any_lane)(MH v) {
-    const MW w = (MW) v;
+/* whether any lane of *v is non-zero (by pointer: a 32-byte vector argument
+ * would change the ABI of the plain x86-64 build) */
+VEC_TARGET static inline __attribute__((always_inline)) bool VEC_FN(any_lane)(const MH * v) {
+    const MW w = (MW) *v;
     uint64_t x = 0;
     for (int k = 0; k < MH_BYTES / 8; k++) x |= w[k];
     return x != 0;
@@ -77,7 +78,7 @@ VEC_TARGET static int64_t VEC_FN(scan_f16_mask)(int64_t n, const uint16_t * x, b
         live |= v != F16_NEG_INF;
         nonzero |= v & 0x7FFF;
     }
-    bool ai = !VEC_FN(any_lane)(live), az = !VEC_FN(any_lane)(nonzero);
+    bool ai = !VEC_FN(any_lane)(&live), az = !VEC_FN(any_lane)(&nonzero);
     for (; i < n; i++) {
         ai = ai && x[i] == 0xFC00;
         az = az && (x[i] & 0x7FFF) == 0;
@@ -88,7 +89,10 @@ VEC_TARGET static int64_t VEC_FN(scan_f16_mask)(int64_t n, const uint16_t * x, b
     int64_t j = n;
     while (j % MH_LEN != 0 && x[j - 1] == 0xFC00) j--;
     if (j % MH_LEN == 0)
-        while (j > 0 && !VEC_FN(any_lane)(*(const MH *) (x + j - MH_LEN) != F16_NEG_INF)) j -= MH_LEN;
+        for (; j > 0; j -= MH_LEN) {
+            const MH v = *(const MH *) (x + j - MH_LEN) != F16_NEG_INF;
+            if (VEC_FN(any_lane)(&v)) break;
+        }
     while (j > 0 && x[j - 1] == 0xFC00) j--;
     return j;
 }
