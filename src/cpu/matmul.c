@@ -12,8 +12,8 @@
  * are read in place. Phase 1: each group of TILE_R columns j runs the whole
  * reduction over k against one panel in registers, reading X in place through
  * its strides (gathered only for a last, partial group); a panel of at most
- * TC / 2 rows runs the half-width kernel. A task is
- * (plane, panel, group of columns), taken by whichever thread is free; every
+ * TC / 2 rows runs the half-width kernel. A task is (plane, one panel or
+ * all of them, group of columns), taken by whichever thread is free; every
  * element of dst is computed by one task in a fixed order, so the result does
  * not depend on the thread count. */
 #include "kernels.h"
@@ -41,15 +41,28 @@ static struct gemm_view view_of(const struct ggml_tensor * dst) {
 
 static int64_t n_panels(const struct gemm_view * v, int64_t TC) { return (v->M + TC - 1) / TC; }
 
-/* Columns per task: a multiple of TR, small enough for MIN_TASKS tasks when
- * the shape allows. A function of the shape only. */
-static int64_t cols_per_task(const struct gemm_view * v, const struct ggml_tensor * dst, int64_t TC) {
-    const int64_t others = n_panels(v, TC) * dst->ne[2] * dst->ne[3];
-    if (others == 0) return TR;  /* an empty result: no tasks at all */
-    const int64_t groups = (MIN_TASKS + others - 1) / others;
-    int64_t j = (v->N + groups - 1) / groups;
-    j = (j + TR - 1) / TR * TR;
-    return j < TR ? TR : j > J_MAX ? J_MAX : j;
+/* Groups of columns when each (plane, range of panels) is split into tasks:
+ * at least MIN_TASKS tasks when the shape allows, at most J_MAX columns a
+ * group. Group g holds the TR-column micro-groups [g nmg / groups,
+ * (g + 1) nmg / groups), so group sizes differ by one micro-group at most. */
+static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t ranges) {
+    const int64_t nmg = (v->N + TR - 1) / TR, others = planes * ranges;
+    if (others == 0 || nmg == 0) return 1;  /* an empty result: nothing to split */
+    int64_t groups = (MIN_TASKS + others - 1) / others;
+    const int64_t fewest = (nmg + J_MAX / TR - 1) / (J_MAX / TR);
+    if (groups < fewest) groups = fewest;
+    return groups > nmg ? nmg : groups;
+}
+
+/* Panels per task: one (each task reads its panel of P and a slice of X, so
+ * X is read once per panel) or all of them (X's slice is read once and stays
+ * in cache; P is read once per group of columns), whichever reads fewer
+ * floats: groups * |P| + panels * |X| against groups' * |P| + |X|. */
+static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t planes) {
+    const double p = (double) v->M, x = (double) v->N;  /* |P|, |X| per unit of K */
+    const double one = (double) n_col_groups(v, planes, np) * p + (double) np * x;
+    const double all = (double) n_col_groups(v, planes, 1) * p + x;
+    return all < one ? np : 1;
 }
 
 size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
@@ -107,66 +120,70 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     }
     ggmlr_barrier(p);
 
-    /* phase 1: task = (plane of dst, panel, columns [j_begin, j_end)) */
+    /* phase 1: task = (plane of dst, range of panels, columns [j_begin, j_end)) */
     const bool x_in_place = v.x_j % sizeof(float) == 0 && v.x_k % sizeof(float) == 0;
     const int64_t xs_j = (int64_t) (v.x_j / sizeof(float)), xs_k = (int64_t) (v.x_k / sizeof(float));
-    const int64_t J = cols_per_task(&v, dst, TC), n_groups = (N + J - 1) / J;
-    const int64_t n_tasks = np * n_groups * dst->ne[2] * dst->ne[3];
-    /* tasks taken from a shared counter: panels of unequal width (a half
-     * panel) would leave a fixed round-robin unbalanced */
+    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np, planes), ranges = np / per_task;
+    const int64_t n_groups = n_col_groups(&v, planes, ranges), nmg = (N + TR - 1) / TR;
+    const int64_t n_tasks = ranges * n_groups * planes;
+    /* tasks taken from a shared counter: groups of unequal width (a last,
+     * partial one) would leave a fixed round-robin unbalanced */
     int64_t task;
     while ((task = atomic_fetch_add_explicit(next_task, 1, memory_order_relaxed)) < n_tasks) {
-        const int64_t pi = task % np, gi = (task / np) % n_groups, plane = task / (np * n_groups);
-        const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2];
-        const int64_t i0 = pi * TC, ni = M - i0 < TC ? M - i0 : TC;
-        const int64_t p2 = i2 / r2, p3 = i3 / r3;
-        const bool in_place = panel_in_place(&v, i0, TC);
-        const int64_t ldp = in_place ? (int64_t) (v.p_k / sizeof(float)) : TC;
-        const float * panel = in_place ? (const float *) ((const char *) P->data + p2 * P->nb[2] + p3 * P->nb[3]) + i0
-                                       : panels + (p3 * P->ne[2] * np + p2 * np + pi) * K * TC;
+        const int64_t range = task % ranges, gi = (task / ranges) % n_groups, plane = task / (ranges * n_groups);
+        const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2], p2 = i2 / r2, p3 = i3 / r3;
         const char * xplane = (const char *) X->data + i2 * X->nb[2] + i3 * X->nb[3];
-        const int64_t j_begin = gi * J, j_end = j_begin + J < N ? j_begin + J : N;
-        /* a whole panel accumulates straight into dst's rows; a partial one in
-         * ctile, copied out at the end (ctile then also takes the rows past
-         * j_end of a last, partial group of columns) */
-        const bool direct = ni == TC && dst->nb[0] == sizeof(float);
-        if (direct) for (int64_t j = j_begin; j < j_end; j++) memset(ggmlr_elem_ptr(dst, i0, j, i2, i3), 0, (size_t) TC * sizeof(float));
-        else memset(ctile, 0, (size_t) (J * TC) * sizeof(float));
-        for (int64_t k0 = 0; k0 < K; k0 += KC) {
-            const int64_t kc = K - k0 < KC ? K - k0 : KC;
-            for (int64_t j0 = j_begin; j0 < j_end; j0 += TR) {
-                const int64_t nj = j_end - j0 < TR ? j_end - j0 : TR;
-                /* X(j0 + r, k0 + k) for r < TR, k < kc: in place, or gathered with zero rows past nj */
-                const float * xp;
-                int64_t ars, aks;
-                if (x_in_place && nj == TR) {
-                    xp = (const float *) (xplane + (size_t) j0 * v.x_j + (size_t) k0 * v.x_k);
-                    ars = xs_j;
-                    aks = xs_k;
-                } else {
-                    for (int64_t r = 0; r < TR; r++) {
-                        float * row = xrows + r * KC;
-                        if (r >= nj) { memset(row, 0, (size_t) kc * sizeof(float)); continue; }
-                        const char * src = xplane + (size_t) (j0 + r) * v.x_j + (size_t) k0 * v.x_k;
-                        for (int64_t k = 0; k < kc; k++) row[k] = *(const float *) (src + (size_t) k * v.x_k);
+        const int64_t j_begin = TR * (gi * nmg / n_groups), j_stop = TR * ((gi + 1) * nmg / n_groups);
+        const int64_t j_end = j_stop < N ? j_stop : N;
+        for (int64_t pi = range * per_task; pi < (range + 1) * per_task; pi++) {
+            const int64_t i0 = pi * TC, ni = M - i0 < TC ? M - i0 : TC;
+            const bool in_place = panel_in_place(&v, i0, TC);
+            const int64_t ldp = in_place ? (int64_t) (v.p_k / sizeof(float)) : TC;
+            const float * panel = in_place ? (const float *) ((const char *) P->data + p2 * P->nb[2] + p3 * P->nb[3]) + i0
+                                           : panels + (p3 * P->ne[2] * np + p2 * np + pi) * K * TC;
+            /* a whole panel accumulates straight into dst's rows; a partial one in
+             * ctile, copied out at the end (ctile then also takes the rows past
+             * j_end of a last, partial group of columns) */
+            const bool direct = ni == TC && dst->nb[0] == sizeof(float);
+            if (direct)
+                for (int64_t j = j_begin; j < j_end; j++) memset(ggmlr_elem_ptr(dst, i0, j, i2, i3), 0, (size_t) TC * sizeof(float));
+            else memset(ctile, 0, (size_t) ((j_end - j_begin + TR - 1) / TR * TR * TC) * sizeof(float));
+            for (int64_t k0 = 0; k0 < K; k0 += KC) {
+                const int64_t kc = K - k0 < KC ? K - k0 : KC;
+                for (int64_t j0 = j_begin; j0 < j_end; j0 += TR) {
+                    const int64_t nj = j_end - j0 < TR ? j_end - j0 : TR;
+                    /* X(j0 + r, k0 + k) for r < TR, k < kc: in place, or gathered with zero rows past nj */
+                    const float * xp;
+                    int64_t ars, aks;
+                    if (x_in_place && nj == TR) {
+                        xp = (const float *) (xplane + (size_t) j0 * v.x_j + (size_t) k0 * v.x_k);
+                        ars = xs_j;
+                        aks = xs_k;
+                    } else {
+                        for (int64_t r = 0; r < TR; r++) {
+                            float * row = xrows + r * KC;
+                            if (r >= nj) { memset(row, 0, (size_t) kc * sizeof(float)); continue; }
+                            const char * src = xplane + (size_t) (j0 + r) * v.x_j + (size_t) k0 * v.x_k;
+                            for (int64_t k = 0; k < kc; k++) row[k] = *(const float *) (src + (size_t) k * v.x_k);
+                        }
+                        xp = xrows;
+                        ars = KC;
+                        aks = 1;
                     }
-                    xp = xrows;
-                    ars = KC;
-                    aks = 1;
+                    float * out[TR];
+                    for (int r = 0; r < TR; r++) {
+                        if (!direct) out[r] = ctile + (j0 - j_begin + r) * TC;
+                        else if (j0 + r < j_end) out[r] = (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3);
+                        else out[r] = ctile;  /* a row past the task's columns: scratch */
+                    }
+                    /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
+                    if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
+                    else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
                 }
-                float * out[TR];
-                for (int r = 0; r < TR; r++) {
-                    if (!direct) out[r] = ctile + (j0 - j_begin + r) * TC;
-                    else if (j0 + r < j_end) out[r] = (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3);
-                    else out[r] = ctile;  /* a row past the task's columns: scratch */
-                }
-                /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
-                if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
-                else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
             }
+            if (!direct)
+                for (int64_t j = j_begin; j < j_end; j++)
+                    memcpy(ggmlr_elem_ptr(dst, i0, j, i2, i3), ctile + (j - j_begin) * TC, (size_t) ni * sizeof(float));
         }
-        if (!direct)
-            for (int64_t j = j_begin; j < j_end; j++)
-                memcpy(ggmlr_elem_ptr(dst, i0, j, i2, i3), ctile + (j - j_begin) * TC, (size_t) ni * sizeof(float));
     }
 }
