@@ -6,7 +6,8 @@
  *  - mul_mat's packed-panel tiles for every M 1..70 (every tail of the 8-,
  *    16- and 64-column panels), N 1..13 (tails of the 6-row groups) and K
  *    up to past the 256-long reduction block, with aligned, unaligned and
- *    gathered (transposed) rows;
+ *    gathered (transposed) rows, and one shape too large for a task to run
+ *    every panel;
  *  - the attention exponential (tile_exp_rows) against exp() in double over
  *    [-90, 0] and at -Inf, NaN and the underflow edge, with the row sums;
  *  - the 8-row transpose that packs GEMM operands, for every length 1..40
@@ -243,6 +244,9 @@ int main(void) {
         check_mul_mat(long_k[i], 17, 7, 1, false);
         check_mul_mat(long_k[i], 65, 13, 3, true);
     }
+    /* P's plane past 128 Ki floats: tasks of one panel each (smaller ones run every panel) */
+    check_mul_mat(513, 300, 13, 1, false);
+    check_mul_mat(513, 300, 13, 3, true);
     check_fp16_rows();
     return tc_finish("simd");
 }
