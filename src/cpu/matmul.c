@@ -55,12 +55,18 @@ static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t 
     return groups > nmg ? nmg : groups;
 }
 
-/* Panels per task: all of them when P's plane fits in a core's L2 cache
- * (then it is read from memory once per thread, and each task reads its
- * slice of X once, not once per panel); else one, so that P is not streamed
- * through the cache again by every group of columns. */
-static int64_t panels_per_task(const struct gemm_view * v, int64_t np) {
-    return v->M * v->K <= P_CACHED_FLOATS ? np : 1;
+/* Panels per task: one (each task reads its panel of P and a slice of X: X
+ * is read once per panel) or all of them (each task reads its slice of X
+ * once, and P once per group of columns), whichever reads fewer floats,
+ * groups * |P| + panels * |X| against groups' * |P| + |X|; all of them only
+ * when P's plane fits in a core's L2 cache, else every group of columns
+ * would stream it from memory again. */
+static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t planes) {
+    if (v->M * v->K > P_CACHED_FLOATS) return 1;
+    const double p = (double) v->M, x = (double) v->N;  /* |P|, |X| per unit of K */
+    const double one = (double) n_col_groups(v, planes, np) * p + (double) np * x;
+    const double all = (double) n_col_groups(v, planes, 1) * p + x;
+    return all < one ? np : 1;
 }
 
 size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
@@ -121,7 +127,7 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     /* phase 1: task = (plane of dst, range of panels, columns [j_begin, j_end)) */
     const bool x_in_place = v.x_j % sizeof(float) == 0 && v.x_k % sizeof(float) == 0;
     const int64_t xs_j = (int64_t) (v.x_j / sizeof(float)), xs_k = (int64_t) (v.x_k / sizeof(float));
-    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np), ranges = np / per_task;
+    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np, planes), ranges = np / per_task;
     const int64_t n_groups = n_col_groups(&v, planes, ranges), nmg = (N + TR - 1) / TR;
     const int64_t n_tasks = ranges * n_groups * planes;
     /* tasks taken from a shared counter: groups of unequal width (a last,
