@@ -34,6 +34,7 @@
 
 #include <math.h>
 
+#define RESCALE_MARGIN 8.0f   /* forward: how far a score may pass the reference max before O is rescaled */
 #define MIN_TASKS 8          /* backward: split keys until there are this many tasks */
 
 /* Rows of t (consecutive along dimension dim) can serve as a row-major GEMM
@@ -405,10 +406,16 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
                 tile_max[r] = a->vec->tile_add_max(nl[r / TR], sr, kind == TILE_MASKED ? s->mt + r * KB : NULL);
             }
             const float rmax = tile_max[r];
-            if (rmax > s->mx[r]) {  /* the running max grew: rescale what was accumulated */
-                const float alpha = s->mx[r] == -INFINITY ? 0.0f : expf(s->mx[r] - rmax);
-                s->l[r] *= alpha;
-                a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
+            /* the reference max moves only when a score passes it by more than
+             * RESCALE_MARGIN (exp(s - mx) <= e^8 cannot overflow), so the
+             * rescale of what was accumulated, an exp and a pass over the
+             * row, is rare after a row's first tile instead of frequent */
+            if (rmax > s->mx[r] + RESCALE_MARGIN) {
+                if (s->mx[r] != -INFINITY) {  /* else O and l are still zero */
+                    const float alpha = expf(s->mx[r] - rmax);
+                    s->l[r] *= alpha;
+                    a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
+                }
                 s->mx[r] = rmax;
             }
         }
