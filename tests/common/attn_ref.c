@@ -332,6 +332,10 @@ int attn_named_cases(attn_named_case * out, int max) {
                                                                              ADD("saturated softmax (random values)", true);
     c = attn_base_case(3, 3, 4, 6, 2, 1, 1); c.scale = 0.0f; c.mask = AM_RANDINF;
                                                                              ADD("scale 0", false);
+    /* row maxima that grow across key tiles by more and by less than the forward's rescale margin */
+    c = attn_base_case(4, 5, 6, 200, 2, 1, 1); c.scale = 1.0f; c.lo = -3; c.hi = 3;
+                                                                             ADD("maxima growing across key tiles", false);
+    c.lo = -30; c.hi = 30;                                                   ADD("maxima growing across key tiles, saturated", true);
     /* shapes spanning several query blocks, key tiles, feature tiles and key chunks */
     c = attn_base_case(64, 64, 200, 200, 4, 2, 1); c.mask = AM_CAUSAL;       ADD("large 64x200x200, H 4/2, causal F16", false);
     c = attn_base_case(64, 48, 37, 256, 2, 1, 2); c.mask = AM_VALUES | AM_RANDINF; c.mask_type = GGML_TYPE_F32;
