@@ -11,7 +11,8 @@
  * Forward (FlashAttention-2): per block of QB query rows, walk K/V in tiles of
  * KB keys: S = Q (scale K)^T + mask in 6 x TC register tiles with the rows'
  * maxima (gemm_6xc_store; the scale rides in the packed K^T), an online
- * softmax (running max and sum, rescaling O when the max grows), O += P V
+ * softmax (running max and sum; O is rescaled when the max passes the reference
+ * it was accumulated against by more than a margin), O += P V
  * (gemm_6xc_acc, and a half-width kernel for a last TC / 2 columns); divide by
  * the sum once at the end. A tile whose mask is all -Inf is skipped; on a tile
  * whose mask ends in keys that every row masks, the work stops at the last
