@@ -150,7 +150,6 @@ static void classify_blocks(const struct fa * a, int64_t i2, int64_t i3, int64_t
             info[kb].cls |= (mr.all_inf ? 0 : SOME_LIVE) | (mr.all_zero ? 0 : SOME_NONZERO);
             uint8_t * gl = &info[kb].group_live[r / TR];
             if (mr.live > *gl) *gl = (uint8_t) mr.live;
-            if (mr.live > info[kb].live) info[kb].live = (uint8_t) mr.live;
         }
     }
     for (int64_t kb = 0; kb < nkb; kb++)
@@ -235,15 +234,13 @@ size_t ggmlr_fa_shared_bytes(const struct fa * a, bool backward, struct fa_share
  * group) is -Inf; nk unless the block is mixed. */
 struct block_info ggmlr_fa_block_at(const struct fa * a, const struct fa_shared * sh, int64_t b, int64_t h, int64_t qb, int64_t kb,
                                     int64_t nk) {
-    struct block_info bi = {BLOCK_ZERO, 0, {0}};
+    struct block_info bi = {BLOCK_ZERO, {0}};
     if (a->mask) {
         const int64_t plane = (b % a->mask->ne[3]) * a->mask->ne[2] + h % a->mask->ne[2];
         bi = sh->blocks[(plane * n_query_blocks(a) + qb) * n_key_tiles(a) + kb];
     }
-    if (bi.cls != BLOCK_MIXED) {
-        bi.live = (uint8_t) nk;
+    if (bi.cls != BLOCK_MIXED)
         for (int g = 0; g < GROUPS; g++) bi.group_live[g] = (uint8_t) nk;
-    }
     return bi;
 }
 
@@ -386,7 +383,7 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
         /* keys [0, group_live[g]) matter to the rows of group g: their S and
          * exponentials run over nl[g] of them (whole half tiles) */
         int64_t nl[GROUPS];
-        for (int g = 0; g < GROUPS; g++) nl[g] = round_up(bi.group_live[g], a->TC / 2);
+        group_columns(a, &bi, nl);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = ggmlr_fa_tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes

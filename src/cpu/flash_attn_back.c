@@ -75,9 +75,8 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
 static void backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bwd_scratch * s, const struct query_rows * qr,
                           int64_t b, int64_t hk, int64_t kb, const struct block_info * bi, int64_t nr, const float * mx,
                           const float * lsum, const float * D, const float * mt, float * dk, float * dv, float * dq) {
-    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), live = bi->live, nl = round_up(live, a->TC / 2);
-    int64_t gnl[GROUPS];  /* columns of S, dP per group of rows: its live keys in whole half tiles */
-    for (int g = 0; g < GROUPS; g++) gnl[g] = round_up(bi->group_live[g], a->TC / 2);
+    int64_t gnl[GROUPS];  /* columns of S, dP per group of rows */
+    const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), live = group_columns(a, bi, gnl), nl = round_up(live, a->TC / 2);
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = ggmlr_fa_tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);

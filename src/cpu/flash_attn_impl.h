@@ -53,15 +53,27 @@ static inline void tile_row_ptrs(const struct row_block * rb, int64_t r0, int64_
 /* A mask block (QB query rows x KB keys of one mask plane) is classified once
  * per node: all -Inf (skip it), all zero (no mask to add) or mixed. Causal
  * masks are mixed only along the diagonal. A mixed block also records how
- * many of its keys are live, per group of TR rows (a micro-tile's rows) and
- * in all: past the last key that some row of a group attends, every row of
+ * many of its keys are live per group of TR rows (a micro-tile's rows): past
+ * the last key that some row of a group attends, every row of
  * the group is -Inf, P = dS = 0 exactly, and the group's products stop there.
  * On a causal diagonal the groups' limits step down with the diagonal, so
  * about half of the triangle above it is skipped. */
 #define GROUPS (QB_MAX / TR)
 enum { BLOCK_MASKED, BLOCK_ZERO, BLOCK_MIXED };
-struct block_info { uint8_t cls, live, group_live[GROUPS]; };  /* live = max of group_live <= KB */
+struct block_info { uint8_t cls, group_live[GROUPS]; };  /* group_live <= KB */
 _Static_assert(2 * KEYS_PER_TILE <= 192, "live counts (<= KB: at most 2 KEYS_PER_TILE rounded up to a 64-column micro-tile) fit in a byte");
+
+/* The columns of S that each group of rows computes (cols[g]: its live keys
+ * in whole half micro-tiles); returns the block's live keys, the most of any
+ * group's. */
+static inline int64_t group_columns(const struct fa * a, const struct block_info * bi, int64_t cols[GROUPS]) {
+    int64_t live = 0;
+    for (int g = 0; g < GROUPS; g++) {
+        cols[g] = round_up(bi->group_live[g], a->TC / 2);
+        if (bi->group_live[g] > live) live = bi->group_live[g];
+    }
+    return live;
+}
 
 /* What a tile of keys adds to the scores of a block of query rows. */
 enum { TILE_EMPTY, TILE_PLAIN, TILE_MASKED };
