@@ -10,6 +10,9 @@
  *    every panel;
  *  - the attention exponential (tile_exp_rows) against exp() in double over
  *    [-90, 0] and at -Inf, NaN and the underflow edge, with the row sums;
+ *  - the attention backward's products with the softmax (P, dS) in their
+ *    epilogue, on whole and half tiles, masked keys and a row that attends
+ *    nothing;
  *  - the 8-row transpose that packs GEMM operands, for every length 1..40
  *    (tails of its 8-column blocks), bit for bit, and the F16 mask scan of
  *    fused attention against a one-by-one scan, for every length 1..100 and
@@ -170,6 +173,78 @@ static void check_exp_rows(void) {
     CHECK(nonzero == 0 && sum[2] == 0.0f, "a row with shift -Inf: %d nonzero values, sum %g", nonzero, sum[2]);
 }
 
+/* Attention backward's products with the softmax in their epilogue, on 6
+ * rows x tile_c (or tile_c / 2) columns, against double:
+ *   gemm_6xc_p:  P = exp((S + mask - mx) - lsum),  S = sum_k a[r][k] b[k][j]
+ *   gemm_6xc_ds: dS = p (dP - D),                   dP likewise, p given
+ * Bounds: S and dP off by at most K 2^-23 sum_k |a b| (as for mul_mat), x =
+ * S + mask - mx - lsum by that plus three roundings; P relative to the
+ * exponential's bound (check_exp_rows) at that error in x. A mask of -Inf and
+ * a row with mx = -Inf give exactly 0; columns past the width stay untouched. */
+static void check_softmax_tiles(int64_t K, bool half) {
+    enum { R = GGMLR_TILE_R, KMAX = 70, LMAX = 64 + 5 };
+    const struct ggmlr_vec_ops * vec = ggmlr_vec();
+    const int64_t W = half ? vec->tile_c / 2 : vec->tile_c, ldb = vec->tile_c + 1, ldc = vec->tile_c + 5;
+    static float rows[R][KMAX], b[KMAX * LMAX], mask[R * LMAX], p[R * LMAX], c[R * LMAX];
+    float mx[R], lsum[R], D[R];
+    const float * a[R];
+    for (int r = 0; r < R; r++) {
+        for (int64_t k = 0; k < K; k++) rows[r][k] = 0.25f * rand_val();
+        a[r] = rows[r];
+        lsum[r] = (float) tc_uniform(0, 3);
+        D[r] = rand_val();
+    }
+    for (int64_t i = 0; i < K * ldb; i++) b[i] = 0.25f * rand_val();
+    for (int64_t i = 0; i < R * ldc; i++) {
+        const uint32_t u = tc_next() % 4;
+        mask[i] = u == 0 ? -INFINITY : u == 1 ? 0.0f : (float) tc_uniform(-1, 1);
+        p[i] = (float) tc_uniform(0, 1);
+    }
+    /* rows' S in double; mx near each row's largest score, row 3 attends nothing */
+    static double S[R][LMAX], mag[R][LMAX];
+    for (int r = 0; r < R; r++) {
+        double top = -1e30;
+        for (int64_t j = 0; j < W; j++) {
+            S[r][j] = mag[r][j] = 0;
+            for (int64_t k = 0; k < K; k++) {
+                S[r][j] += (double) a[r][k] * b[k * ldb + j];
+                mag[r][j] += fabs((double) a[r][k] * b[k * ldb + j]);
+            }
+            top = S[r][j] > top ? S[r][j] : top;
+        }
+        mx[r] = r == 3 ? -INFINITY : (float) top;
+    }
+    for (int64_t i = 0; i < R * ldc; i++) c[i] = 99.0f;
+    vec->gemm_6xc_p(half, K, a, b, ldb, c, ldc, mask, mx, lsum);
+    int bad = 0, untouched = 0;
+    for (int r = 0; r < R; r++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const float got = c[r * ldc + j];
+            if (j >= W) { untouched += got != 99.0f; continue; }
+            const double m = mask[r * ldc + j];
+            if (r == 3 || m == -INFINITY) { bad += got != 0.0f; continue; }
+            const double x = S[r][j] + m - mx[r] - lsum[r], want = exp(x);
+            const double ex = K * 0x1p-23 * mag[r][j] + 3 * 0x1p-24 * (fabs(S[r][j]) + fabs(m) + fabs(mx[r]) + lsum[r]);
+            if (!(fabs(got - want) <= (ex * 1.01 + 4e-7 + 1.2e-7 * fabs(x)) * want)) bad++;
+        }
+    CHECK(bad == 0 && untouched == 0, "gemm_6xc_p K=%lld %s: %d values off, %d written past the width", (long long) K,
+          half ? "half" : "whole", bad, untouched);
+    for (int64_t i = 0; i < R * ldc; i++) c[i] = 99.0f;
+    vec->gemm_6xc_ds(half, K, a, b, ldb, c, ldc, p, mx, D);
+    bad = untouched = 0;
+    for (int r = 0; r < R; r++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const float got = c[r * ldc + j];
+            if (j >= W) { untouched += got != 99.0f; continue; }
+            if (r == 3) { bad += got != 0.0f; continue; }
+            const double pv = p[r * ldc + j], want = pv * (S[r][j] - D[r]);
+            const double ex = pv * (K * 0x1p-23 * mag[r][j] + 0x1p-24 * (fabs(S[r][j]) + fabs(D[r]))) + 0x1p-24 * fabs(want);
+            if (!(fabs(got - want) <= ex * 1.01 + 1e-30)) bad++;
+        }
+    CHECK(bad == 0 && untouched == 0, "gemm_6xc_ds K=%lld %s: %d values off, %d written past the width", (long long) K,
+          half ? "half" : "whole", bad, untouched);
+}
+
 /* dst[i * ldd + r] = mul * src[r * lds + i]: exact (one rounding, as here),
  * and nothing written past the 8 columns of each destination row */
 static void check_transpose8(int64_t n) {
@@ -228,6 +303,11 @@ int main(void) {
     for (int64_t n = 1; n <= 40; n++) check_transpose8(n);
     for (int64_t n = 1; n <= 100; n++) check_mask_scan(n);
     check_exp_rows();
+    static const int64_t softmax_k[] = {1, 7, 64, 70};
+    for (int i = 0; i < 4; i++) {
+        check_softmax_tiles(softmax_k[i], false);
+        check_softmax_tiles(softmax_k[i], true);
+    }
     test_name();
     for (int64_t n = 1; n <= 70; n++) {
         check_dot(n, 0);

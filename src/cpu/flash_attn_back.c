@@ -80,21 +80,23 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = ggmlr_fa_tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
+    /* per group of rows: s := P = exp(S + mask - mx - lsum) and dp := dS = P (dP - D),
+     * with S = Q K^T and dP = dO V^T only in registers; zeros from a group's
+     * columns to the tile's, as dV and dK read whole columns */
     for (int64_t r0 = 0; r0 < nr; r0 += TR) {
         const float * qrows[TR], * drows[TR];
         tile_row_ptrs(&qr->q, r0, nr, qrows);
         tile_row_ptrs(&qr->dO, r0, nr, drows);
-        ggmlr_fa_store_rows(a, a->DK, qrows, kt, KB, s->s + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
-        ggmlr_fa_store_rows(a, a->DV, drows, vt, KB, s->dp + r0 * KB, KB, NULL, NULL, gnl[r0 / TR]);
-    }
-    /* s := P = exp(S + mask - mx - lsum), dp := dS = P (dP - D); zeros from a
-     * group's columns to the tile's, as dV and dK read whole columns */
-    for (int64_t r0 = 0; r0 < nr; r0 += TR) {
-        const int64_t g = r0 / TR, off = r0 * KB;
-        a->vec->tile_p_ds(TR, gnl[g], KB, s->s + off, s->dp + off, mt ? mt + off : NULL, mx + r0, lsum + r0, D + r0);
-        for (int64_t r = r0; r < r0 + TR && gnl[g] < nl; r++) {
-            memset(s->s + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
-            memset(s->dp + r * KB + gnl[g], 0, (size_t) (nl - gnl[g]) * sizeof(float));
+        const int64_t cols = gnl[r0 / TR];
+        float * p = s->s + r0 * KB, * ds = s->dp + r0 * KB;
+        for (int64_t j0 = 0; j0 < cols; j0 += a->TC) {
+            const bool half = j0 + a->TC > cols;
+            a->vec->gemm_6xc_p(half, a->DK, qrows, kt + j0, KB, p + j0, KB, mt ? mt + r0 * KB + j0 : NULL, mx + r0, lsum + r0);
+            a->vec->gemm_6xc_ds(half, a->DV, drows, vt + j0, KB, ds + j0, KB, p + j0, mx + r0, D + r0);
+        }
+        for (int r = 0; r < TR && cols < nl; r++) {
+            memset(p + r * KB + cols, 0, (size_t) (nl - cols) * sizeof(float));
+            memset(ds + r * KB + cols, 0, (size_t) (nl - cols) * sizeof(float));
         }
     }
     /* dV += P^T dO and dK += dS^T Q (the scale is applied once, when dK is written), key rows in tiles of TR */

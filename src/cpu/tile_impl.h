@@ -48,15 +48,11 @@ VEC_TARGET static inline __attribute__((always_inline)) float VEC_FN(hsum)(TV v)
 #endif
 }
 
-/* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j])   (r < TILE_R, j < TC)
- * and, with rmax, rmax[r] = max(rmax[r], max_j c[r][j]).
- * Attention: S = Q K^T + mask with the rows' maxima (the forward's online
- * softmax needs them before the exponentials), dP = dO V^T; K^T / V^T are
- * packed as b. add and rmax may be NULL. */
-VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_store)(const int nv, int64_t K, const float * const * a,
-                                                                                  const float * b, int64_t ldb, float * c, int64_t ldc,
-                                                                                  const float * add, float * rmax) {
-    TV acc[TILE_R][TILE_NV];
+/* acc[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j]   (r < TILE_R, j < nv * TL):
+ * the reduction of the store kernels below, whose epilogues differ. Inlined
+ * with nv a constant, acc stays in registers. */
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_reduce)(const int nv, int64_t K, const float * const * a,
+                                                                                   const float * b, int64_t ldb, TV acc[TILE_R][TILE_NV]) {
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
@@ -72,6 +68,18 @@ VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_sto
             for (int j = 0; j < nv; j++) acc[r][j] += x * bk[j];
         }
     }
+}
+
+/* c[r][j] = sum_{k < K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j])   (r < TILE_R, j < TC)
+ * and, with rmax, rmax[r] = max(rmax[r], max_j c[r][j]).
+ * Attention's forward: S = Q K^T + mask with the rows' maxima (the online
+ * softmax needs them before the exponentials); K^T is packed as b. add and
+ * rmax may be NULL. */
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_store)(const int nv, int64_t K, const float * const * a,
+                                                                                  const float * b, int64_t ldb, float * c, int64_t ldc,
+                                                                                  const float * add, float * rmax) {
+    TV acc[TILE_R][TILE_NV];
+    VEC_FN(gemm_6xn_reduce)(nv, K, a, b, ldb, acc);
     if (add) {
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_R; r++)
@@ -226,29 +234,65 @@ VEC_TARGET static void VEC_FN(tile_exp_rows)(int64_t rows, int64_t n, int64_t ld
     }
 }
 
-/* Backward softmax of a block of `rows` rows (stride ld) of n (a multiple of TL) scores:
- *   s := P = exp((s + mask - mx) - lsum),  dp := dS = P (dp - D)
- * per row (mask NULL: no mask); a row with mx = -Inf (nothing attended) gives P = dS = 0.
- * (s + mask - mx) is formed first: it is exact-ish, so large scores keep their digits. */
-VEC_TARGET static void VEC_FN(tile_p_ds)(int64_t rows, int64_t n, int64_t ld, float * s, float * dp, const float * mask,
-                                         const float * mx, const float * lsum, const float * D) {
-    for (int64_t r = 0; r < rows; r++) {
-        float * sr = s + r * ld, * dr = dp + r * ld;
-        const float * mr = mask ? mask + r * ld : NULL;
-        const float m = mx[r], l = lsum[r], d = D[r];  /* locals: the stores could alias them */
+/* Attention's backward on a micro-tile of 6 query rows x nv * TL keys, the
+ * scores' softmax done in the GEMM's epilogue (S and dP never stored):
+ *   gemm_6xn_p:  c := P = exp((S + mask - mx) - lsum),  S = Q K^T = sum_k a[r][k] b[k * ldb + j]
+ *   gemm_6xn_ds: c := dS = P (dP - D),                   dP = dO V^T, likewise; P read from p
+ * mask, p: rows of stride ldc, like c (mask NULL: none); per row mx, lsum, D.
+ * A row with mx = -Inf (nothing attended) gives P = dS = 0. (S + mask - mx)
+ * is formed first: it is exact-ish, so large scores keep their digits. */
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_p)(const int nv, int64_t K, const float * const * a,
+                                                                              const float * b, int64_t ldb, float * c, int64_t ldc,
+                                                                              const float * mask, const float * mx, const float * lsum) {
+    TV acc[TILE_R][TILE_NV];
+    VEC_FN(gemm_6xn_reduce)(nv, K, a, b, ldb, acc);
+#pragma GCC unroll 8
+    for (int r = 0; r < TILE_R; r++) {
+        const float m = mx[r], l = lsum[r];
         if (m == -__builtin_inff()) {
-            for (int64_t i = 0; i < n; i += TL) { *(TV *) (sr + i) = (TV) {0}; *(TV *) (dr + i) = (TV) {0}; }
+#pragma GCC unroll 8
+            for (int j = 0; j < nv; j++) *(TV *) (c + r * ldc + j * TL) = (TV) {0};
             continue;
         }
-        for (int64_t i = 0; i < n; i += TL) {
-            TV x = *(const TV *) (sr + i);
-            if (mr) x += *(const TV *) (mr + i);
+#pragma GCC unroll 8
+        for (int j = 0; j < nv; j++) {
+            TV x = acc[r][j];
+            if (mask) x += *(const TV *) (mask + r * ldc + j * TL);
             x = (x - m) - l;
-            const TV p = VEC_FN(exp2v)(x * 1.44269504088896341f);
-            *(TV *) (sr + i) = p;
-            *(TV *) (dr + i) = p * (*(const TV *) (dr + i) - d);
+            *(TV *) (c + r * ldc + j * TL) = VEC_FN(exp2v)(x * 1.44269504088896341f);
         }
     }
+}
+
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_ds)(const int nv, int64_t K, const float * const * a,
+                                                                               const float * b, int64_t ldb, float * c, int64_t ldc,
+                                                                               const float * p, const float * mx, const float * D) {
+    TV acc[TILE_R][TILE_NV];
+    VEC_FN(gemm_6xn_reduce)(nv, K, a, b, ldb, acc);
+#pragma GCC unroll 8
+    for (int r = 0; r < TILE_R; r++) {
+        const float d = D[r];
+        if (mx[r] == -__builtin_inff()) {
+#pragma GCC unroll 8
+            for (int j = 0; j < nv; j++) *(TV *) (c + r * ldc + j * TL) = (TV) {0};
+            continue;
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < nv; j++) *(TV *) (c + r * ldc + j * TL) = *(const TV *) (p + r * ldc + j * TL) * (acc[r][j] - d);
+    }
+}
+
+/* the two on TC columns, or on TC / 2 (half: the last half tile of a row) */
+VEC_TARGET static void VEC_FN(gemm_6xc_p)(bool half, int64_t K, const float * const * a, const float * b, int64_t ldb, float * c,
+                                          int64_t ldc, const float * mask, const float * mx, const float * lsum) {
+    if (half) VEC_FN(gemm_6xn_p)(TILE_NV / 2, K, a, b, ldb, c, ldc, mask, mx, lsum);
+    else VEC_FN(gemm_6xn_p)(TILE_NV, K, a, b, ldb, c, ldc, mask, mx, lsum);
+}
+
+VEC_TARGET static void VEC_FN(gemm_6xc_ds)(bool half, int64_t K, const float * const * a, const float * b, int64_t ldb, float * c,
+                                           int64_t ldc, const float * p, const float * mx, const float * D) {
+    if (half) VEC_FN(gemm_6xn_ds)(TILE_NV / 2, K, a, b, ldb, c, ldc, p, mx, D);
+    else VEC_FN(gemm_6xn_ds)(TILE_NV, K, a, b, ldb, c, ldc, p, mx, D);
 }
 
 #undef TV

@@ -29,8 +29,14 @@ struct ggmlr_vec_ops {
     /* attention softmax kernels (tile_impl.h) on rows of n scores (row stride ld), n a multiple of the vector width */
     void  (*tile_exp_rows)(int64_t rows, int64_t n, int64_t ld, float * s, const float * shift, float * sum);
     float (*tile_add_max)(int64_t n, float * s, const float * add);            /* returns the max */
-    void  (*tile_p_ds)(int64_t rows, int64_t n, int64_t ld, float * s, float * dp, const float * mask,
-                       const float * mx, const float * lsum, const float * D);
+    /* attention backward (tile_impl.h), products with the softmax in their epilogue, on tile_c columns
+     * (half: tile_c / 2) of 6 rows (row stride ldc for c, mask, p; per row mx, lsum, D):
+     * p:  c = P  = exp((sum_k a[r][k] * b[k * ldb + j] + mask - mx) - lsum)   (mask may be NULL)
+     * ds: c = dS = p (sum_k a[r][k] * b[k * ldb + j] - D);  rows with mx = -Inf: 0 */
+    void  (*gemm_6xc_p)(bool half, int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc,
+                        const float * mask, const float * mx, const float * lsum);
+    void  (*gemm_6xc_ds)(bool half, int64_t K, const float * const * a, const float * b, int64_t ldb, float * c, int64_t ldc,
+                         const float * p, const float * mx, const float * D);
     /* packing (pack_impl.h): dst[i * ldd + r] = mul * src[r * lds + i] for r < 8, i < n */
     void  (*transpose8)(int64_t n, const float * src, int64_t lds, float mul, float * dst, int64_t ldd);
     /* n F16 mask elements: all -Inf? all +-0? returns 1 + the index of the last one that is not -Inf (0: none) */
