@@ -72,8 +72,10 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
             const int j = node_index(g, index_of_slot, node->src[s]);
             need[s] = j >= 0 && needs[j];
         }
+        ggmlr_grad_release(gr);  /* complete; the rule may hand it on to its sources as it is */
         if (!ggmlr_grad_rules[node->op].build(ctx, g, node, gr, need)) return GGML_STATUS_FAILED;
     }
+    for (size_t s = 0; s < g->hash_size; s++) ggmlr_grad_release(g->grads[s]);
     /* add the gradients to the graph; parameters accumulate into their own tensors */
     for (int i = 0; i < n; i++) {
         struct ggml_tensor * node = g->nodes[i];

@@ -35,6 +35,9 @@ const char * ggmlr_refuse_soft_max(const struct ggml_tensor * node, const bool *
 
 /* Add contrib to the gradient of src (no-op when src is not in the graph); false when contrib is NULL. */
 bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * g, struct ggml_tensor * src, struct ggml_tensor * contrib);
+/* Ends t's life as a gradient sum that autodiff may add into in place (see
+ * grad_rules.c): called before the rule of the node whose gradient t is. */
+void ggmlr_grad_release(struct ggml_tensor * t);
 /* g summed down to the shape of t when t was broadcast (ggml's modulo tiling). */
 struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml_tensor * g, const struct ggml_tensor * t);
 /* t, or a contiguous copy of it. */

@@ -4,11 +4,46 @@
  * adds dL/da = g * dy/da (and so on) to the sources that need one. */
 #include "grad.h"
 
+/* A view's gradient is a zero tensor with g in the view's region (an ACC on
+ * zeros, grad_view). Summed with another gradient x it is x with g added into
+ * the region: one ACC instead of a zero fill, the region and an ADD over the
+ * whole tensor, for every view past the first (the q, k and v views of a fused
+ * projection). The sums are the same.
+ *
+ * The ACC works in x's own memory when x is private: an ACC that only this
+ * gradient slot holds (a view's gradient, or such a sum), marked by
+ * op_params[PRIVATE_SUM] until the node's own rule runs (ggmlr_grad_release:
+ * from then on the rule may hand it on, unchanged, to other slots, and it is
+ * the node's gradient that ggml_graph_get_grad returns).
+ * Otherwise it works on a copy of x. */
+#define PRIVATE_SUM 9   /* after the region's strides and offset (0..7) and the zero base (8) */
+
+static bool is_acc_on_zeros(const struct ggml_tensor * t) { return t->op == GGML_OP_ACC && t->op_params[8]; }
+static bool is_private(const struct ggml_tensor * t) { return t->op == GGML_OP_ACC && t->op_params[PRIVATE_SUM]; }
+
+void ggmlr_grad_release(struct ggml_tensor * t) {
+    if (t && t->op == GGML_OP_ACC) t->op_params[PRIVATE_SUM] = 0;
+}
+
+static struct ggml_tensor * sum_of_grads(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * y) {
+    if (is_acc_on_zeros(x) && !is_acc_on_zeros(y)) { struct ggml_tensor * t = x; x = y; y = t; }
+    if (!is_acc_on_zeros(y) || !ggml_is_contiguous(x)) return ggml_add(ctx, x, y);
+    size_t p[4];
+    memcpy(p, y->op_params, sizeof p);
+    const bool in_place = is_private(x);
+    struct ggml_tensor * sum = ggmlr_acc_impl(ctx, x, y->src[1], p[0], p[1], p[2], p[3], in_place ? ACC_IN_PLACE : ACC_ON_COPY);
+    if (sum) {
+        ggmlr_grad_release(x);
+        sum->op_params[PRIVATE_SUM] = 1;
+    }
+    return sum;
+}
+
 bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * src, struct ggml_tensor * contrib) {
     if (!contrib) return false;
     const size_t slot = ggmlr_hash_find(gph, src);
     if (slot == SIZE_MAX) return true;  /* not part of the graph: nothing to accumulate */
-    gph->grads[slot] = gph->grads[slot] ? ggml_add(ctx, gph->grads[slot], contrib) : contrib;
+    gph->grads[slot] = gph->grads[slot] ? sum_of_grads(ctx, gph->grads[slot], contrib) : contrib;
     return gph->grads[slot] != NULL;
 }
 
@@ -38,7 +73,10 @@ static const char * refuse_view(const struct ggml_tensor * node, const bool * ne
 RULE(grad_view) {
     size_t offset;
     memcpy(&offset, node->op_params, sizeof offset);
-    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_acc_impl(ctx, A, ggmlr_grad_contiguous(ctx, g), node->nb[1], node->nb[2], node->nb[3], offset, true));
+    if (!need[0]) return true;
+    struct ggml_tensor * region = ggmlr_acc_impl(ctx, A, ggmlr_grad_contiguous(ctx, g), node->nb[1], node->nb[2], node->nb[3], offset, ACC_ON_ZEROS);
+    if (region) region->op_params[PRIVATE_SUM] = 1;
+    return ggmlr_grad_acc(ctx, gph, A, region);
 }
 
 RULE(grad_permute) {

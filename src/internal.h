@@ -76,9 +76,12 @@ const char *         ggmlr_shape_str(const struct ggml_tensor * t, char * buf, s
 struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
                                     struct ggml_tensor * src0, struct ggml_tensor * src1);
 
-/* ops.c: ggml_acc, optionally into zeros shaped like a (the backward of a view) */
+/* ops.c: ggml_acc (ACC_ON_COPY), or into zeros shaped like a (ACC_ON_ZEROS: the
+ * backward of a view), or into a itself (ACC_IN_PLACE: the result is a view of
+ * a; autodiff's sums of gradients that nothing else reads) */
+enum ggmlr_acc_base { ACC_ON_COPY, ACC_ON_ZEROS, ACC_IN_PLACE };
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
-                                    size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base);
+                                    size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base);
 
 /* ops.c: fused attention internals. A FLASH_ATTN_EXT node's src[GGMLR_FA_STATS_SRC]
  * is its row-statistics tensor (2 * N*H*B floats: row max, then log of the row

@@ -249,10 +249,11 @@ struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_ten
     return ggmlr_new_node(ctx, GGML_OP_REPEAT_BACK, GGML_TYPE_F32, b->ne, a, NULL);
 }
 
-/* b added into the strided region (nb1..nb3, offset) of a; with zero_base the
- * result starts from zeros instead of a's values (a gives only the shape). */
+/* b added into the strided region (nb1..nb3, offset) of a copy of a, of
+ * zeros shaped like a, or of a itself (enum ggmlr_acc_base). op_params: the
+ * region's strides and offset, then [8]: 1 when the base is zeros. */
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
-                                    size_t nb1, size_t nb2, size_t nb3, size_t offset, bool zero_base) {
+                                    size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base) {
     REQUIRE_CTX("ggml_acc"); REQUIRE("ggml_acc", a); REQUIRE("ggml_acc", b);
     REQUIRE_F32("ggml_acc", a); REQUIRE_F32("ggml_acc", b);
     if (!ggml_is_contiguous(a)) { ggmlr_set_error("ggml_acc: a must be contiguous"); return NULL; }
@@ -271,17 +272,20 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
         ggmlr_set_error("ggml_acc: offset %zu and strides (%zu, %zu, %zu) must be multiples of the element size %zu", offset, nb1, nb2, nb3, nb[0]);
         return NULL;
     }
-    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_ACC, GGML_TYPE_F32, a->ne, a, b);
+    struct ggml_tensor * t = base == ACC_IN_PLACE ? new_view("ggml_acc", ctx, a, GGML_OP_ACC, a->ne, a->nb, 0)
+                                                  : ggmlr_new_node(ctx, GGML_OP_ACC, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
+    t->src[0] = a;
+    t->src[1] = b;
     const size_t p[4] = {nb1, nb2, nb3, offset};
     memcpy(t->op_params, p, sizeof p);
-    t->op_params[8] = zero_base;
+    t->op_params[8] = base == ACC_ON_ZEROS;
     return t;
 }
 
 struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                               size_t nb1, size_t nb2, size_t nb3, size_t offset) {
-    return ggmlr_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, false);
+    return ggmlr_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, ACC_ON_COPY);
 }
 
 /* ---- matrix product and softmax ---- */

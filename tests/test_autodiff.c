@@ -364,6 +364,37 @@ static void test_params_and_paths(void) {
     ggml_free(ctx);
 }
 
+/* y = x + x seen through a view, loss = sum(view * w): y's gradient is w in
+ * the view's region (autodiff builds it as a sum it may add into in place)
+ * and is handed to x twice; x's is 2 w there. Both must read so after the
+ * compute: adding y's gradient to itself in y's own memory would show here. */
+static void test_view_gradient_handed_on(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 10);
+    struct ggml_tensor * w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    tc_fill_uniform(x, -1, 1);
+    tc_fill_uniform(w, -1, 1);
+    ggml_set_param(x);
+    struct ggml_tensor * y = ggml_add(ctx, x, x);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, ggml_view_1d(ctx, y, 4, 3 * sizeof(float)), w));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 128, true);
+    ggml_build_forward_expand(g, loss);
+    CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "backward: %s", ggml_last_error());
+    ggml_graph_reset(g);
+    tc_compute(ctx, g, 2);
+    struct ggml_tensor * gx = ggml_graph_get_grad(g, x), * gy = ggml_graph_get_grad(g, y);
+    double ex = 0, ey = 0;
+    for (int i = 0; i < 10; i++) {
+        const double wi = i >= 3 && i < 7 ? ggml_get_f32_1d(w, i - 3) : 0.0;
+        ex = fmax(ex, fabs(tc_get(gx, i) - 2.0 * wi));
+        ey = fmax(ey, fabs(tc_get(gy, i) - wi));
+    }
+    CHECK(gx && ex == 0.0, "x's gradient is 2 w in the view's region (max err %g)", ex);
+    CHECK(gy && ey == 0.0, "y's gradient is w in the view's region, after x's was summed from it (max err %g)", ey);
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(3);
     test_reset_and_accumulation();
@@ -373,5 +404,6 @@ int main(void) {
     test_late_failure_rolls_back();
     test_dirty_context_memory();
     test_params_and_paths();
+    test_view_gradient_handed_on();
     return tc_finish("autodiff");
 }

@@ -82,6 +82,28 @@ BUILDER(b_view_two_regions) {  /* two views of one param add up */
     return ggml_add(ctx, a, b);
 }
 
+/* The q, k and v of a fused projection: three strided views of rows of one
+ * param [12, 5], each through its own op (autodiff sums their gradients in
+ * one tensor, in place). */
+BUILDER(b_view_three_slices) {
+    UNUSED_USER;
+    struct ggml_tensor * sl[3];
+    for (int i = 0; i < 3; i++) sl[i] = ggml_view_2d(ctx, P0, 4, 5, P0->nb[1], (size_t) (4 * i) * sizeof(float));
+    struct ggml_tensor * q = wsum(ctx, ggml_sqr(ctx, sl[0])), * k = wsum(ctx, sl[1]), * v = wsum(ctx, ggml_scale(ctx, sl[2], 3.0f));
+    return ggml_add(ctx, ggml_add(ctx, q, k), v);
+}
+BUILDER(b_view_and_whole) {  /* a view's gradient summed with the whole param's, in either order */
+    const bool view_first = user != NULL;
+    struct ggml_tensor * part = wsum(ctx, ggml_view_2d(ctx, P0, 3, 4, P0->nb[1], 2 * sizeof(float)));
+    struct ggml_tensor * whole = wsum(ctx, ggml_sqr(ctx, P0));
+    return view_first ? ggml_add(ctx, part, whole) : ggml_add(ctx, whole, part);
+}
+BUILDER(b_view_of_sum_twice) {  /* y = x + x seen through two views: y's gradient goes to x twice */
+    UNUSED_USER;
+    struct ggml_tensor * y = ggml_add(ctx, P0, P0);
+    return ggml_add(ctx, wsum(ctx, ggml_view_1d(ctx, y, 20, 0)), wsum(ctx, ggml_view_1d(ctx, y, 20, 30 * sizeof(float))));
+}
+
 /* ---- element-wise ---- */
 
 struct bin_case { struct ggml_tensor * (*fn)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *); bool transpose_a; };
@@ -241,6 +263,10 @@ static const struct gcase cases[] = {
     {"overlapping view", b_view_overlapping, NULL, 1, S1(24, 1, 1, 1), -1, 1, 0},
     {"view of a view", b_view_of_view, NULL, 1, S1(7, 5, 3, 1), -1, 1, 0},
     {"two views of one param", b_view_two_regions, NULL, 1, S1(7, 5, 3, 1), -1, 1, 0},
+    {"three row slices (q, k, v)", b_view_three_slices, NULL, 1, S1(12, 5, 1, 1), -1, 1, 0},
+    {"whole param, then a view", b_view_and_whole, NULL, 1, S1(7, 5, 1, 1), -1, 1, 0},
+    {"a view, then the whole param", b_view_and_whole, "", 1, S1(7, 5, 1, 1), -1, 1, 0},
+    {"two views of x + x", b_view_of_sum_twice, NULL, 1, S1(7, 5, 2, 1), -1, 1, 0},
     {"add", b_binary, &k_add, 2, S2(5, 3, 2, 2, 5, 3, 2, 2), -1, 1, 0},
     {"sub", b_binary, &k_sub, 2, S2(5, 3, 2, 2, 5, 3, 2, 2), -1, 1, 0},
     {"mul", b_binary, &k_mul, 2, S2(5, 3, 2, 2, 5, 3, 2, 2), -1, 1, 0},

@@ -134,9 +134,10 @@ static bool acc_rows_disjoint(const struct ggml_tensor * b, const size_t st[3]) 
     return true;
 }
 
-/* dst = a (or zeros), then b added into the region (nb1..nb3, offset) of dst.
- * Phase 1 splits dst's bytes over the threads; phase 2 splits b's rows when
- * they land on disjoint elements, else thread 0 adds them all, in order. */
+/* dst = a (or zeros; nothing when dst is a itself), then b added into the
+ * region (nb1..nb3, offset) of dst. Phase 1 splits dst's bytes over the
+ * threads; phase 2 splits b's rows when they land on disjoint elements, else
+ * thread 0 adds them all, in order. */
 void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     size_t prm[4];
@@ -145,9 +146,11 @@ void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor
     int64_t e0, e1;
     ggmlr_split(ggml_nelements(dst), p->ith, p->nth, &e0, &e1);
     float * d = dst->data;
-    if (zero_base) memset(d + e0, 0, (size_t) (e1 - e0) * sizeof(float));
-    else memcpy(d + e0, (const float *) a->data + e0, (size_t) (e1 - e0) * sizeof(float));
-    ggmlr_barrier(p);
+    if (d != a->data) {
+        if (zero_base) memset(d + e0, 0, (size_t) (e1 - e0) * sizeof(float));
+        else memcpy(d + e0, (const float *) a->data + e0, (size_t) (e1 - e0) * sizeof(float));
+        ggmlr_barrier(p);
+    }
     /* an empty b adds nothing (its strides were never checked against a: no row address is formed) */
     if (ggml_nelements(b) == 0) return;
     const bool disjoint = acc_rows_disjoint(b, prm);
@@ -158,6 +161,11 @@ void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * t = (float *) ((char *) dst->data + prm[3] + i1 * prm[0] + i2 * prm[1] + i3 * prm[2]);
         const char * brow = ggmlr_elem_ptr(b, 0, i1, i2, i3);
-        for (int64_t i0 = 0; i0 < b->ne[0]; i0++) t[i0] += *(const float *) (brow + i0 * b->nb[0]);
+        if (b->nb[0] == sizeof(float)) {  /* packed rows: a loop that vectorises */
+            const float * x = (const float *) brow;
+            for (int64_t i0 = 0; i0 < b->ne[0]; i0++) t[i0] += x[i0];
+        } else {
+            for (int64_t i0 = 0; i0 < b->ne[0]; i0++) t[i0] += *(const float *) (brow + i0 * b->nb[0]);
+        }
     }
 }
