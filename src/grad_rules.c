@@ -8,7 +8,8 @@
  * zeros, grad_view). Summed with another gradient x it is x with g added into
  * the region: one ACC instead of a zero fill, the region and an ADD over the
  * whole tensor, for every view past the first (the q, k and v views of a fused
- * projection). The sums are the same.
+ * projection). The sums are the same, up to the order of the additions where
+ * one view's rows overlap (sliding windows).
  *
  * The ACC works in x's own memory when x is private: an ACC that only this
  * gradient slot holds (a view's gradient, or such a sum), marked by
@@ -27,7 +28,10 @@ void ggmlr_grad_release(struct ggml_tensor * t) {
 
 static struct ggml_tensor * sum_of_grads(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * y) {
     if (is_acc_on_zeros(x) && !is_acc_on_zeros(y)) { struct ggml_tensor * t = x; x = y; y = t; }
-    if (!is_acc_on_zeros(y) || !ggml_is_contiguous(x)) return ggml_add(ctx, x, y);
+    if (!is_acc_on_zeros(y) || !ggml_is_contiguous(x)) {
+        ggmlr_grad_release(x);  /* no longer the slot's sum: the ADD is */
+        return ggml_add(ctx, x, y);
+    }
     size_t p[4];
     memcpy(p, y->op_params, sizeof p);
     const bool in_place = is_private(x);

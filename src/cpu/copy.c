@@ -146,7 +146,7 @@ void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor
     int64_t e0, e1;
     ggmlr_split(ggml_nelements(dst), p->ith, p->nth, &e0, &e1);
     float * d = dst->data;
-    if (d != a->data) {
+    if (zero_base || d != a->data) {  /* else in place: dst is a */
         if (zero_base) memset(d + e0, 0, (size_t) (e1 - e0) * sizeof(float));
         else memcpy(d + e0, (const float *) a->data + e0, (size_t) (e1 - e0) * sizeof(float));
         ggmlr_barrier(p);
