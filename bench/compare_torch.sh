@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 T=${1:-$(nproc)}
 R=${2:-5}
 NMAX=${3:-1000000000}
+. bench/args.sh
+positive threads "$T"
+positive reps "$R"
+positive n_max "$NMAX"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target bench_attention >/dev/null
 # bench_attention exits non-zero when a figure exceeds the measured FMA peak (a broken yardstick)

@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.."
 T=${1:-$(nproc)}
 N=${2:-200}
 R=${3:-3}
+. bench/args.sh
+positive threads "$T"
+positive iters "$N"
+positive reps "$R"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target train_austen >/dev/null
 tmp=$(mktemp -d)

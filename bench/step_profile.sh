@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 T=${1:-$(nproc)}
 N=${2:-60}
 R=${3:-3}
+. bench/args.sh
+positive threads "$T"
+positive steps "$N"
+positive runs "$R"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target train_austen >/dev/null
 tmp=$(mktemp -d)
