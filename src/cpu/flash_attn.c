@@ -75,8 +75,8 @@ struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
 /* c[r][j] = sum_{k < K} rows[r][k] * b[k * ldb + j] (+ add[r * ldc + j]) for
  * r < TR, j < width (a multiple of TC / 2), with the rows' maxima into rmax:
  * whole micro-tiles, then a half tile for what is left. add, rmax: may be NULL. */
-void ggmlr_fa_store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
-                         const float * add, float * rmax, int64_t width) {
+static void store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
+                       const float * add, float * rmax, int64_t width) {
     for (int64_t j0 = 0; j0 < width; j0 += a->TC) {
         if (j0 + a->TC <= width) a->vec->gemm_6xc_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
         else a->vec->gemm_6xh_store(K, rows, b + j0, ldb, c + j0, ldc, add ? add + j0 : NULL, rmax);
@@ -395,7 +395,7 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
         for (int64_t r0 = 0; r0 < nr; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
-            ggmlr_fa_store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
+            store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
         }
         for (int64_t r = 0; r < nr; r++) {
             float * sr = s->s + r * KB;

@@ -1,7 +1,7 @@
 /* flash_attn_impl.h -- what fused attention's forward (flash_attn.c) and
  * backward (flash_attn_back.c) share: the node's shape and layout (struct
  * fa), the K/V tiles and mask classes packed once per node in shared scratch
- * (struct fa_shared), the GEMM wrappers over query blocks, and the forward
+ * (struct fa_shared), the GEMM wrapper over query blocks, and the forward
  * over one block of query rows, which the backward runs as its phase 1 when
  * it has no saved forward. The maths is in flash_attn.c's opening comment. */
 #ifndef GGMLR_FLASH_ATTN_IMPL_H
@@ -125,9 +125,7 @@ struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * zero, * tmp; };
 /* the node's shape, layout, tile sizes and parameters */
 struct fa ggmlr_fa_of(const struct ggml_tensor * dst);
 
-/* GEMMs of TR query rows over a width of whole and half micro-tiles */
-void ggmlr_fa_store_rows(const struct fa * a, int64_t K, const float * const * rows, const float * b, int64_t ldb, float * c, int64_t ldc,
-                         const float * add, float * rmax, int64_t width);
+/* out[r] += x's TR rows times b, over a width of whole and half micro-tiles */
 void ggmlr_fa_acc_rows(const struct fa * a, int64_t K, const float * x, int64_t xrs, int64_t xks, const float * b, int64_t ldb,
                        float * const * out, int64_t width);
 
