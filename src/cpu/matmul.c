@@ -13,18 +13,17 @@
  * reduction over k against one panel in registers, reading X in place through
  * its strides (gathered only for a last, partial group); a panel of at most
  * TC / 2 rows runs the half-width kernel. A task is (plane, one panel or
- * all of them, group of columns), taken by whichever thread is free; every
- * element of dst is computed by one task in a fixed order, so the result does
- * not depend on the thread count. */
+ * all of them, group of columns); thread ith takes the ith contiguous share
+ * of the tasks, so its columns j are the rows that the next row-wise node
+ * (bias, norm, activation) gives it, still in its cache. Every element of dst
+ * is computed by one task in a fixed order, so the result does not depend on
+ * the thread count or on how the columns are grouped. */
 #include "kernels.h"
-
-#include <stdatomic.h>
 
 #define TR GGMLR_TILE_R
 #define J_MAX (16 * TR)   /* columns of X per task, at most */
 #define KC 256            /* reduction block: a panel block of KC x TC floats stays in L2 */
 #define MIN_TASKS 8       /* split columns finer until there are this many tasks */
-#define COUNTER_BYTES 64  /* the shared task counter, on its own cache line before the panels */
 #define P_CACHED_FLOATS (128 * 1024)  /* 512 KB: about half the L2 of a current x86 core */
 
 /* P(i, k) at p->data + i*p_i + k*p_k + plane offsets (bytes), likewise X(j, k). */
@@ -42,16 +41,22 @@ static struct gemm_view view_of(const struct ggml_tensor * dst) {
 
 static int64_t n_panels(const struct gemm_view * v, int64_t TC) { return (v->M + TC - 1) / TC; }
 
+static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
+
 /* Groups of columns when each (plane, range of panels) is split into tasks:
  * at least MIN_TASKS tasks when the shape allows, at most J_MAX columns a
- * group. Group g holds the TR-column micro-groups [g nmg / groups,
- * (g + 1) nmg / groups), so group sizes differ by one micro-group at most. */
-static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t ranges) {
+ * group, and a multiple of nth tasks in all where the columns allow, so that
+ * the threads' shares are equal. Group g holds the TR-column micro-groups
+ * [g nmg / groups, (g + 1) nmg / groups), so group sizes differ by one
+ * micro-group at most. */
+static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t ranges, int nth) {
     const int64_t nmg = (v->N + TR - 1) / TR, others = planes * ranges;
     if (others == 0 || nmg == 0) return 1;  /* an empty result: nothing to split */
     int64_t groups = (MIN_TASKS + others - 1) / others;
     const int64_t fewest = (nmg + J_MAX / TR - 1) / (J_MAX / TR);
     if (groups < fewest) groups = fewest;
+    const int64_t step = nth / gcd(others % nth, nth);  /* others * groups is a multiple of nth when step divides groups */
+    groups = (groups + step - 1) / step * step;
     return groups > nmg ? nmg : groups;
 }
 
@@ -61,11 +66,11 @@ static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t 
  * groups * |P| + panels * |X| against groups' * |P| + |X|; all of them only
  * when P's plane fits in a core's L2 cache, else every group of columns
  * would stream it from memory again. */
-static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t planes) {
+static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t planes, int nth) {
     if (v->M * v->K > P_CACHED_FLOATS) return 1;
     const double p = (double) v->M, x = (double) v->N;  /* |P|, |X| per unit of K */
-    const double one = (double) n_col_groups(v, planes, np) * p + (double) np * x;
-    const double all = (double) n_col_groups(v, planes, 1) * p + x;
+    const double one = (double) n_col_groups(v, planes, np, nth) * p + (double) np * x;
+    const double all = (double) n_col_groups(v, planes, 1, nth) * p + x;
     return all < one ? np : 1;
 }
 
@@ -78,7 +83,7 @@ size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
 size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     const struct gemm_view v = view_of(dst);
     const int64_t TC = ggmlr_vec()->tile_c;
-    return COUNTER_BYTES + (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
+    return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
 }
 
 /* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M. Rows i
@@ -112,9 +117,7 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
     const int64_t K = v.K, M = v.M, N = v.N, TC = vec->tile_c, np = n_panels(&v, TC);
     const int64_t r2 = dst->ne[2] / P->ne[2], r3 = dst->ne[3] / P->ne[3];
-    atomic_long * next_task = p->shared;
-    float * panels = (float *) ((char *) p->shared + COUNTER_BYTES), * xrows = p->wdata, * ctile = xrows + TR * KC;
-    if (p->ith == 0) atomic_store_explicit(next_task, 0, memory_order_relaxed);  /* published by phase 0's barrier */
+    float * panels = p->shared, * xrows = p->wdata, * ctile = xrows + TR * KC;
 
     /* phase 0: panel (plane of P, pi) */
     for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
@@ -127,13 +130,12 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
     /* phase 1: task = (plane of dst, range of panels, columns [j_begin, j_end)) */
     const bool x_in_place = v.x_j % sizeof(float) == 0 && v.x_k % sizeof(float) == 0;
     const int64_t xs_j = (int64_t) (v.x_j / sizeof(float)), xs_k = (int64_t) (v.x_k / sizeof(float));
-    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np, planes), ranges = np / per_task;
-    const int64_t n_groups = n_col_groups(&v, planes, ranges), nmg = (N + TR - 1) / TR;
+    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np, planes, p->nth), ranges = np / per_task;
+    const int64_t n_groups = n_col_groups(&v, planes, ranges, p->nth), nmg = (N + TR - 1) / TR;
     const int64_t n_tasks = ranges * n_groups * planes;
-    /* tasks taken from a shared counter: groups of unequal width (a last,
-     * partial one) would leave a fixed round-robin unbalanced */
-    int64_t task;
-    while ((task = atomic_fetch_add_explicit(next_task, 1, memory_order_relaxed)) < n_tasks) {
+    int64_t task, last;
+    ggmlr_split(n_tasks, p->ith, p->nth, &task, &last);
+    for (; task < last; task++) {
         const int64_t range = task % ranges, gi = (task / ranges) % n_groups, plane = task / (ranges * n_groups);
         const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2], p2 = i2 / r2, p3 = i3 / r3;
         const char * xplane = (const char *) X->data + i2 * X->nb[2] + i3 * X->nb[3];
