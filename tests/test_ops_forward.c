@@ -521,6 +521,8 @@ static void test_repeat(void) {
     static const int64_t cases[][2][4] = {  /* small, big */
         {{7, 1, 3, 1}, {7, 5, 3, 2}}, {{1, 5, 1, 1}, {7, 5, 3, 2}}, {{2, 1, 3, 1}, {6, 5, 3, 2}},
         {{1, 1, 1, 1}, {3, 2, 2, 2}}, {{7, 5, 3, 2}, {7, 5, 3, 2}}, {{1, 13, 1, 3}, {2, 13, 3, 3}},
+        /* more tiles than repeat_back sums in one block (32): a bias gradient, and blocks that end inside a row */
+        {{5, 1, 1, 1}, {5, 100, 1, 1}}, {{3, 2, 1, 1}, {6, 40, 1, 1}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct ggml_context * ctx = tc_ctx(8);
