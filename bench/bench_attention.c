@@ -17,8 +17,20 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* Median seconds of `reps` computes of graph g: wall clock, and CPU time of
- * all threads / nth (*cpu; barrier waits count, so it errs low). */
+/* One untimed compute of g: the first compute of a graph grows the thread
+ * pool's scratch block and touches its pages (and the graph's tensors') for
+ * the first time; a training loop pays that once, not every step. */
+static void warm_up(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, bool reset) {
+    if (reset) ggml_graph_reset(g);
+    if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
+        fprintf(stderr, "compute failed: %s\n", ggml_last_error());
+        exit(1);
+    }
+}
+
+/* Median seconds of `reps` computes of graph g (warmed up by the caller):
+ * wall clock, and CPU time of all threads / nth (*cpu; barrier waits count,
+ * so it errs low). */
 static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, int reps, bool reset, double * cpu) {
     double t[32], c[32];
     for (int r = 0; r < reps; r++) {
@@ -134,6 +146,11 @@ static struct result bench_shape(struct shape s, int nth, int reps) {
     const double causal = s.causal ? 0.5 : 1.0;
     const double f_fwd = 4.0 * s.N * s.M * s.D * s.H * causal, f_bwd = 10.0 * s.N * s.M * s.D * s.H * causal;
     double c_ff, c_fb, c_fa, c_unused;
+    warm_up(ctx, gf_fwd, nth, false);
+    warm_up(ctx, gf_bwd, nth, false);
+    warm_up(ctx, gf_all, nth, true);
+    warm_up(ctx, gu_fwd, nth, false);
+    warm_up(ctx, gu_all, nth, true);
     const double t_ff = time_graph(ctx, gf_fwd, nth, reps, false, &c_ff);
     const double t_fb = time_graph(ctx, gf_bwd, nth, reps, false, &c_fb);
     const double t_fa = time_backward(ctx, gf_fwd, gf_all, nth, reps, &c_fa);  /* autodiff backward */
