@@ -208,7 +208,7 @@ static void test_packing(void) {
 
 /* 1, 2, 3 and 8 threads: bitwise identical packed gradients. */
 static void test_threads(void) {
-    attn_case cs[6];
+    attn_case cs[7];
     cs[0] = attn_base_case(17, 9, 11, 23, 6, 2, 2);
     cs[0].mask = AM_VALUES | AM_RANDINF | AM_FULLROW; cs[0].mh = 3; cs[0].mN = 12;
     cs[1] = attn_base_case(5, 7, 9, 13, 4, 4, 3);  /* 12 (kv head, batch) pairs: more than 8 threads */
@@ -216,12 +216,14 @@ static void test_threads(void) {
     cs[2] = attn_base_case(3, 5, 7, 6, 3, 1, 1);   /* 1 pair: most threads idle */
     cs[3] = attn_base_case(24, 20, 61, 333, 2, 1, 1);  /* several query blocks, key tiles and key chunks */
     cs[3].mask = AM_VALUES | AM_TOPROWS | AM_KEYSPAN | AM_RANDINF; cs[3].mh = 2;
-    cs[4] = attn_base_case(32, 64, 45, 300, 2, 1, 1);  /* rows read in place, 128-key tiles, a last partial one */
+    cs[4] = attn_base_case(32, 64, 45, 300, 2, 1, 1);  /* q, k, v rows read in place (dO copied: H rows apart), 128-key tiles */
     cs[4].mask = AM_CAUSAL;
     cs[5] = attn_base_case(32, 32, 290, 300, 2, 1, 1);  /* N >= 256: 48-row query blocks, a last partial one */
     cs[5].mask = AM_CAUSAL | AM_RANDINF;
+    cs[6] = attn_base_case(32, 64, 45, 300, 1, 1, 1);  /* one head: dO's rows adjacent, read in place too */
+    cs[6].mask = AM_CAUSAL;
     const int threads[4] = {1, 2, 3, 8};
-    for (int ci = 0; ci < 6; ci++) {
+    for (int ci = 0; ci < 7; ci++) {
         float * first = NULL;
         int64_t len = 0;
         for (int t = 0; t < 4; t++) {
