@@ -21,15 +21,19 @@
 
 #define MAX_ROUNDS 31
 
+static void compute_or_exit(struct ggml_context * ctx, struct ggml_cgraph * g, int nth) {
+    if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
+        fprintf(stderr, "compute failed: %s\n", ggml_last_error());
+        exit(1);
+    }
+}
+
 /* One untimed compute of g: the first compute of a graph grows the thread
  * pool's scratch block and touches its pages (and the graph's tensors') for
  * the first time; a training loop pays that once, not every step. */
 static void warm_up(struct ggml_context * ctx, struct ggml_cgraph * g, int nth, bool reset) {
     if (reset) ggml_graph_reset(g);
-    if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
-        fprintf(stderr, "compute failed: %s\n", ggml_last_error());
-        exit(1);
-    }
+    compute_or_exit(ctx, g, nth);
 }
 
 /* Median seconds of `reps` computes of graph g (warmed up by the caller):
@@ -40,10 +44,7 @@ static double time_graph(struct ggml_context * ctx, struct ggml_cgraph * g, int 
     for (int r = 0; r < reps; r++) {
         if (reset) ggml_graph_reset(g);
         const double t0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        if (ggml_graph_compute_with_ctx(ctx, g, nth) != GGML_STATUS_SUCCESS) {
-            fprintf(stderr, "compute failed: %s\n", ggml_last_error());
-            exit(1);
-        }
+        compute_or_exit(ctx, g, nth);
         t[r] = bench_clock_s(CLOCK_MONOTONIC) - t0;
         c[r] = (bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / nth;
     }
