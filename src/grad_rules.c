@@ -17,9 +17,9 @@
  * from then on the rule may hand it on, unchanged, to other slots, and it is
  * the node's gradient that ggml_graph_get_grad returns).
  * Otherwise it works on a copy of x. */
-#define PRIVATE_SUM 9   /* after the region's strides and offset (0..7) and the zero base (8) */
+#define PRIVATE_SUM (GGMLR_ACC_ZERO_BASE + 1)   /* the op_params slot after the ACC's own */
 
-static bool is_acc_on_zeros(const struct ggml_tensor * t) { return t->op == GGML_OP_ACC && t->op_params[8]; }
+static bool is_acc_on_zeros(const struct ggml_tensor * t) { return t->op == GGML_OP_ACC && t->op_params[GGMLR_ACC_ZERO_BASE]; }
 static bool is_private(const struct ggml_tensor * t) { return t->op == GGML_OP_ACC && t->op_params[PRIVATE_SUM]; }
 
 void ggmlr_grad_release(struct ggml_tensor * t) {
@@ -137,7 +137,7 @@ RULE(grad_repeat_back) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_rep
 RULE(grad_acc) {
     size_t p[4];
     memcpy(p, node->op_params, sizeof p);
-    if (need[0] && !node->op_params[8] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
+    if (need[0] && !node->op_params[GGMLR_ACC_ZERO_BASE] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
     if (!need[1]) return true;
     struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
     return ggmlr_grad_acc(ctx, gph, B, ggml_view_4d(ctx, gc, B->ne[0], B->ne[1], B->ne[2], B->ne[3], p[0], p[1], p[2], p[3]));

@@ -80,6 +80,9 @@ struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, 
  * backward of a view), or into a itself (ACC_IN_PLACE: the result is a view of
  * a; autodiff's sums of gradients that nothing else reads) */
 enum ggmlr_acc_base { ACC_ON_COPY, ACC_ON_ZEROS, ACC_IN_PLACE };
+/* an ACC node's op_params: the region's strides and offset (4 size_t: slots
+ * 0..7), then at GGMLR_ACC_ZERO_BASE 1 when its base is zeros */
+#define GGMLR_ACC_ZERO_BASE 8
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base);
 

@@ -250,8 +250,8 @@ struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_ten
 }
 
 /* b added into the strided region (nb1..nb3, offset) of a copy of a, of
- * zeros shaped like a, or of a itself (enum ggmlr_acc_base). op_params: the
- * region's strides and offset, then [8]: 1 when the base is zeros. */
+ * zeros shaped like a, or of a itself (enum ggmlr_acc_base; op_params: see
+ * GGMLR_ACC_ZERO_BASE). */
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base) {
     REQUIRE_CTX("ggml_acc"); REQUIRE("ggml_acc", a); REQUIRE("ggml_acc", b);
@@ -279,7 +279,7 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
     t->src[1] = b;
     const size_t p[4] = {nb1, nb2, nb3, offset};
     memcpy(t->op_params, p, sizeof p);
-    t->op_params[8] = base == ACC_ON_ZEROS;
+    t->op_params[GGMLR_ACC_ZERO_BASE] = base == ACC_ON_ZEROS;
     return t;
 }
 

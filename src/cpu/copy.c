@@ -142,7 +142,7 @@ void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     size_t prm[4];
     memcpy(prm, dst->op_params, sizeof prm);
-    const bool zero_base = dst->op_params[8] != 0;
+    const bool zero_base = dst->op_params[GGMLR_ACC_ZERO_BASE] != 0;
     int64_t e0, e1;
     ggmlr_split(ggml_nelements(dst), p->ith, p->nth, &e0, &e1);
     float * d = dst->data;
