@@ -14,7 +14,7 @@
 #include "common/test_common.h"
 #include "common/workload.h"
 #include "gguf.h"
-#include "../src/internal.h"
+#include "core/internal.h"
 
 #include <limits.h>
 #include <pthread.h>

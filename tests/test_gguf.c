@@ -5,7 +5,7 @@
  * random corruptions, hand-made bad counts / lengths / shapes / offsets).
  *
  * The encoder below (struct bb) writes GGUF bytes from the format description
- * (docs/gguf.md upstream), sharing no code with src/gguf.c: it is the
+ * (docs/gguf.md upstream), sharing no code with src/gguf/: it is the
  * reference for the writer and the source of the hand-made files.
  *
  * `test_gguf --write-corpus DIR` writes the seed corpus (tests/corpus/gguf/,

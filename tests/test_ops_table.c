@@ -2,8 +2,8 @@
  * a distinct name, and every op that is not a view has a CPU kernel. (The
  * tables' lengths are checked at compile time.) */
 #include "common/test_common.h"
-#include "../src/cpu/kernels.h"
-#include "../src/grad.h"
+#include "cpu/kernels/kernels.h"
+#include "autodiff/grad.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * computed in float (off by ~0.1 rad at position 1e6), a wrong pairing or a
  * wrong ramp fails by orders of magnitude. */
 #include "common/test_common.h"
-#include "../src/internal.h"
+#include "core/internal.h"
 
 #include <float.h>
 #include <limits.h>

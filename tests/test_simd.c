@@ -28,8 +28,8 @@
  * misplaced element always fails. */
 #include "common/test_common.h"
 
-#include "../src/cpu/vec.h"  /* internal: the chosen primitives */
-#include "../src/internal.h"
+#include "cpu/simd/vec.h"  /* internal: the chosen primitives */
+#include "core/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * forever: MPI itself has no timeout on a collective. Reductions pack all
  * tensors into one float buffer: one MPI_Allreduce per optimizer step,
  * whatever the number of parameters. */
-#include "../internal.h"
-#include "../opt_dist.h"
+#include "core/internal.h"
+#include "opt/opt_dist.h"
 
 #include "ggml-mpi.h"
 

@@ -1,0 +1,67 @@
+/* elementwise.c -- binary ops with ggml broadcasting (b tiled over a) and
+ * unary ops. dst may alias a (in-place add): each element is read before it
+ * is written, by the same thread; a dst overlapping an input otherwise is
+ * done by one thread (ggmlr_my_dst_rows). */
+#include "cpu/kernels/kernels.h"
+
+#include <math.h>
+
+static inline float apply_binary(enum ggml_op op, float x, float y) {
+    switch (op) {
+        case GGML_OP_ADD: return x + y;
+        case GGML_OP_SUB: return x - y;
+        case GGML_OP_MUL: return x * y;
+        default:          return x / y;
+    }
+}
+
+void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const enum ggml_op op = dst->op;
+    const bool packed = a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
+    struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
+        const char * brow = ggmlr_elem_ptr(b, 0, i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]);
+        const int64_t n = dst->ne[0];
+        if (packed && b->ne[0] == n) {
+            const float * x = (const float *) arow, * y = (const float *) brow;
+            switch (op) {  /* separate loops so each vectorises */
+                case GGML_OP_ADD: for (int64_t i = 0; i < n; i++) d[i] = x[i] + y[i]; break;
+                case GGML_OP_SUB: for (int64_t i = 0; i < n; i++) d[i] = x[i] - y[i]; break;
+                case GGML_OP_MUL: for (int64_t i = 0; i < n; i++) d[i] = x[i] * y[i]; break;
+                default:          for (int64_t i = 0; i < n; i++) d[i] = x[i] / y[i]; break;
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                const float x = *(const float *) (arow + i * a->nb[0]);
+                const float y = *(const float *) (brow + (i % b->ne[0]) * b->nb[0]);
+                *(float *) ((char *) d + i * dst->nb[0]) = apply_binary(op, x, y);
+            }
+        }
+    }
+}
+
+void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const float s = ggmlr_get_op_param_f32(dst, 0);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
+        for (int64_t i = 0; i < dst->ne[0]; i++) {
+            const float x = *(const float *) (arow + i * a->nb[0]);
+            float y;
+            switch (dst->op) {
+                case GGML_OP_SQR:  y = x * x; break;
+                case GGML_OP_SQRT: y = sqrtf(x); break;
+                case GGML_OP_LOG:  y = logf(x); break;
+                default:           y = x * s; break;
+            }
+            d[i] = y;
+        }
+    }
+}

@@ -1,0 +1,195 @@
+/* matmul.c -- the two matrix products, on one GEMM driver:
+ *   mul_mat:  dst[i, j] = sum_k a[k, i] * b[k, j]   (K = a.ne0, contraction over dim 0)
+ *   out_prod: dst[i, j] = sum_k a[i, k] * b[j, k]   (K = a.ne1, contraction over dim 1)
+ * per (i2, i3) plane; a's planes are shared by contiguous groups of b's
+ * (i02 = i2 / (ne2/ne02)). Both read their F32 operands through strides, so a
+ * transposed or permuted view is multiplied as it lies (no copy first).
+ *
+ * The driver computes dst[i, j] = sum_k P(i, k) X(j, k), P = a and X = b seen
+ * through (row, reduction) strides. Blocked on the micro-kernel gemm_6xc_acc.
+ * Phase 0 packs P, once, into panels of TC rows i stored k-major, panel[k][c]
+ * (shared scratch), except whole panels whose rows i are contiguous, which
+ * are read in place. Phase 1: each group of TILE_R columns j runs the whole
+ * reduction over k against one panel in registers, reading X in place through
+ * its strides (gathered only for a last, partial group); a panel of at most
+ * TC / 2 rows runs the half-width kernel. A task is (plane, one panel or
+ * all of them, group of columns); thread ith takes the ith contiguous share
+ * of the tasks, so its columns j are the rows that the next row-wise node
+ * (bias, norm, activation) gives it, still in its cache. Every element of dst
+ * is computed by one task in a fixed order, so the result does not depend on
+ * the thread count or on how the columns are grouped. */
+#include "cpu/kernels/kernels.h"
+
+#define TR GGMLR_TILE_R
+#define J_MAX (16 * TR)   /* columns of X per task, at most */
+#define KC 256            /* reduction block: a panel block of KC x TC floats stays in L2 */
+#define MIN_TASKS 8       /* split columns finer until there are this many tasks */
+#define P_CACHED_FLOATS (128 * 1024)  /* 512 KB: about half the L2 of a current x86 core */
+
+/* P(i, k) at p->data + i*p_i + k*p_k + plane offsets (bytes), likewise X(j, k). */
+struct gemm_view {
+    const struct ggml_tensor * p, * x;
+    size_t p_i, p_k, x_j, x_k;
+    int64_t M, N, K;
+};
+
+static struct gemm_view view_of(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    if (dst->op == GGML_OP_OUT_PROD) return (struct gemm_view) {a, b, a->nb[0], a->nb[1], b->nb[0], b->nb[1], a->ne[0], b->ne[0], a->ne[1]};
+    return (struct gemm_view) {a, b, a->nb[1], a->nb[0], b->nb[1], b->nb[0], a->ne[1], b->ne[1], a->ne[0]};
+}
+
+static int64_t n_panels(const struct gemm_view * v, int64_t TC) { return (v->M + TC - 1) / TC; }
+
+static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
+
+/* Groups of columns when each (plane, range of panels) is split into tasks:
+ * at least MIN_TASKS tasks when the shape allows, at most J_MAX columns a
+ * group, and a multiple of nth tasks in all where the columns allow, so that
+ * the threads' shares are equal. Group g holds the TR-column micro-groups
+ * [g nmg / groups, (g + 1) nmg / groups), so group sizes differ by one
+ * micro-group at most. */
+static int64_t n_col_groups(const struct gemm_view * v, int64_t planes, int64_t ranges, int nth) {
+    const int64_t nmg = (v->N + TR - 1) / TR, others = planes * ranges;
+    if (others == 0 || nmg == 0) return 1;  /* an empty result: nothing to split */
+    int64_t groups = (MIN_TASKS + others - 1) / others;
+    const int64_t fewest = (nmg + J_MAX / TR - 1) / (J_MAX / TR);
+    if (groups < fewest) groups = fewest;
+    const int64_t step = nth / gcd(others % nth, nth);  /* others * groups is a multiple of nth when step divides groups */
+    groups = (groups + step - 1) / step * step;
+    return groups > nmg ? nmg : groups;
+}
+
+/* Panels per task: one (each task reads its panel of P and a slice of X: X
+ * is read once per panel) or all of them (each task reads its slice of X
+ * once, and P once per group of columns), whichever reads fewer floats,
+ * groups * |P| + panels * |X| against groups' * |P| + |X|; all of them only
+ * when P's plane fits in a core's L2 cache, else every group of columns
+ * would stream it from memory again. */
+static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t planes, int nth) {
+    if (v->M * v->K > P_CACHED_FLOATS) return 1;
+    const double p = (double) v->M, x = (double) v->N;  /* |P|, |X| per unit of K */
+    const double one = (double) n_col_groups(v, planes, np, nth) * p + (double) np * x;
+    const double all = (double) n_col_groups(v, planes, 1, nth) * p + x;
+    return all < one ? np : 1;
+}
+
+size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
+    (void) dst;
+    /* TR gathered column slices of X, the task's J_MAX x TC results */
+    return (size_t) (TR * KC + J_MAX * ggmlr_vec()->tile_c + 16) * sizeof(float);
+}
+
+size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
+    const struct gemm_view v = view_of(dst);
+    const int64_t TC = ggmlr_vec()->tile_c;
+    return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
+}
+
+/* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M. Rows i
+ * that are contiguous in k (mul_mat's transposed operand) are transposed in
+ * blocks of 8; otherwise k by k, so the panel is written in order. */
+static void pack_panel(const struct gemm_view * v, const char * base, int64_t i0, int64_t TC, float * panel) {
+    const int64_t ni = v->M - i0 < TC ? v->M - i0 : TC, K = v->K;
+    const bool blocks = v->p_k == sizeof(float) && v->p_i % sizeof(float) == 0 && v->p_i != sizeof(float);
+    const int64_t transposed = blocks ? ni / 8 * 8 : 0;  /* rows [0, transposed) are done in blocks */
+    for (int64_t c = 0; c < transposed; c += 8)
+        ggmlr_vec()->transpose8(K, (const float *) (base + (size_t) (i0 + c) * v->p_i), (int64_t) (v->p_i / sizeof(float)), 1.0f,
+                                panel + c, TC);
+    for (int64_t k = 0; k < K; k++) {
+        const char * src = base + (size_t) k * v->p_k + (size_t) i0 * v->p_i;
+        float * out = panel + k * TC;
+        if (v->p_i == sizeof(float)) memcpy(out, src, (size_t) ni * sizeof(float));
+        else for (int64_t c = transposed; c < ni; c++) out[c] = *(const float *) (src + (size_t) c * v->p_i);
+        memset(out + ni, 0, (size_t) (TC - ni) * sizeof(float));
+    }
+}
+
+/* A whole panel of P whose rows i are contiguous (out_prod's first operand)
+ * is read in place, its k-th row TC floats at stride p_k: no packing. */
+static bool panel_in_place(const struct gemm_view * v, int64_t i0, int64_t TC) {
+    return v->p_i == sizeof(float) && v->p_k % sizeof(float) == 0 && i0 + TC <= v->M;
+}
+
+void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct gemm_view v = view_of(dst);
+    const struct ggml_tensor * P = v.p, * X = v.x;
+    const struct ggmlr_vec_ops * vec = ggmlr_vec();
+    const int64_t K = v.K, M = v.M, N = v.N, TC = vec->tile_c, np = n_panels(&v, TC);
+    const int64_t r2 = dst->ne[2] / P->ne[2], r3 = dst->ne[3] / P->ne[3];
+    float * panels = p->shared, * xrows = p->wdata, * ctile = xrows + TR * KC;
+
+    /* phase 0: panel (plane of P, pi) */
+    for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
+        const int64_t pi = t % np, plane = t / np;
+        const char * base = (const char *) P->data + (plane % P->ne[2]) * P->nb[2] + (plane / P->ne[2]) * P->nb[3];
+        if (!panel_in_place(&v, pi * TC, TC)) pack_panel(&v, base, pi * TC, TC, panels + t * K * TC);
+    }
+    ggmlr_barrier(p);
+
+    /* phase 1: task = (plane of dst, range of panels, columns [j_begin, j_end)) */
+    const bool x_in_place = v.x_j % sizeof(float) == 0 && v.x_k % sizeof(float) == 0;
+    const int64_t xs_j = (int64_t) (v.x_j / sizeof(float)), xs_k = (int64_t) (v.x_k / sizeof(float));
+    const int64_t planes = dst->ne[2] * dst->ne[3], per_task = panels_per_task(&v, np, planes, p->nth), ranges = np / per_task;
+    const int64_t n_groups = n_col_groups(&v, planes, ranges, p->nth), nmg = (N + TR - 1) / TR;
+    const int64_t n_tasks = ranges * n_groups * planes;
+    int64_t task, last;
+    ggmlr_split(n_tasks, p->ith, p->nth, &task, &last);
+    for (; task < last; task++) {
+        const int64_t range = task % ranges, gi = (task / ranges) % n_groups, plane = task / (ranges * n_groups);
+        const int64_t i2 = plane % dst->ne[2], i3 = plane / dst->ne[2], p2 = i2 / r2, p3 = i3 / r3;
+        const char * xplane = (const char *) X->data + i2 * X->nb[2] + i3 * X->nb[3];
+        const int64_t j_begin = TR * (gi * nmg / n_groups), j_stop = TR * ((gi + 1) * nmg / n_groups);
+        const int64_t j_end = j_stop < N ? j_stop : N;
+        for (int64_t pi = range * per_task; pi < (range + 1) * per_task; pi++) {
+            const int64_t i0 = pi * TC, ni = M - i0 < TC ? M - i0 : TC;
+            const bool in_place = panel_in_place(&v, i0, TC);
+            const int64_t ldp = in_place ? (int64_t) (v.p_k / sizeof(float)) : TC;
+            const float * panel = in_place ? (const float *) ((const char *) P->data + p2 * P->nb[2] + p3 * P->nb[3]) + i0
+                                           : panels + (p3 * P->ne[2] * np + p2 * np + pi) * K * TC;
+            /* a whole panel accumulates straight into dst's rows; a partial one in
+             * ctile, copied out at the end (ctile then also takes the rows past
+             * j_end of a last, partial group of columns) */
+            const bool direct = ni == TC && dst->nb[0] == sizeof(float);
+            if (direct)
+                for (int64_t j = j_begin; j < j_end; j++) memset(ggmlr_elem_ptr(dst, i0, j, i2, i3), 0, (size_t) TC * sizeof(float));
+            else memset(ctile, 0, (size_t) ((j_end - j_begin + TR - 1) / TR * TR * TC) * sizeof(float));
+            for (int64_t k0 = 0; k0 < K; k0 += KC) {
+                const int64_t kc = K - k0 < KC ? K - k0 : KC;
+                for (int64_t j0 = j_begin; j0 < j_end; j0 += TR) {
+                    const int64_t nj = j_end - j0 < TR ? j_end - j0 : TR;
+                    /* X(j0 + r, k0 + k) for r < TR, k < kc: in place, or gathered with zero rows past nj */
+                    const float * xp;
+                    int64_t ars, aks;
+                    if (x_in_place && nj == TR) {
+                        xp = (const float *) (xplane + (size_t) j0 * v.x_j + (size_t) k0 * v.x_k);
+                        ars = xs_j;
+                        aks = xs_k;
+                    } else {
+                        for (int64_t r = 0; r < TR; r++) {
+                            float * row = xrows + r * KC;
+                            if (r >= nj) { memset(row, 0, (size_t) kc * sizeof(float)); continue; }
+                            const char * src = xplane + (size_t) (j0 + r) * v.x_j + (size_t) k0 * v.x_k;
+                            for (int64_t k = 0; k < kc; k++) row[k] = *(const float *) (src + (size_t) k * v.x_k);
+                        }
+                        xp = xrows;
+                        ars = KC;
+                        aks = 1;
+                    }
+                    float * out[TR];
+                    for (int r = 0; r < TR; r++) {
+                        if (!direct) out[r] = ctile + (j0 - j_begin + r) * TC;
+                        else if (j0 + r < j_end) out[r] = (float *) ggmlr_elem_ptr(dst, i0, j0 + r, i2, i3);
+                        else out[r] = ctile;  /* a row past the task's columns: scratch */
+                    }
+                    /* a last panel of at most TC / 2 rows (the LM head's 82 = 64 + 18) needs half the work */
+                    if (ni <= TC / 2) vec->gemm_6xh_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
+                    else vec->gemm_6xc_acc(kc, xp, ars, aks, panel + k0 * ldp, ldp, out);
+                }
+            }
+            if (!direct)
+                for (int64_t j = j_begin; j < j_end; j++)
+                    memcpy(ggmlr_elem_ptr(dst, i0, j, i2, i3), ctile + (j - j_begin) * TC, (size_t) ni * sizeof(float));
+        }
+    }
+}

@@ -1,0 +1,88 @@
+/* rope.c -- rotary position embedding (ROPE) and its backward (ROPE_BACK).
+ *
+ * Row (i1, i2, i3) of a, at position p = b[i2], has its pair k < n_dims/2
+ * (entries (2k, 2k+1) in NORMAL mode, (k, k + n_dims/2) in NEOX mode) rotated:
+ *   y0 = m (x0 cos t - x1 sin t),  y1 = m (x0 sin t + x1 cos t)
+ * with, as upstream ggml (YaRN, ext_factor e = 0 for plain RoPE),
+ *   t_ext = p base^(-2k/n_dims) / c[k]       (c: frequency factors, 1 without)
+ *   t_int = freq_scale t_ext
+ *   ramp  = 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1)
+ *   t     = t_int (1 - e ramp) + t_ext e ramp
+ *   m     = attn_factor (1 + 0.1 ln(1 / freq_scale))  when e != 0, else attn_factor
+ *   lo, hi = the correction dims floor(d(beta_fast)), ceil(d(beta_slow)) clamped to
+ *            [0, n_dims - 1], d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base)
+ * Entries from n_dims on are copied. ROPE_BACK uses -t: the transpose, the
+ * gradient of ROPE (and ROPE's matrix is the gradient of ROPE_BACK).
+ *
+ * Angles, cos and sin are computed in double once per token (per row change
+ * of i2) and the rotation in double, so each output is one float rounding
+ * from the exact value even at large positions. Every row is computed by one
+ * thread the same way: results do not depend on the thread count. */
+#include "cpu/kernels/kernels.h"
+
+#include <math.h>
+
+static const double PI = 3.14159265358979323846;
+
+/* scratch: n_dims doubles (cos, sin of each pair), then one row of a as F32 */
+size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
+    const struct ggmlr_rope_params prm = ggmlr_rope_params_of(dst);
+    return (size_t) prm.n_dims * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
+}
+
+static double corr_dim(const struct ggmlr_rope_params * prm, double beta) {
+    return prm->n_dims * log(prm->n_ctx_orig / (2.0 * PI * beta)) / (2.0 * log((double) prm->freq_base));
+}
+
+/* cos_sin[2k], cos_sin[2k+1] = m cos t, sign m sin t of pair k at position pos */
+static void pair_rotations(const struct ggmlr_rope_params * prm, const struct ggml_tensor * freq_factors, double pos, double sign, double * cos_sin) {
+    const int n_pairs = prm->n_dims / 2;
+    const double ext = prm->ext_factor, scale = prm->freq_scale;
+    double lo = 0.0, hi = 0.0, m = prm->attn_factor;
+    if (ext != 0.0) {
+        lo = fmax(0.0, floor(corr_dim(prm, prm->beta_fast)));
+        hi = fmin(prm->n_dims - 1.0, ceil(corr_dim(prm, prm->beta_slow)));
+        m *= 1.0 + 0.1 * log(1.0 / scale);
+    }
+    for (int k = 0; k < n_pairs; k++) {
+        double t_ext = pos * pow((double) prm->freq_base, -2.0 * k / prm->n_dims);
+        if (freq_factors) t_ext /= ggmlr_load_f32(GGML_TYPE_F32, (const char *) freq_factors->data + k * freq_factors->nb[0]);
+        double t = scale * t_ext;
+        if (ext != 0.0) {
+            const double ramp = 1.0 - fmin(1.0, fmax(0.0, (k - lo) / fmax(0.001, hi - lo)));
+            t = t * (1.0 - ext * ramp) + t_ext * ext * ramp;
+        }
+        cos_sin[2 * k] = m * cos(t);
+        cos_sin[2 * k + 1] = sign * m * sin(t);
+    }
+}
+
+void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * pos = dst->src[1], * freq_factors = dst->src[2];
+    const struct ggmlr_rope_params prm = ggmlr_rope_params_of(dst);
+    const int64_t ne0 = dst->ne[0], half = prm.n_dims / 2;
+    /* NORMAL: pair k is (2k, 2k+1); NEOX: (k, k + n_dims/2) */
+    const int64_t stride = prm.mode == GGML_ROPE_TYPE_NEOX ? 1 : 2, offset = prm.mode == GGML_ROPE_TYPE_NEOX ? half : 1;
+    const double sign = dst->op == GGML_OP_ROPE ? 1.0 : -1.0;
+    double * cos_sin = p->wdata;
+    float * row_scratch = (float *) (cos_sin + prm.n_dims);
+    int64_t cached_i2 = -1;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        if (i2 != cached_i2) {
+            const int32_t position = *(const int32_t *) ((const char *) pos->data + i2 * pos->nb[0]);
+            pair_rotations(&prm, freq_factors, position, sign, cos_sin);
+            cached_i2 = i2;
+        }
+        const float * x = ggmlr_row_f32(a, i1, i2, i3, row_scratch);
+        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t k = 0; k < half; k++) {
+            const int64_t j0 = k * stride, j1 = j0 + offset;
+            const double c = cos_sin[2 * k], s = cos_sin[2 * k + 1], x0 = x[j0], x1 = x[j1];
+            y[j0] = (float) (x0 * c - x1 * s);
+            y[j1] = (float) (x0 * s + x1 * c);
+        }
+        for (int64_t j = prm.n_dims; j < ne0; j++) y[j] = x[j];
+    }
+}

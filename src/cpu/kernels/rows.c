@@ -1,0 +1,82 @@
+/* rows.c -- row lookups: get_rows (gather rows of a table by I32 index),
+ * get_rows_back (its adjoint: scatter-add rows into zeros) and argmax.
+ * Indices come from data, so each one is checked before it is used: an index
+ * out of range fails the compute instead of reading or writing out of bounds. */
+#include "cpu/kernels/kernels.h"
+
+static int32_t index_at(const struct ggml_tensor * b, int64_t j, int64_t i2, int64_t i3) {
+    return *(const int32_t *) ggmlr_elem_ptr(b, j, i2, i3, 0);
+}
+
+static bool index_ok(const struct ggmlr_compute_params * p, const char * op, int32_t row, int64_t rows, int64_t j, int64_t i2, int64_t i3) {
+    if (row >= 0 && row < rows) return true;
+    ggmlr_compute_fail(p, "%s: index %d at (%lld, %lld, %lld) is outside [0, %lld)", op, (int) row, (long long) j, (long long) i2,
+                       (long long) i3, (long long) rows);
+    return false;
+}
+
+/* dst row (j, i2, i3) = a row b[j, i2, i3] of batch (i2, i3); threads split dst rows */
+void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const int64_t n0 = a->ne[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, j, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &j, &i2, &i3)) {
+        const int32_t row = index_at(b, j, i2, i3);
+        if (!index_ok(p, "GET_ROWS", row, a->ne[1], j, i2, i3)) continue;
+        char * out = ggmlr_elem_ptr(dst, 0, j, i2, i3);
+        if (a->type == GGML_TYPE_I32) {
+            for (int64_t i = 0; i < n0; i++) ((int32_t *) out)[i] = *(const int32_t *) ggmlr_elem_ptr(a, i, row, i2, i3);
+            continue;
+        }
+        /* F32 or F16 into the F32 result: converted straight into it, or copied when a's row is already packed F32 */
+        const float * x = ggmlr_row_f32(a, row, i2, i3, (float *) out);
+        if (x != (const float *) out) memcpy(out, x, (size_t) n0 * sizeof(float));
+    }
+}
+
+/* dst = zeros shaped like c; dst row b[j, i2, i3] += a row (j, i2, i3).
+ * Each thread owns a range of dst rows, zeroes them, and scans its batches'
+ * indices in order adding the rows that land in its range: a row that several
+ * indices hit sums them in index order, whatever the thread count. */
+void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const int64_t n0 = dst->ne[0], rows = dst->ne[1], n_idx = b->ne[0];
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        ggmlr_row_index(dst, r, &i1, &i2, &i3);
+        memset(ggmlr_elem_ptr(dst, 0, i1, i2, i3), 0, (size_t) n0 * sizeof(float));
+    }
+    if (r0 >= r1) return;
+    /* batches (i2, i3) that hold rows of [r0, r1) */
+    for (int64_t batch = r0 / rows; batch <= (r1 - 1) / rows; batch++) {
+        const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
+        for (int64_t j = 0; j < n_idx; j++) {
+            const int32_t row = index_at(b, j, i2, i3);
+            if (!index_ok(p, "GET_ROWS_BACK", row, rows, j, i2, i3)) continue;
+            const int64_t r = batch * rows + row;
+            if (r < r0 || r >= r1) continue;
+            float * out = ggmlr_elem_ptr(dst, 0, row, i2, i3);
+            const char * g = ggmlr_elem_ptr(a, 0, j, i2, i3);
+            for (int64_t i = 0; i < n0; i++) out[i] += *(const float *) (g + i * a->nb[0]);
+        }
+    }
+}
+
+size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+/* dst[i1] = index of the largest element of row i1; the first one on ties (as upstream) */
+void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, a);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const float * x = ggmlr_row_f32(a, i1, i2, i3, p->wdata);
+        int32_t best = 0;
+        for (int64_t i = 1; i < a->ne[0]; i++)
+            if (x[i] > x[best]) best = (int32_t) i;
+        *(int32_t *) ggmlr_elem_ptr(dst, i1, 0, 0, 0) = best;
+    }
+}

@@ -1,0 +1,97 @@
+/* ops_rope.c -- constructors of the rotary position embedding (ROPE) and its
+ * backward (ROPE_BACK).
+ *
+ * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens],
+ * c NULL or F32 frequency factors [>= n_dims/2]. The first n_dims entries of
+ * each row are rotated pair by pair (pairs (2k, 2k+1) in NORMAL mode,
+ * (k, k + n_dims/2) in NEOX mode) by an angle growing with the position;
+ * the rest are copied (cpu/kernels/rope.c has the formula). ROPE_BACK rotates by
+ * minus that angle: each is the other's gradient. The result is contiguous F32
+ * shaped like a. */
+#include "core/internal.h"
+
+#include <math.h>
+
+/* ne[1..3] == 1 */
+static bool is_vector(const struct ggml_tensor * t) { return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+
+enum { P_N_DIMS = 1, P_MODE = 2, P_N_CTX_ORIG = 4, P_FLOATS = 5 };  /* upstream's op_params slots */
+
+struct ggmlr_rope_params ggmlr_rope_params_of(const struct ggml_tensor * node) {
+    struct ggmlr_rope_params prm = {node->op_params[P_N_DIMS], node->op_params[P_MODE], node->op_params[P_N_CTX_ORIG], 0, 0, 0, 0, 0, 0};
+    float * floats[6] = {&prm.freq_base, &prm.freq_scale, &prm.ext_factor, &prm.attn_factor, &prm.beta_fast, &prm.beta_slow};
+    for (int i = 0; i < 6; i++) *floats[i] = ggmlr_get_op_param_f32(node, P_FLOATS + i);
+    return prm;
+}
+
+static bool check_params(const char * fn, const struct ggml_tensor * a, const struct ggmlr_rope_params * prm) {
+    if (prm->mode != GGML_ROPE_TYPE_NORMAL && prm->mode != GGML_ROPE_TYPE_NEOX) {
+        ggmlr_set_error("%s: mode %d is not implemented (GGML_ROPE_TYPE_NORMAL = 0 or GGML_ROPE_TYPE_NEOX = 2)", fn, (int) prm->mode);
+        return false;
+    }
+    if (prm->n_dims <= 0 || prm->n_dims % 2 != 0 || prm->n_dims > a->ne[0]) {
+        ggmlr_set_error("%s: n_dims must be even, positive and at most a->ne[0] = %lld (got %d)", fn, (long long) a->ne[0], (int) prm->n_dims);
+        return false;
+    }
+    const float floats[6] = {prm->freq_base, prm->freq_scale, prm->ext_factor, prm->attn_factor, prm->beta_fast, prm->beta_slow};
+    for (int i = 0; i < 6; i++) {
+        if (!isfinite(floats[i])) {
+            ggmlr_set_error("%s: freq_base, freq_scale, ext_factor, attn_factor, beta_fast and beta_slow must be finite (got %g, %g, %g, %g, %g, %g)",
+                            fn, (double) floats[0], (double) floats[1], (double) floats[2], (double) floats[3], (double) floats[4], (double) floats[5]);
+            return false;
+        }
+    }
+    if (!(prm->freq_base > 0.0f) || !(prm->freq_scale > 0.0f)) {
+        ggmlr_set_error("%s: freq_base and freq_scale must be > 0 (got %g and %g)", fn, (double) prm->freq_base, (double) prm->freq_scale);
+        return false;
+    }
+    /* YaRN's correction dims are n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln freq_base): defined only for these */
+    if (prm->ext_factor != 0.0f && (prm->n_ctx_orig <= 0 || !(prm->beta_fast > 0.0f) || !(prm->beta_slow > 0.0f) || prm->freq_base == 1.0f)) {
+        ggmlr_set_error("%s: with ext_factor != 0 (YaRN), n_ctx_orig, beta_fast and beta_slow must be > 0 and freq_base != 1 "
+                        "(got %d, %g, %g, %g)", fn, (int) prm->n_ctx_orig, (double) prm->beta_fast, (double) prm->beta_slow, (double) prm->freq_base);
+        return false;
+    }
+    return true;
+}
+
+struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                     struct ggml_tensor * c, const struct ggmlr_rope_params * prm) {
+    const char * fn = op == GGML_OP_ROPE ? "ggml_rope_ext" : "ggml_rope_ext_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    REQUIRE_F32(fn, a);
+    if (b->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "b (positions)", b, "I32");
+    if (!is_vector(b) || b->ne[0] != a->ne[2]) return ggmlr_fail_shapes(fn, "b must be a vector of a->ne[2] positions", a, b);
+    if (!check_params(fn, a, prm)) return NULL;
+    if (c) {
+        REQUIRE_F32(fn, c);
+        if (!is_vector(c) || c->ne[0] < prm->n_dims / 2) {
+            char sc[96];
+            ggmlr_set_error("%s: c (frequency factors) must be a vector of at least n_dims/2 = %d values (got %s)", fn, (int) prm->n_dims / 2,
+                            ggmlr_shape_str(c, sc, sizeof sc));
+            return NULL;
+        }
+    }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
+    if (!t) return NULL;
+    t->src[2] = c;
+    t->op_params[P_N_DIMS] = prm->n_dims;
+    t->op_params[P_MODE] = prm->mode;
+    t->op_params[P_N_CTX_ORIG] = prm->n_ctx_orig;
+    const float floats[6] = {prm->freq_base, prm->freq_scale, prm->ext_factor, prm->attn_factor, prm->beta_fast, prm->beta_slow};
+    for (int i = 0; i < 6; i++) ggmlr_set_op_param_f32(t, P_FLOATS + i, floats[i]);
+    return t;
+}
+
+struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                   int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                   float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    return ggmlr_rope_node(ctx, GGML_OP_ROPE, a, b, c, &prm);
+}
+
+struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                        int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    return ggmlr_rope_node(ctx, GGML_OP_ROPE_BACK, a, b, c, &prm);
+}

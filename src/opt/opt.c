@@ -1,0 +1,366 @@
+/* opt.c -- the optimization contexts of ggml-opt.h: default parameters, the
+ * graphs and memory ggml_opt_init builds, the accessors, and the data-parallel
+ * hook (opt_dist.h). Running a context is in opt_eval.c, datasets in
+ * opt_dataset.c.
+ *
+ * An optimization context owns three graphs over the user's model:
+ *   gf      forward: inputs -> outputs -> loss
+ *   gb_grad forward + backward; each parameter's gradient is added into its
+ *           accumulator (ctx_static), so opt_period micro-batches sum up
+ *   g_step  the optimizer steps alone, reading the accumulators
+ * The step is its own graph so that, between the backward pass and the step,
+ * the host can check the loss and gradients for NaN/Inf and clip the global
+ * gradient norm: one pass over the accumulators, the same order of work as
+ * the step itself.
+ *
+ * Memory: the user's parameters and inputs have their own; labels, the loss,
+ * predictions, accumulators, AdamW moments and the step nodes live in
+ * ctx_static with one buffer (they must survive from one evaluation to the
+ * next); the forward tensors of ctx_compute and the backward tensors get
+ * memory from the scheduler for whichever graph runs. */
+#include "opt/opt_internal.h"
+
+#include <stdlib.h>
+
+struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * userdata) {
+    (void) userdata;
+    struct ggml_opt_optimizer_params p;
+    p.adamw.alpha = 0.001f;
+    p.adamw.beta1 = 0.9f;
+    p.adamw.beta2 = 0.999f;
+    p.adamw.eps   = 1e-8f;
+    p.adamw.wd    = 0.0f;
+    p.sgd.alpha   = 1e-3f;
+    p.sgd.wd      = 0.0f;
+    p.clip_norm   = 0.0f;
+    return p;
+}
+
+struct ggml_opt_optimizer_params ggml_opt_get_constant_optimizer_params(void * userdata) {
+    return userdata ? *(const struct ggml_opt_optimizer_params *) userdata : ggml_opt_get_default_optimizer_params(NULL);
+}
+
+struct ggml_opt_params ggml_opt_default_params(ggml_backend_sched_t backend_sched, enum ggml_opt_loss_type loss_type) {
+    struct ggml_opt_params p;
+    memset(&p, 0, sizeof p);
+    p.backend_sched   = backend_sched;
+    p.loss_type       = loss_type;
+    p.build_type      = GGML_OPT_BUILD_TYPE_OPT;
+    p.opt_period      = 1;
+    p.get_opt_pars    = ggml_opt_get_default_optimizer_params;
+    p.get_opt_pars_ud = NULL;
+    p.optimizer       = GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    p.apply_nonfinite = false;
+    p.seed            = 0;
+    return p;
+}
+
+const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type o) {
+    switch (o) {
+        case GGML_OPT_OPTIMIZER_TYPE_ADAMW: return "adamw";
+        case GGML_OPT_OPTIMIZER_TYPE_SGD:   return "sgd";
+        default:                            return "undefined";
+    }
+}
+
+/* Graph capacity: the scheduler's, at least upstream's default. */
+static size_t graph_capacity(const struct ggml_opt_context * oc) {
+    const size_t s = ggml_backend_sched_get_graph_size(oc->backend_sched);
+    return s > GGML_DEFAULT_GRAPH_SIZE ? s : GGML_DEFAULT_GRAPH_SIZE;
+}
+
+static bool named(struct ggml_tensor * t, const char * prefix, const char * name) {
+    if (!t) return false;
+    char buf[2 * GGML_MAX_NAME];  /* ggml_set_name truncates */
+    snprintf(buf, sizeof buf, "%s%s", prefix, name);
+    ggml_set_name(t, buf);
+    return true;
+}
+
+/* The loss of outputs (and labels) in ctx_static, scaled by 1/opt_period when
+ * it is a mean so that the accumulated gradient is that of the logical batch. */
+static bool build_loss(struct ggml_opt_context * oc) {
+    struct ggml_context * cs = oc->ctx_static;
+    struct ggml_tensor * out = oc->outputs;
+    const float mean_scale = 1.0f / ((float) oc->opt_period * (float) ggml_nelements(out));
+    struct ggml_tensor * loss = NULL;
+    if (oc->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY || oc->loss_type == GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR) {
+        oc->labels = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, out->ne);
+        if (!named(oc->labels, "labels", "")) return false;
+        ggml_set_input(oc->labels);
+    }
+    switch (oc->loss_type) {
+        case GGML_OPT_LOSS_TYPE_MEAN:
+            loss = ggml_scale(cs, ggml_sum(cs, out), mean_scale);
+            break;
+        case GGML_OPT_LOSS_TYPE_SUM:
+            loss = ggml_sum(cs, out);
+            break;
+        case GGML_OPT_LOSS_TYPE_CROSS_ENTROPY:
+            loss = ggml_cross_entropy_loss(cs, out, oc->labels);
+            if (loss && oc->opt_period > 1) loss = ggml_scale(cs, loss, 1.0f / (float) oc->opt_period);
+            break;
+        case GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR:
+            loss = ggml_scale(cs, ggml_sum(cs, ggml_sqr(cs, ggml_sub(cs, out, oc->labels))), mean_scale);
+            break;
+    }
+    if (!named(loss, "loss", "")) return false;
+    oc->loss_per_datapoint = oc->loss_type != GGML_OPT_LOSS_TYPE_SUM;
+    ggml_set_output(loss);
+    ggml_set_loss(loss);
+    if (!(loss->flags & GGML_TENSOR_FLAG_LOSS)) return false;  /* ggml_set_loss said why */
+    oc->loss = loss;
+    if (oc->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY) {
+        oc->pred = ggml_new_tensor_1d(cs, GGML_TYPE_I32, out->ne[1]);
+        oc->ncorrect = ggml_new_tensor_1d(cs, GGML_TYPE_I32, 1);
+        if (!named(oc->pred, "pred", "") || !named(oc->ncorrect, "ncorrect", "")) return false;
+    }
+    return true;
+}
+
+/* A graph of the model and (once built) its loss, in the same node order every time. */
+static struct ggml_cgraph * forward_graph(struct ggml_opt_context * oc, bool grads) {
+    struct ggml_cgraph * g = ggml_new_graph_custom(oc->ctx_graph, graph_capacity(oc), grads);
+    if (!g || ggml_build_forward_expand_status(g, oc->outputs) != GGML_STATUS_SUCCESS) return NULL;
+    if (oc->loss && ggml_build_forward_expand_status(g, oc->loss) != GGML_STATUS_SUCCESS) return NULL;
+    return g;
+}
+
+static bool build_backward(struct ggml_opt_context * oc) {
+    oc->gb_grad = forward_graph(oc, true);
+    if (!oc->gb_grad) return false;
+    const int n_nodes = ggml_graph_n_nodes(oc->gb_grad);
+    struct ggml_tensor ** accs_by_node = ggmlr_calloc((size_t) n_nodes, sizeof *accs_by_node);
+    if (!accs_by_node) { ggmlr_set_error("ggml_opt_init: out of memory"); return false; }
+    for (int i = 0, p = 0; i < n_nodes; i++) {
+        struct ggml_tensor * node = ggml_graph_node(oc->gb_grad, i);
+        if (node->flags & GGML_TENSOR_FLAG_PARAM) accs_by_node[i] = oc->grad_accs[p++];
+    }
+    const enum ggml_status st = ggml_build_backward_expand(oc->ctx_graph, oc->gb_grad, accs_by_node);
+    free(accs_by_node);
+    return st == GGML_STATUS_SUCCESS;
+}
+
+static bool build_step(struct ggml_opt_context * oc) {
+    struct ggml_context * cs = oc->ctx_static;
+    const bool adamw = oc->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    oc->opt_pars = ggml_new_tensor_1d(cs, GGML_TYPE_F32, adamw ? 7 : 2);
+    if (!named(oc->opt_pars, ggml_opt_optimizer_name(oc->optimizer), " params")) return false;
+    ggml_set_input(oc->opt_pars);
+    oc->g_step = ggml_new_graph_custom(oc->ctx_graph, graph_capacity(oc), false);
+    if (!oc->g_step) return false;
+    for (int p = 0; p < oc->n_params; p++) {
+        struct ggml_tensor * w = oc->params[p];
+        struct ggml_tensor * step;
+        if (adamw) {
+            oc->grad_m[p] = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, w->ne);
+            oc->grad_v[p] = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, w->ne);
+            if (!named(oc->grad_m[p], "AdamW m for ", w->name) || !named(oc->grad_v[p], "AdamW v for ", w->name)) return false;
+            step = ggml_opt_step_adamw(cs, w, oc->grad_accs[p], oc->grad_m[p], oc->grad_v[p], oc->opt_pars);
+        } else {
+            step = ggml_opt_step_sgd(cs, w, oc->grad_accs[p], oc->opt_pars);
+        }
+        if (!named(step, ggml_opt_optimizer_name(oc->optimizer), " step")) return false;
+        if (ggml_build_forward_expand_status(oc->g_step, step) != GGML_STATUS_SUCCESS) return false;
+    }
+    return true;
+}
+
+static bool check_params(const struct ggml_opt_params * p) {
+    static const char * fn = "ggml_opt_init";
+    if (!p->backend_sched) { ggmlr_set_error("%s: backend_sched is NULL", fn); return false; }
+    if (!p->ctx_compute || !p->inputs || !p->outputs) {
+        ggmlr_set_error("%s: ctx_compute, inputs and outputs must be set (only static graphs are supported)", fn);
+        return false;
+    }
+    if (!p->inputs->data) { ggmlr_set_error("%s: inputs '%s' must have memory (allocate them statically)", fn, p->inputs->name); return false; }
+    if ((unsigned) p->loss_type > GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR) { ggmlr_set_error("%s: unknown loss type %d", fn, (int) p->loss_type); return false; }
+    if (p->build_type != GGML_OPT_BUILD_TYPE_FORWARD && p->build_type != GGML_OPT_BUILD_TYPE_GRAD && p->build_type != GGML_OPT_BUILD_TYPE_OPT) {
+        ggmlr_set_error("%s: unknown build type %d", fn, (int) p->build_type);
+        return false;
+    }
+    if ((unsigned) p->optimizer >= GGML_OPT_OPTIMIZER_TYPE_COUNT) { ggmlr_set_error("%s: unknown optimizer %d", fn, (int) p->optimizer); return false; }
+    if (p->opt_period < 1) { ggmlr_set_error("%s: opt_period must be >= 1 (got %d)", fn, (int) p->opt_period); return false; }
+    if (p->build_type == GGML_OPT_BUILD_TYPE_OPT && !p->get_opt_pars) { ggmlr_set_error("%s: get_opt_pars is NULL", fn); return false; }
+    if (p->outputs->type != GGML_TYPE_F32) { ggmlr_set_error("%s: outputs '%s' must be F32", fn, p->outputs->name); return false; }
+    if (p->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY && (p->outputs->ne[2] != 1 || p->outputs->ne[3] != 1)) {
+        ggmlr_set_error("%s: cross-entropy needs 2-D outputs [classes, datapoints]", fn);
+        return false;
+    }
+    return true;
+}
+
+ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
+    if (!check_params(&params)) return NULL;
+    struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
+    if (!oc) { ggmlr_set_error("ggml_opt_init: out of memory"); return NULL; }
+    oc->backend_sched   = params.backend_sched;
+    oc->ctx_compute     = params.ctx_compute;
+    oc->inputs          = params.inputs;
+    oc->outputs         = params.outputs;
+    oc->loss_type       = params.loss_type;
+    oc->build_type      = params.build_type;
+    oc->optimizer       = params.optimizer;
+    oc->opt_period      = params.opt_period;
+    oc->get_opt_pars    = params.get_opt_pars;
+    oc->get_opt_pars_ud = params.get_opt_pars_ud;
+    oc->apply_nonfinite = params.apply_nonfinite;
+    oc->rng             = params.seed;
+    oc->iter            = 1;
+    oc->dist.size       = 1;
+    ggml_set_input(oc->inputs);
+    ggml_set_output(oc->outputs);
+
+    const size_t cap = graph_capacity(oc);
+    struct ggml_init_params gp = {3 * ggml_graph_overhead_custom(cap, true) + 2 * cap * ggml_tensor_overhead(), NULL, true};
+    oc->ctx_graph = ggml_init(gp);
+    if (!oc->ctx_graph) goto fail;
+
+    /* the parameters are the PARAM nodes of the model, in graph order */
+    oc->gf = forward_graph(oc, false);
+    if (!oc->gf) goto fail;
+    for (int i = 0; i < ggml_graph_n_nodes(oc->gf); i++) {
+        const struct ggml_tensor * node = ggml_graph_node(oc->gf, i);
+        if (node->flags & GGML_TENSOR_FLAG_LOSS) {
+            ggmlr_set_error("ggml_opt_init: the model already has a loss ('%s'); outputs must be the model's output", node->name);
+            goto fail;
+        }
+        if (node->flags & GGML_TENSOR_FLAG_PARAM) oc->n_params++;
+    }
+    const size_t np = (size_t) oc->n_params;
+    oc->params    = ggmlr_calloc(np + 1, sizeof *oc->params);
+    oc->grad_accs = ggmlr_calloc(np + 1, sizeof *oc->grad_accs);
+    oc->grad_m    = ggmlr_calloc(np + 1, sizeof *oc->grad_m);
+    oc->grad_v    = ggmlr_calloc(np + 1, sizeof *oc->grad_v);
+    if (!oc->params || !oc->grad_accs || !oc->grad_m || !oc->grad_v) { ggmlr_set_error("ggml_opt_init: out of memory"); goto fail; }
+    for (int i = 0, p = 0; i < ggml_graph_n_nodes(oc->gf); i++) {
+        struct ggml_tensor * node = ggml_graph_node(oc->gf, i);
+        if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) continue;
+        if (!node->data) { ggmlr_set_error("ggml_opt_init: parameter '%s' has no memory (allocate it statically)", node->name); goto fail; }
+        oc->params[p++] = node;
+    }
+    if (oc->build_type >= GGML_OPT_BUILD_TYPE_GRAD && oc->n_params == 0) {
+        ggmlr_set_error("ggml_opt_init: the model has no parameters (mark them with ggml_set_param)");
+        goto fail;
+    }
+
+    /* labels, loss chain, pred, ncorrect, opt params; per parameter accumulator, m, v, step */
+    struct ggml_init_params sp = {(12 + 4 * np) * ggml_tensor_overhead(), NULL, true};
+    oc->ctx_static = ggml_init(sp);
+    if (!oc->ctx_static || !build_loss(oc)) goto fail;
+    if (ggml_build_forward_expand_status(oc->gf, oc->loss) != GGML_STATUS_SUCCESS) goto fail;
+    if (oc->build_type >= GGML_OPT_BUILD_TYPE_GRAD) {
+        for (int p = 0; p < oc->n_params; p++) {
+            oc->grad_accs[p] = ggml_new_tensor(oc->ctx_static, GGML_TYPE_F32, GGML_MAX_DIMS, oc->params[p]->ne);
+            if (!named(oc->grad_accs[p], "grad acc for ", oc->params[p]->name)) goto fail;
+        }
+        if (!build_backward(oc)) goto fail;
+    }
+    if (oc->build_type == GGML_OPT_BUILD_TYPE_OPT && !build_step(oc)) goto fail;
+    oc->buf_static = ggml_backend_alloc_ctx_tensors(oc->ctx_static, ggml_backend_sched_get_backend(oc->backend_sched, 0));
+    if (!oc->buf_static) goto fail;
+    return oc;
+fail:
+    ggml_opt_free(oc);
+    return NULL;
+}
+
+void ggml_opt_free(ggml_opt_context_t oc) {
+    if (!oc) return;
+    ggmlr_opt_set_dist(oc, NULL);
+    /* the scheduler's memory may point at tensors of ctx_graph */
+    if (oc->allocated_graph) ggml_backend_sched_reset(oc->backend_sched);
+    ggml_backend_buffer_free(oc->buf_static);
+    ggml_free(oc->ctx_static);
+    ggml_free(oc->ctx_graph);
+    free(oc->params);
+    free(oc->grad_accs);
+    free(oc->grad_m);
+    free(oc->grad_v);
+    free(oc);
+}
+
+bool ggml_opt_static_graphs(ggml_opt_context_t oc) { return oc != NULL; }
+struct ggml_tensor * ggml_opt_inputs(ggml_opt_context_t oc)   { return oc ? oc->inputs : NULL; }
+struct ggml_tensor * ggml_opt_outputs(ggml_opt_context_t oc)  { return oc ? oc->outputs : NULL; }
+struct ggml_tensor * ggml_opt_labels(ggml_opt_context_t oc)   { return oc ? oc->labels : NULL; }
+struct ggml_tensor * ggml_opt_loss(ggml_opt_context_t oc)     { return oc ? oc->loss : NULL; }
+struct ggml_tensor * ggml_opt_pred(ggml_opt_context_t oc)     { return oc ? oc->pred : NULL; }
+struct ggml_tensor * ggml_opt_ncorrect(ggml_opt_context_t oc) { return oc ? oc->ncorrect : NULL; }
+enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t oc) { return oc ? oc->optimizer : GGML_OPT_OPTIMIZER_TYPE_COUNT; }
+
+struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t oc, struct ggml_tensor * node) {
+    if (!oc || !node) return NULL;
+    for (int p = 0; p < oc->n_params; p++) if (oc->params[p] == node) return oc->grad_accs[p];
+    return NULL;
+}
+
+/* ====== Data parallelism hook (opt_dist.h) ====== */
+
+enum ggml_status ggmlr_opt_set_dist(ggml_opt_context_t oc, const struct ggmlr_opt_dist * d) {
+    if (!oc) { ggmlr_set_error("ggmlr_opt_set_dist: context is NULL"); return GGML_STATUS_FAILED; }
+    if (d && (d->size < 1 || d->rank < 0 || d->rank >= d->size || !d->allreduce)) {
+        ggmlr_set_error("ggmlr_opt_set_dist: rank %d of %d, or no reduction", d->rank, d->size);
+        return GGML_STATUS_FAILED;
+    }
+    float * extra = NULL;
+    int32_t * pred_all = NULL;
+    if (d) {
+        const size_t n_pred = (size_t) d->size * (size_t) oc->outputs->ne[1];
+        extra = malloc((2 + n_pred) * sizeof *extra);
+        pred_all = malloc(n_pred * sizeof *pred_all);
+        if (!extra || !pred_all) {
+            free(extra);
+            free(pred_all);
+            ggmlr_set_error("ggmlr_opt_set_dist: out of memory");
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+    }
+    if (oc->dist.free_ud) oc->dist.free_ud(oc->dist.ud);
+    free(oc->dist_extra);
+    free(oc->pred_all);
+    memset(&oc->dist, 0, sizeof oc->dist);
+    oc->dist.size = 1;
+    if (d) oc->dist = *d;
+    oc->dist_extra = extra;
+    oc->pred_all = pred_all;
+    return GGML_STATUS_SUCCESS;
+}
+
+int ggmlr_opt_n_params(ggml_opt_context_t oc) { return oc ? oc->n_params : 0; }
+
+int ggmlr_opt_state_tensors(ggml_opt_context_t oc, struct ggml_tensor ** ts) {
+    int n = 0;
+    for (int p = 0; p < oc->n_params; p++) ts[n++] = oc->params[p];
+    for (int p = 0; p < oc->n_params; p++) {
+        if (oc->grad_m[p]) ts[n++] = oc->grad_m[p];
+        if (oc->grad_v[p]) ts[n++] = oc->grad_v[p];
+    }
+    return n;
+}
+
+int64_t * ggmlr_opt_iter(ggml_opt_context_t oc) { return &oc->iter; }
+
+/* FNV-1a over 64-bit words */
+static uint64_t hash_word(uint64_t h, uint64_t w) {
+    for (int i = 0; i < 8; i++) h = (h ^ ((w >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t hash_tensor_shape(uint64_t h, const struct ggml_tensor * t) {
+    h = hash_word(h, (uint64_t) t->type);
+    for (int d = 0; d < GGML_MAX_DIMS; d++) h = hash_word(h, (uint64_t) t->ne[d]);
+    return h;
+}
+
+uint64_t ggmlr_opt_config_hash(ggml_opt_context_t oc) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = hash_tensor_shape(h, oc->inputs);
+    h = hash_tensor_shape(h, oc->outputs);
+    h = hash_word(h, (uint64_t) oc->n_params);
+    for (int p = 0; p < oc->n_params; p++) h = hash_tensor_shape(h, oc->params[p]);
+    h = hash_word(h, (uint64_t) oc->loss_type);
+    h = hash_word(h, (uint64_t) oc->build_type);
+    h = hash_word(h, (uint64_t) oc->optimizer);
+    return hash_word(h, (uint64_t) oc->opt_period);
+}
