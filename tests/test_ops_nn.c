@@ -16,7 +16,7 @@
  * Every backward rule goes through tc_gradcheck (step 1e-2, atol 1e-3, rtol
  * 1e-2, as in test_ops_backward.c). */
 #include "common/test_common.h"
-#include "core/internal.h"
+#include "ops/ops_internal.h"  /* white-box: the internal backward ops */
 
 #include <float.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * tables' lengths are checked at compile time.) */
 #include "common/test_common.h"
 #include "cpu/kernels/kernels.h"
-#include "autodiff/grad.h"
+#include "ops/grad.h"
 
 #include <string.h>
 
@@ -14,10 +14,10 @@ int main(void) {
         for (int other = 0; other < op; other++)
             CHECK(strcmp(name, ggml_op_name((enum ggml_op) other)) != 0, "ops %d and %d share the name %s", other, op, name);
         const bool view = ggmlr_op_is_view((enum ggml_op) op);
-        CHECK(view || ggmlr_kernels[op].compute != NULL, "op %s has no CPU kernel", name);
-        CHECK(!view || ggmlr_kernels[op].compute == NULL, "view op %s has a kernel", name);
+        CHECK(view || ggmlr_kernels[op]->compute != NULL, "op %s has no CPU kernel", name);
+        CHECK(!view || ggmlr_kernels[op]->compute == NULL, "view op %s has a kernel", name);
         /* a refusal without a rule would never be reached */
-        CHECK(ggmlr_grad_rules[op].build || !ggmlr_grad_rules[op].refuse, "op %s refuses a backward it does not have", name);
+        CHECK(ggmlr_grad_rules[op]->build || !ggmlr_grad_rules[op]->refuse, "op %s refuses a backward it does not have", name);
     }
     CHECK(strcmp(ggml_op_name(GGML_OP_COUNT), "UNKNOWN") == 0, "GGML_OP_COUNT is not an op");
     return tc_finish("ops_table");

@@ -1,11 +1,12 @@
 /* autodiff.c -- reverse-mode differentiation: ggml_build_backward_expand.
  *
- * Gradients are built from ordinary ops (one rule per op, grad_rules.c), so the
- * executor needs no special knowledge of them. The loss gradient is a leaf
+ * Gradients are built from ordinary ops (one rule per op, next to its
+ * constructor in ops/<family>.c; the table: rule_table.c), so the executor
+ * needs no special knowledge of them. The loss gradient is a leaf
  * that ggml_graph_reset sets to 1; each parameter gets an accumulator that the
  * backward graph adds into and ggml_graph_reset zeroes (upstream semantics).
  * The build is all-or-nothing: a refusal or a failure leaves the graph as it was. */
-#include "autodiff/grad.h"
+#include "ops/grad.h"
 
 #include <stdlib.h>
 
@@ -43,7 +44,7 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
             const int j = node_index(g, index_of_slot, node->src[s]);
             if (j >= 0) { src_needs[s] = needs[j]; reaches[j] = true; }
         }
-        const struct ggmlr_grad_rule * rule = &ggmlr_grad_rules[node->op];
+        const struct ggmlr_grad_rule * rule = ggmlr_grad_rules[node->op];
         static _Thread_local char no_rule[160];
         const char * why = rule->refuse ? rule->refuse(node, src_needs) : NULL;
         if (!rule->build && node->op != GGML_OP_NONE) {
@@ -73,7 +74,7 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
             need[s] = j >= 0 && needs[j];
         }
         ggmlr_grad_release(gr);  /* complete; the rule may hand it on to its sources as it is */
-        if (!ggmlr_grad_rules[node->op].build(ctx, g, node, gr, need)) return GGML_STATUS_FAILED;
+        if (!ggmlr_grad_rules[node->op]->build(ctx, g, node, gr, need)) return GGML_STATUS_FAILED;
     }
     for (size_t s = 0; s < g->hash_size; s++) ggmlr_grad_release(g->grads[s]);
     /* add the gradients to the graph; parameters accumulate into their own tensors */

@@ -1,8 +1,7 @@
 /* fp16.c -- IEEE binary16 <-> binary32 conversion (round to nearest even;
  * Inf and NaN preserved, subnormals exact). Portable bit manipulation; the
- * row converters also come with F16C, chosen at run time by cpu/vec.c. */
+ * F16C row converters and the run-time choice are cpu/simd/vec.c's. */
 #include "core/internal.h"
-#include "cpu/simd/vec.h"
 
 static inline uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float    bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -39,8 +38,7 @@ ggml_fp16_t ggml_fp32_to_fp16(float f) {
     return (uint16_t) (sign | (m >> 13));
 }
 
-/* Row converters: F16C hardware conversion (8 values per instruction, the
- * same IEEE round-to-nearest-even results) or the scalar ones above. */
+/* Row converters, element by element (cpu/simd/vec.c has the F16C ones). */
 void ggmlr_fp16_to_fp32_row_scalar(const ggml_fp16_t * x, float * y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = ggml_fp16_to_fp32(x[i]);
 }
@@ -48,25 +46,3 @@ void ggmlr_fp16_to_fp32_row_scalar(const ggml_fp16_t * x, float * y, int64_t n) 
 void ggmlr_fp32_to_fp16_row_scalar(const float * x, ggml_fp16_t * y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = ggml_fp32_to_fp16(x[i]);
 }
-
-#ifdef GGMLR_HAVE_F16C
-#include <immintrin.h>
-
-__attribute__((target("avx,f16c"))) void ggmlr_fp16_to_fp32_row_f16c(const ggml_fp16_t * x, float * y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (x + i))));
-    for (; i < n; i++) y[i] = ggml_fp16_to_fp32(x[i]);
-}
-
-__attribute__((target("avx,f16c"))) void ggmlr_fp32_to_fp16_row_f16c(const float * x, ggml_fp16_t * y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    for (; i < n; i++) y[i] = ggml_fp32_to_fp16(x[i]);
-}
-#endif
-
-/* Through the run-time SIMD choice (cpu/vec.c), so GGMLR_SIMD=scalar turns F16C off too. */
-void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) { ggmlr_vec()->fp16_to_fp32_row(x, y, n); }
-
-void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n) { ggmlr_vec()->fp32_to_fp16_row(x, y, n); }

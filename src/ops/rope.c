@@ -1,5 +1,5 @@
-/* ops_rope.c -- constructors of the rotary position embedding (ROPE) and its
- * backward (ROPE_BACK).
+/* rope.c -- the rotary position embedding (ROPE) and its backward
+ * (ROPE_BACK), constructors and backward rule.
  *
  * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens],
  * c NULL or F32 frequency factors [>= n_dims/2]. The first n_dims entries of
@@ -8,21 +8,12 @@
  * the rest are copied (cpu/kernels/rope.c has the formula). ROPE_BACK rotates by
  * minus that angle: each is the other's gradient. The result is contiguous F32
  * shaped like a. */
-#include "core/internal.h"
+#include "ops/grad.h"
 
 #include <math.h>
 
 /* ne[1..3] == 1 */
 static bool is_vector(const struct ggml_tensor * t) { return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
-
-enum { P_N_DIMS = 1, P_MODE = 2, P_N_CTX_ORIG = 4, P_FLOATS = 5 };  /* upstream's op_params slots */
-
-struct ggmlr_rope_params ggmlr_rope_params_of(const struct ggml_tensor * node) {
-    struct ggmlr_rope_params prm = {node->op_params[P_N_DIMS], node->op_params[P_MODE], node->op_params[P_N_CTX_ORIG], 0, 0, 0, 0, 0, 0};
-    float * floats[6] = {&prm.freq_base, &prm.freq_scale, &prm.ext_factor, &prm.attn_factor, &prm.beta_fast, &prm.beta_slow};
-    for (int i = 0; i < 6; i++) *floats[i] = ggmlr_get_op_param_f32(node, P_FLOATS + i);
-    return prm;
-}
 
 static bool check_params(const char * fn, const struct ggml_tensor * a, const struct ggmlr_rope_params * prm) {
     if (prm->mode != GGML_ROPE_TYPE_NORMAL && prm->mode != GGML_ROPE_TYPE_NEOX) {
@@ -73,12 +64,8 @@ struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op,
     }
     struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
-    t->src[2] = c;
-    t->op_params[P_N_DIMS] = prm->n_dims;
-    t->op_params[P_MODE] = prm->mode;
-    t->op_params[P_N_CTX_ORIG] = prm->n_ctx_orig;
-    const float floats[6] = {prm->freq_base, prm->freq_scale, prm->ext_factor, prm->attn_factor, prm->beta_fast, prm->beta_slow};
-    for (int i = 0; i < 6; i++) ggmlr_set_op_param_f32(t, P_FLOATS + i, floats[i]);
+    ggmlr_rope_freq_factors_encode(t, c);
+    ggmlr_rope_params_encode(t, prm);
     return t;
 }
 
@@ -95,3 +82,23 @@ struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_t
     const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
     return ggmlr_rope_node(ctx, GGML_OP_ROPE_BACK, a, b, c, &prm);
 }
+
+/* ---- backward ----
+ * y = R x per pair, R = m [[cos t, -sin t], [sin t, cos t]] fixed by the
+ * position: dx = R^T g, which is ROPE_BACK of g; ROPE_BACK's matrix is R^T, so
+ * its gradient is ROPE of g (double backward works). */
+
+static const char * refuse_rope(const struct ggml_tensor * node, const bool * need) {
+    (void) node;
+    if (need[1]) return "ROPE: the positions are integers and have no gradient";
+    if (need[2]) return "ROPE: the gradient with respect to the frequency factors is not implemented";
+    return NULL;
+}
+
+RULE(grad_rope) {
+    const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(node);
+    const enum ggml_op transpose = node->op == GGML_OP_ROPE ? GGML_OP_ROPE_BACK : GGML_OP_ROPE;
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_rope_node(ctx, transpose, g, B, ggmlr_rope_freq_factors_decode(node), &prm));
+}
+
+GRAD_RULE(rope, refuse_rope, grad_rope);

@@ -21,6 +21,7 @@
  * padding of flash_attn_back's result is zero, and results are bitwise the
  * same when recomputed with another thread count. */
 #include "api_fuzz.h"
+#include "core/op_params.h"  /* white-box: the parameters of a node, decoded */
 #include "test_common.h"
 #include "workload.h"
 
@@ -499,9 +500,12 @@ static void dump_tensor(const char * what, const struct ggml_tensor * t) {
 
 static void dump_node(const struct ggml_tensor * t) {
     if (!verbose) return;
-    float prm[3];
-    memcpy(prm, t->op_params, sizeof prm);
-    fprintf(stderr, "  op %s params %g %g %g\n", ggml_op_name(t->op), (double) prm[0], (double) prm[1], (double) prm[2]);
+    int32_t words[3];  /* the first three parameter words, shown as floats and as integers */
+    memcpy(words, t->op_params, sizeof words);
+    float f[3];
+    memcpy(f, words, sizeof f);
+    fprintf(stderr, "  op %s params %g %g %g (%d %d %d)\n", ggml_op_name(t->op), (double) f[0], (double) f[1], (double) f[2],
+            (int) words[0], (int) words[1], (int) words[2]);
     dump_tensor("result", t);
     for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s]) dump_tensor("src", t->src[s]);
 }
@@ -521,18 +525,19 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
-            if (t->op_params[0] == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
+            if (ggmlr_unary_params_decode(t) == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
             break;
         case GGML_OP_NORM: case GGML_OP_RMS_NORM:
             break;
-        case GGML_OP_SCALE: case GGML_OP_SOFT_MAX_BACK: memcpy(&param, t->op_params, sizeof param); break;
-        case GGML_OP_SOFT_MAX: memcpy(&param, t->op_params, sizeof param); mask_src = 1; break;
+        case GGML_OP_SCALE: param = ggmlr_f32_param_decode(t); break;
+        case GGML_OP_SOFT_MAX_BACK: param = ggmlr_soft_max_params_decode(t).scale; break;
+        case GGML_OP_SOFT_MAX: param = ggmlr_soft_max_params_decode(t).scale; mask_src = 1; break;
         case GGML_OP_ROPE: case GGML_OP_ROPE_BACK:  /* |y| <= |attn_factor| (1 + 0.1 |ln freq_scale|) |x| sqrt(2) */
-            if (t->src[2]) return;  /* a zero frequency factor makes the angle infinite */
-            memcpy(&param, &t->op_params[8], sizeof param);
+            if (ggmlr_rope_freq_factors_decode(t)) return;  /* a zero frequency factor makes the angle infinite */
+            param = ggmlr_rope_params_decode(t).attn_factor;
             break;
-        case GGML_OP_FLASH_ATTN_EXT: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 4; break;
-        case GGML_OP_FLASH_ATTN_BACK: memcpy(&param, t->op_params, sizeof param); mask_src = 3; n_src = 5; break;
+        case GGML_OP_FLASH_ATTN_EXT: param = ggmlr_flash_attn_params_decode(t).scale; mask_src = 3; n_src = 4; break;
+        case GGML_OP_FLASH_ATTN_BACK: param = ggmlr_flash_attn_params_decode(t).scale; mask_src = 3; n_src = 5; break;
         default: return;
     }
     if (!(fabsf(param) <= BOUND)) return;

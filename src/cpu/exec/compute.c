@@ -20,16 +20,16 @@ int ggml_cpu_n_cores(void) {
 static bool is_noop(const struct ggml_tensor * t) { return ggmlr_op_is_view(t->op); }
 
 static size_t work_size(const struct ggml_tensor * t) {
-    const struct ggmlr_kernel * k = &ggmlr_kernels[t->op];
+    const struct ggmlr_kernel * k = ggmlr_kernels[t->op];
     return k->work_size ? k->work_size(t) : 0;
 }
 
 static size_t shared_size(const struct ggml_tensor * t) {
-    const struct ggmlr_kernel * k = &ggmlr_kernels[t->op];
+    const struct ggmlr_kernel * k = ggmlr_kernels[t->op];
     return k->shared_size ? k->shared_size(t) : 0;
 }
 
-static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op].compute(p, t); }
+static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op]->compute(p, t); }
 
 /* Every tensor a kernel will touch must have memory. */
 static bool check_graph(const struct ggml_cgraph * g) {
@@ -37,7 +37,7 @@ static bool check_graph(const struct ggml_cgraph * g) {
         const struct ggml_tensor * t = g->nodes[i];
         if (t->op < 0 || t->op >= GGML_OP_COUNT) { ggmlr_set_error("graph compute: node %d has an unknown op", i); return false; }
         if (is_noop(t)) continue;
-        if (!ggmlr_kernels[t->op].compute) {
+        if (!ggmlr_kernels[t->op]->compute) {
             ggmlr_set_error("graph compute: op %s (node '%s') has no CPU kernel", ggml_op_name(t->op), t->name);
             return false;
         }

@@ -15,7 +15,7 @@ static inline float apply_binary(enum ggml_op op, float x, float y) {
     }
 }
 
-void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const enum ggml_op op = dst->op;
     const bool packed = a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
@@ -44,9 +44,9 @@ void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_ten
     }
 }
 
-void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
-    const float s = ggmlr_get_op_param_f32(dst, 0);
+    const float s = ggmlr_f32_param_decode(dst);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
@@ -65,3 +65,6 @@ void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tens
         }
     }
 }
+
+GGMLR_KERNEL(binary, ggmlr_compute_binary, NULL, NULL);  /* ADD, SUB, MUL, DIV */
+GGMLR_KERNEL(map, ggmlr_compute_unary, NULL, NULL);     /* SQR, SQRT, LOG, SCALE */

@@ -47,7 +47,8 @@ static bool rows_in_place(const struct ggml_tensor * t, int64_t dimp, int dim) {
 
 struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
     struct fa a;
-    a.q = dst->src[0]; a.k = dst->src[1]; a.v = dst->src[2]; a.mask = dst->src[3]; a.d = dst->src[4];
+    const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(dst);
+    a.q = srcs.q; a.k = srcs.k; a.v = srcs.v; a.mask = srcs.mask; a.d = srcs.d;
     a.DK = a.q->ne[0]; a.DV = a.v->ne[0]; a.N = a.q->ne[1]; a.M = a.k->ne[1];
     a.H = a.q->ne[2]; a.Hkv = a.k->ne[2]; a.B = a.q->ne[3]; a.group = a.H / a.Hkv;
     a.vec = ggmlr_vec();
@@ -70,9 +71,10 @@ struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
      * a few L1 sets; so they are read in place only when they are adjacent
      * (H = 1), else copied once per block (AVX2 D = 128: +5-7 %) */
     a.d_in_place = a.d && rows_in_place(a.d, a.DVp, 2) && a.d->nb[2] == (size_t) a.DVp * sizeof(float);
-    a.scale = ggmlr_get_op_param_f32(dst, 0);
-    a.max_bias = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 1) : 0.0f;
-    a.softcap = dst->op == GGML_OP_FLASH_ATTN_EXT ? ggmlr_get_op_param_f32(dst, 2) : 0.0f;
+    const struct ggmlr_flash_attn_params prm = ggmlr_flash_attn_params_decode(dst);  /* BACK: scale only (the rest 0) */
+    a.scale = prm.scale;
+    a.max_bias = prm.max_bias;
+    a.softcap = prm.logit_softcap;
     return a;
 }
 
@@ -439,24 +441,24 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
     }
 }
 
-size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     return ggmlr_fa_fwd_floats(&a) * sizeof(float);
 }
 
-size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     return ggmlr_fa_shared_bytes(&a, false, NULL, NULL);
 }
 
-void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     struct fa_shared * sh = ggmlr_fa_shared_layout(p, &a, false);
     const struct fwd_scratch s = ggmlr_fa_fwd_layout(&a, p->wdata);
     ggmlr_fa_start_node(p, sh);
     ggmlr_fa_pack_all(p, &a, sh, false, s.tmp);
     /* the row statistics, for a backward that does not run the forward again */
-    const struct ggml_tensor * stats = ggmlr_flash_attn_stats(dst);
+    const struct ggml_tensor * stats = ggmlr_flash_attn_srcs_decode(dst).stats;
     float * st = stats ? stats->data : NULL;
     const int64_t rows = a.B * a.H * a.N;
     int64_t task;
@@ -467,3 +469,5 @@ void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct 
         for (int64_t r = 0; r < q.nr; r++) memcpy(ggmlr_elem_ptr(dst, 0, q.h, q.n0 + r, q.b), s.o + r * a.DVp, (size_t) a.DV * sizeof(float));
     }
 }
+
+GGMLR_KERNEL(flash_attn_ext, ggmlr_compute_flash_attn_ext, ggmlr_flash_attn_ext_work_size, ggmlr_flash_attn_ext_shared_size);

@@ -39,12 +39,12 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     return s;
 }
 
-size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     return ggmlr_fa_shared_bytes(&a, true, NULL, NULL);
 }
 
-size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     const size_t f = ggmlr_fa_fwd_floats(&a), b = bwd_floats(&a);
     return (f > b ? f : b) * sizeof(float);
@@ -156,7 +156,7 @@ static void backward_span(const struct fa * a, const struct fa_shared * sh, cons
     }
 }
 
-void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     struct fa_shared * sh = ggmlr_fa_shared_layout(p, &a, true);
     const int64_t nq = ggml_nelements(a.q), nk = ggml_nelements(a.k), nv = ggml_nelements(a.v);
@@ -173,7 +173,8 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
 
     /* phase 1: each query row's statistics and D = dO . out, from the forward
      * node's saved output and statistics (autodiff), or by running the forward */
-    const struct ggml_tensor * saved_out = dst->src[5], * saved_stats = dst->src[6];
+    const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(dst);
+    const struct ggml_tensor * saved_out = srcs.saved_out, * saved_stats = srcs.stats;
     int64_t task;
     if (saved_out) {
         const float * st = saved_stats->data;
@@ -235,3 +236,5 @@ void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct
         for (int64_t i = 0; i < a.DK; i++) out[i] *= a.scale;
     }
 }
+
+GGMLR_KERNEL(flash_attn_back, ggmlr_compute_flash_attn_back, ggmlr_flash_attn_back_work_size, ggmlr_flash_attn_back_shared_size);

@@ -7,6 +7,7 @@
 #define GGMLR_KERNELS_H
 
 #include "core/internal.h"
+#include "core/op_params.h"
 #include "cpu/simd/vec.h"
 
 struct ggmlr_executor;  /* compute.c: the running compute */
@@ -78,68 +79,24 @@ struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const
  * F32, else converted into `scratch` (t->ne[0] floats). */
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);
 
-/* One row per op in kernel_table.c. compute == NULL marks an op whose result
- * is a view of its source (nothing to compute). work_size: bytes of scratch
- * each thread needs; shared_size: bytes shared by the node's threads (NULL: none). */
+/* A kernel: compute == NULL marks an op whose result is a view of its source
+ * (nothing to compute). work_size: bytes of scratch each thread needs;
+ * shared_size: bytes shared by the node's threads (NULL: none). Each family
+ * file defines its kernels' functions static and publishes them with
+ * GGMLR_KERNEL(name, ...) as const struct ggmlr_kernel ggmlr_kernel_<name>,
+ * the name core/op_list.h gives; cpu/exec/kernel_table.c maps ops to them. */
 struct ggmlr_kernel {
     void   (*compute)(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
     size_t (*work_size)(const struct ggml_tensor * dst);
     size_t (*shared_size)(const struct ggml_tensor * dst);
 };
-extern const struct ggmlr_kernel ggmlr_kernels[]; /* GGML_OP_COUNT rows */
+#define GGMLR_KERNEL(name, compute, work_size, shared_size) \
+    const struct ggmlr_kernel ggmlr_kernel_##name = {compute, work_size, shared_size}
+extern const struct ggmlr_kernel * const ggmlr_kernels[]; /* GGML_OP_COUNT rows */
 /* Ops whose result is a view of their source (no kernel, nothing to compute). */
 bool ggmlr_op_is_view(enum ggml_op op);
 
-/* copy.c */
-void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* DUP, CONT, CPY */
-void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-size_t ggmlr_repeat_back_work_size(const struct ggml_tensor * dst);
-void ggmlr_compute_acc(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-/* elementwise.c */
-void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* ADD, SUB, MUL, DIV */
-void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);  /* SQR, SQRT, LOG, SCALE */
-/* reduce.c */
-void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* SUM_ROWS, MEAN */
-/* matmul.c */
-void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);  /* MUL_MAT, OUT_PROD */
-size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst);
-size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst);
-/* softmax.c */
-void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst);
+/* soft_max.c: ALiBi's slope for head h of n_head (also fused attention's) */
 float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
-void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst); /* work: ggmlr_soft_max_work_size */
-/* unary.c: activations */
-void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* UNARY, UNARY_BACK */
-size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst);
-/* norm.c */
-void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);        /* NORM, RMS_NORM */
-void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* NORM_BACK, RMS_NORM_BACK */
-size_t ggmlr_norm_work_size(const struct ggml_tensor * dst);
-/* flash_attn.c */
-void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst);
-size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst);
-size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst);
-size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst);
-/* rows.c */
-void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst);
-/* loss.c */
-void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst);
-size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst);
-/* rope.c */
-void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);   /* ROPE, ROPE_BACK */
-size_t ggmlr_rope_work_size(const struct ggml_tensor * dst);
-/* optim.c */
-void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
-void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 
 #endif

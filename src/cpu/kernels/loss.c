@@ -12,9 +12,9 @@
 #include <math.h>
 
 /* Scratch per thread: one row of logits and one of labels, as floats. */
-size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->src[0]->ne[0] * sizeof(float); }
+static size_t ggmlr_cross_entropy_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->src[0]->ne[0] * sizeof(float); }
 /* Shared: each row's loss, summed in row order by one thread at the end. */
-size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst) { return (size_t) ggml_nrows(dst->src[0]) * sizeof(double); }
+static size_t ggmlr_cross_entropy_shared_size(const struct ggml_tensor * dst) { return (size_t) ggml_nrows(dst->src[0]) * sizeof(double); }
 
 static double log_sum_exp(const float * z, int64_t n) {
     float mx = z[0];
@@ -37,7 +37,7 @@ static bool row_labels(const struct ggmlr_compute_params * p, const struct ggml_
     return false;
 }
 
-void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t nc = a->ne[0];
     float * zbuf = p->wdata, * pbuf = zbuf + nc;
@@ -66,8 +66,8 @@ void ggmlr_compute_cross_entropy_loss(const struct ggmlr_compute_params * p, str
     *(float *) dst->data = (float) (total / (double) n_rows);
 }
 
-void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1], * dl = dst->src[2];
+static void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1], * dl = ggmlr_loss_grad_decode(dst);
     const int64_t nc = a->ne[0];
     const double scale = (double) *(const float *) dl->data / (double) ggml_nrows(a);
     float * zbuf = p->wdata, * pbuf = zbuf + nc;
@@ -91,3 +91,6 @@ void ggmlr_compute_cross_entropy_loss_back(const struct ggmlr_compute_params * p
         }
     }
 }
+
+GGMLR_KERNEL(cross_entropy_loss, ggmlr_compute_cross_entropy_loss, ggmlr_cross_entropy_work_size, ggmlr_cross_entropy_shared_size);
+GGMLR_KERNEL(cross_entropy_loss_back, ggmlr_compute_cross_entropy_loss_back, ggmlr_cross_entropy_work_size, NULL);

@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-size_t ggmlr_norm_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
+static size_t ggmlr_norm_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
 
 struct row_stats { double mu, inv; };  /* inv = 1 / sigma (or 1 / r), 0 where undefined */
 
@@ -30,9 +30,9 @@ static struct row_stats stats(enum ggml_op op, const float * x, int64_t n, doubl
 }
 
 /* NORM and RMS_NORM (src[0] = x) */
-void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
-    const double eps = ggmlr_get_op_param_f32(dst, 0);
+    const double eps = ggmlr_f32_param_decode(dst);
     const int64_t n = a->ne[0];
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
@@ -45,9 +45,9 @@ void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tenso
 }
 
 /* NORM_BACK and RMS_NORM_BACK (src[0] = g = dL/dy, src[1] = x) */
-void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * ga = dst->src[0], * xa = dst->src[1];
-    const double eps = ggmlr_get_op_param_f32(dst, 0);
+    const double eps = ggmlr_f32_param_decode(dst);
     const bool layer = dst->op == GGML_OP_NORM_BACK;
     const int64_t n = xa->ne[0];
     if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
@@ -66,3 +66,6 @@ void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_
         for (int64_t i = 0; i < n; i++) dx[i] = (float) ((g[i] - mean_g - (x[i] - s.mu) * s.inv * mean_gz) * s.inv);
     }
 }
+
+GGMLR_KERNEL(norm, ggmlr_compute_norm, ggmlr_norm_work_size, NULL);            /* NORM, RMS_NORM */
+GGMLR_KERNEL(norm_back, ggmlr_compute_norm_back, ggmlr_norm_work_size, NULL);  /* NORM_BACK, RMS_NORM_BACK */

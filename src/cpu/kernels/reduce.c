@@ -1,5 +1,7 @@
-/* reduce.c -- sum (to a scalar), sum_rows and mean (per row). Sums accumulate
- * in double, in a fixed order, so they are accurate and thread-count independent. */
+/* reduce.c -- sum (to a scalar), sum_rows and mean (per row), repeat
+ * (tiling) and repeat_back (its adjoint: summing tiles), argmax. Sums
+ * accumulate in double, in a fixed order, so they are accurate and
+ * thread-count independent. */
 #include "cpu/kernels/kernels.h"
 
 static double row_sum(const struct ggml_tensor * a, int64_t i1, int64_t i2, int64_t i3) {
@@ -9,7 +11,7 @@ static double row_sum(const struct ggml_tensor * a, int64_t i1, int64_t i2, int6
     return s;
 }
 
-void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     if (p->ith != 0) return;
     const struct ggml_tensor * a = dst->src[0];
     double s = 0.0;
@@ -21,7 +23,7 @@ void ggmlr_compute_sum(const struct ggmlr_compute_params * p, struct ggml_tensor
     *(float *) dst->data = (float) s;
 }
 
-void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const double div = dst->op == GGML_OP_MEAN ? (double) a->ne[0] : 1.0;
     struct ggmlr_rows rows = ggmlr_my_rows(p, a);
@@ -30,3 +32,79 @@ void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct ggml_t
         *(float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) = (float) (row_sum(a, i1, i2, i3) / div);
     }
 }
+
+/* dst[i] = a[i mod a.ne] per dimension. */
+static void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * arow = ggmlr_elem_ptr(a, 0, i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) d[i0] = *(const float *) (arow + (i0 % a->ne[0]) * a->nb[0]);
+    }
+}
+
+/* dst[j] = sum of a over every index that reduces to j (mod dst.ne), in
+ * double. Each dst row is summed by one thread in a fixed order (tiles t3, t2,
+ * t1, t0 in turn), the row's ne0 sums side by side in scratch so that a is
+ * read along its rows. */
+static size_t ggmlr_repeat_back_work_size(const struct ggml_tensor * dst) { return (size_t) dst->ne[0] * sizeof(double); }
+
+static void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    if (ggml_nelements(dst) == 0) return;  /* nothing to write; the tile counts below would divide by zero */
+    const int64_t n0 = dst->ne[0];
+    const int64_t k0 = a->ne[0] / n0, k1 = a->ne[1] / dst->ne[1], k2 = a->ne[2] / dst->ne[2], k3 = a->ne[3] / dst->ne[3];
+    const bool a_packed = a->nb[0] == sizeof(float);
+    double * sum = p->wdata;
+    /* items: rows of dst, each cut into column chunks when there are fewer
+     * rows than threads (a bias gradient is one row); every element is still
+     * summed in the same order, so the result does not depend on the split */
+    const int64_t nrows = ggml_nrows(dst), chunks = nrows < p->nth ? p->nth : 1, per = (n0 + chunks - 1) / chunks;
+    int64_t it0, it1;
+    ggmlr_split(nrows * chunks, p->ith, p->nth, &it0, &it1);
+    for (int64_t item = it0; item < it1; item++) {
+        int64_t j1, j2, j3;
+        ggmlr_row_index(dst, item / chunks, &j1, &j2, &j3);
+        const int64_t c0 = (item % chunks) * per, c1 = c0 + per < n0 ? c0 + per : n0;
+        for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] = 0.0;
+        for (int64_t t3 = 0; t3 < k3; t3++)
+            for (int64_t t2 = 0; t2 < k2; t2++)
+                for (int64_t t1 = 0; t1 < k1; t1++) {
+                    const char * arow = ggmlr_elem_ptr(a, 0, j1 + t1 * dst->ne[1], j2 + t2 * dst->ne[2], j3 + t3 * dst->ne[3]);
+                    for (int64_t t0 = 0; t0 < k0; t0++) {
+                        if (a_packed) {
+                            const float * x = (const float *) arow + t0 * n0;
+                            for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += x[j0];
+                        } else {
+                            for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += *(const float *) (arow + (j0 + t0 * n0) * a->nb[0]);
+                        }
+                    }
+                }
+        float * d = ggmlr_elem_ptr(dst, 0, j1, j2, j3);
+        for (int64_t j0 = c0; j0 < c1; j0++) d[j0] = (float) sum[j0];
+    }
+}
+
+static size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+/* dst[i1] = index of the largest element of row i1; the first one on ties (as upstream) */
+static void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, a);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const float * x = ggmlr_row_f32(a, i1, i2, i3, p->wdata);
+        int32_t best = 0;
+        for (int64_t i = 1; i < a->ne[0]; i++)
+            if (x[i] > x[best]) best = (int32_t) i;
+        *(int32_t *) ggmlr_elem_ptr(dst, i1, 0, 0, 0) = best;
+    }
+}
+
+GGMLR_KERNEL(sum, ggmlr_compute_sum, NULL, NULL);
+GGMLR_KERNEL(sum_rows, ggmlr_compute_sum_rows, NULL, NULL);  /* SUM_ROWS, MEAN */
+GGMLR_KERNEL(repeat, ggmlr_compute_repeat, NULL, NULL);
+GGMLR_KERNEL(repeat_back, ggmlr_compute_repeat_back, ggmlr_repeat_back_work_size, NULL);
+GGMLR_KERNEL(argmax, ggmlr_compute_argmax, ggmlr_argmax_work_size, NULL);

@@ -25,8 +25,8 @@
 static const double PI = 3.14159265358979323846;
 
 /* scratch: n_dims doubles (cos, sin of each pair), then one row of a as F32 */
-size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
-    const struct ggmlr_rope_params prm = ggmlr_rope_params_of(dst);
+static size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
+    const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
     return (size_t) prm.n_dims * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
 }
 
@@ -57,9 +57,9 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
     }
 }
 
-void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0], * pos = dst->src[1], * freq_factors = dst->src[2];
-    const struct ggmlr_rope_params prm = ggmlr_rope_params_of(dst);
+static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * pos = dst->src[1], * freq_factors = ggmlr_rope_freq_factors_decode(dst);
+    const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
     const int64_t ne0 = dst->ne[0], half = prm.n_dims / 2;
     /* NORMAL: pair k is (2k, 2k+1); NEOX: (k, k + n_dims/2) */
     const int64_t stride = prm.mode == GGML_ROPE_TYPE_NEOX ? 1 : 2, offset = prm.mode == GGML_ROPE_TYPE_NEOX ? half : 1;
@@ -86,3 +86,5 @@ void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tenso
         for (int64_t j = prm.n_dims; j < ne0; j++) y[j] = x[j];
     }
 }
+
+GGMLR_KERNEL(rope, ggmlr_compute_rope, ggmlr_rope_work_size, NULL);  /* ROPE, ROPE_BACK */

@@ -64,11 +64,11 @@ static void act_back_row(enum ggml_unary_op op, int64_t n, const float * g, cons
     }
 }
 
-size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
+static size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
 
 /* UNARY (src[0] = x) and UNARY_BACK (src[0] = g, src[1] = x), row by row */
-void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const enum ggml_unary_op op = (enum ggml_unary_op) dst->op_params[0];
+static void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const enum ggml_unary_op op = ggmlr_unary_params_decode(dst);
     const bool back = dst->op == GGML_OP_UNARY_BACK;
     const struct ggml_tensor * a = dst->src[0], * x = back ? dst->src[1] : NULL;
     const int64_t n = dst->ne[0];
@@ -83,3 +83,5 @@ void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_
         else      act_row(op, n, arow, y);
     }
 }
+
+GGMLR_KERNEL(unary, ggmlr_compute_unary_act, ggmlr_unary_act_work_size, NULL);  /* UNARY, UNARY_BACK */

@@ -52,6 +52,23 @@
 #undef TILE_NV
 #endif
 
+#ifdef GGMLR_X86_DISPATCH
+/* F16C row converters: 8 values per instruction, the same IEEE
+ * round-to-nearest-even results as core/fp16.c's scalar ones. */
+static __attribute__((target("avx,f16c"))) void ggmlr_fp16_to_fp32_row_f16c(const ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (x + i))));
+    for (; i < n; i++) y[i] = ggml_fp16_to_fp32(x[i]);
+}
+
+static __attribute__((target("avx,f16c"))) void ggmlr_fp32_to_fp16_row_f16c(const float * x, ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++) y[i] = ggml_fp32_to_fp16(x[i]);
+}
+#endif
+
 #define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xh_store_##isa, gemm_6xc_acc_##isa, \
                                gemm_6xh_acc_##isa, tile_exp_rows_##isa, tile_add_max_##isa, gemm_6xc_p_##isa, gemm_6xc_ds_##isa, \
                                transpose8_##isa, scan_f16_mask_##isa, act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa, \
@@ -99,3 +116,8 @@ const struct ggmlr_vec_ops * ggmlr_vec(void) {
 }
 
 const char * ggml_cpu_simd_name(void) { return ggmlr_vec()->name; }
+
+/* Through the run-time SIMD choice, so GGMLR_SIMD=scalar turns F16C off too. */
+void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) { ggmlr_vec()->fp16_to_fp32_row(x, y, n); }
+
+void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n) { ggmlr_vec()->fp32_to_fp16_row(x, y, n); }

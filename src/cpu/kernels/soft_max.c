@@ -14,11 +14,12 @@ float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
     return h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
 }
 
-size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
+static size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
 
-void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * mask = dst->src[1];
-    const float scale = ggmlr_get_op_param_f32(dst, 0), max_bias = ggmlr_get_op_param_f32(dst, 1);
+    const struct ggmlr_soft_max_params prm = ggmlr_soft_max_params_decode(dst);
+    const float scale = prm.scale, max_bias = prm.max_bias;
     const int64_t n = a->ne[0];
     if (n == 0) return;  /* empty rows: nothing to write, and no scratch to split */
     float * s = p->wdata, * mbuf = s + n;
@@ -46,9 +47,9 @@ void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_t
 
 /* SOFT_MAX_BACK (src[0] = dy, src[1] = y): dx = scale * y * (dy - sum(dy * y)),
  * the dot in double; the same steps as the composed sum_rows/sub/mul/scale. */
-void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * dya = dst->src[0], * ya = dst->src[1];
-    const float scale = ggmlr_get_op_param_f32(dst, 0);
+    const float scale = ggmlr_soft_max_params_decode(dst).scale;
     const int64_t n = dst->ne[0];
     if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
     float * dybuf = p->wdata, * ybuf = dybuf + n;
@@ -64,3 +65,6 @@ void ggmlr_compute_soft_max_back(const struct ggmlr_compute_params * p, struct g
         for (int64_t i = 0; i < n; i++) dx[i] = (y[i] * (dy[i] - dotf)) * scale;
     }
 }
+
+GGMLR_KERNEL(soft_max, ggmlr_compute_soft_max, ggmlr_soft_max_work_size, NULL);
+GGMLR_KERNEL(soft_max_back, ggmlr_compute_soft_max_back, ggmlr_soft_max_work_size, NULL);

@@ -74,13 +74,13 @@ static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t p
     return all < one ? np : 1;
 }
 
-size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
     (void) dst;
     /* TR gathered column slices of X, the task's J_MAX x TC results */
     return (size_t) (TR * KC + J_MAX * ggmlr_vec()->tile_c + 16) * sizeof(float);
 }
 
-size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
+static size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     const struct gemm_view v = view_of(dst);
     const int64_t TC = ggmlr_vec()->tile_c;
     return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
@@ -111,7 +111,7 @@ static bool panel_in_place(const struct gemm_view * v, int64_t i0, int64_t TC) {
     return v->p_i == sizeof(float) && v->p_k % sizeof(float) == 0 && i0 + TC <= v->M;
 }
 
-void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct gemm_view v = view_of(dst);
     const struct ggml_tensor * P = v.p, * X = v.x;
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
@@ -193,3 +193,5 @@ void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_te
         }
     }
 }
+
+GGMLR_KERNEL(mul_mat, ggmlr_compute_mul_mat, ggmlr_mul_mat_work_size, ggmlr_mul_mat_shared_size);  /* MUL_MAT, OUT_PROD */

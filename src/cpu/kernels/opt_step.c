@@ -11,11 +11,12 @@
 
 #include <math.h>
 
-void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    float * w = dst->src[0]->data;
-    const float * g = dst->src[1]->data;
-    float * m = dst->src[2]->data, * v = dst->src[3]->data;
-    const float * hp = dst->src[4]->data;
+static void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_opt_step_srcs s = ggmlr_opt_step_srcs_decode(dst);
+    float * w = s.a->data;
+    const float * g = s.grad->data;
+    float * m = s.m->data, * v = s.v->data;
+    const float * hp = s.hparams->data;
     const float alpha = hp[0], beta1 = hp[1], beta2 = hp[2], eps = hp[3], wd = hp[4], beta1h = hp[5], beta2h = hp[6];
     const float keep = 1.0f - alpha * wd;
     int64_t i0, i1;
@@ -28,12 +29,16 @@ void ggmlr_compute_opt_step_adamw(const struct ggmlr_compute_params * p, struct 
     }
 }
 
-void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    float * w = dst->src[0]->data;
-    const float * g = dst->src[1]->data;
-    const float * hp = dst->src[2]->data;
+static void ggmlr_compute_opt_step_sgd(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_opt_step_srcs s = ggmlr_opt_step_srcs_decode(dst);
+    float * w = s.a->data;
+    const float * g = s.grad->data;
+    const float * hp = s.hparams->data;
     const float alpha = hp[0], keep = 1.0f - hp[0] * hp[1];
     int64_t i0, i1;
     ggmlr_split(ggml_nelements(dst), p->ith, p->nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) w[i] = w[i] * keep - alpha * g[i];
 }
+
+GGMLR_KERNEL(opt_step_adamw, ggmlr_compute_opt_step_adamw, NULL, NULL);
+GGMLR_KERNEL(opt_step_sgd, ggmlr_compute_opt_step_sgd, NULL, NULL);

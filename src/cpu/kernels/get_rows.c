@@ -1,7 +1,7 @@
-/* rows.c -- row lookups: get_rows (gather rows of a table by I32 index),
- * get_rows_back (its adjoint: scatter-add rows into zeros) and argmax.
- * Indices come from data, so each one is checked before it is used: an index
- * out of range fails the compute instead of reading or writing out of bounds. */
+/* get_rows.c -- row lookups: get_rows (gather rows of a table by I32 index)
+ * and get_rows_back (its adjoint: scatter-add rows into zeros). Indices come
+ * from data, so each one is checked before it is used: an index out of range
+ * fails the compute instead of reading or writing out of bounds. */
 #include "cpu/kernels/kernels.h"
 
 static int32_t index_at(const struct ggml_tensor * b, int64_t j, int64_t i2, int64_t i3) {
@@ -16,7 +16,7 @@ static bool index_ok(const struct ggmlr_compute_params * p, const char * op, int
 }
 
 /* dst row (j, i2, i3) = a row b[j, i2, i3] of batch (i2, i3); threads split dst rows */
-void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t n0 = a->ne[0];
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
@@ -39,7 +39,7 @@ void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct ggml_t
  * Each thread owns a range of dst rows, zeroes them, and scans its batches'
  * indices in order adding the rows that land in its range: a row that several
  * indices hit sums them in index order, whatever the thread count. */
-void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+static void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t n0 = dst->ne[0], rows = dst->ne[1], n_idx = b->ne[0];
     int64_t r0, r1;
@@ -65,18 +65,5 @@ void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, struct g
     }
 }
 
-size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
-
-/* dst[i1] = index of the largest element of row i1; the first one on ties (as upstream) */
-void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0];
-    struct ggmlr_rows rows = ggmlr_my_rows(p, a);
-    int64_t r, i1, i2, i3;
-    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        const float * x = ggmlr_row_f32(a, i1, i2, i3, p->wdata);
-        int32_t best = 0;
-        for (int64_t i = 1; i < a->ne[0]; i++)
-            if (x[i] > x[best]) best = (int32_t) i;
-        *(int32_t *) ggmlr_elem_ptr(dst, i1, 0, 0, 0) = best;
-    }
-}
+GGMLR_KERNEL(get_rows, ggmlr_compute_get_rows, NULL, NULL);
+GGMLR_KERNEL(get_rows_back, ggmlr_compute_get_rows_back, NULL, NULL);

@@ -1,0 +1,24 @@
+/* op_names.c -- the names of the ops and of the activations, below both the
+ * constructors (ops/) and the kernels (cpu/), which use them in messages. */
+#include "core/internal.h"
+
+#define GGMLR_OP(op, kernel, rule) [GGML_OP_##op] = #op,
+static const char * const op_names[GGML_OP_COUNT] = {
+#include "core/op_list.h"
+};
+#undef GGMLR_OP
+
+const char * ggml_op_name(enum ggml_op op) {
+    return (op >= 0 && op < GGML_OP_COUNT && op_names[op]) ? op_names[op] : "UNKNOWN";
+}
+
+/* only these activations are implemented; the other rows of upstream's enum stay NULL */
+static const char * const unary_op_names[GGML_UNARY_OP_COUNT] = {
+    [GGML_UNARY_OP_NEG] = "NEG",         [GGML_UNARY_OP_TANH] = "TANH", [GGML_UNARY_OP_RELU] = "RELU",
+    [GGML_UNARY_OP_SIGMOID] = "SIGMOID", [GGML_UNARY_OP_GELU] = "GELU", [GGML_UNARY_OP_SILU] = "SILU",
+    [GGML_UNARY_OP_EXP] = "EXP",         [GGML_UNARY_OP_GELU_ERF] = "GELU_ERF",
+};
+
+bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_names[op]; }
+
+const char * ggml_unary_op_name(enum ggml_unary_op op) { return ggmlr_unary_op_is_valid(op) ? unary_op_names[op] : "UNKNOWN"; }

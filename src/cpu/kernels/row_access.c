@@ -1,0 +1,39 @@
+/* row_access.c -- how the kernels read and split rows: a row as F32
+ * (converted when it is not packed F32), and the rows of a destination that
+ * may overlap its own inputs (kernels.h). */
+#include "cpu/kernels/kernels.h"
+
+const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch) {
+    const char * row = (const char *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+    if (t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float)) return (const float *) row;
+    if (t->type == GGML_TYPE_F16 && t->nb[0] == sizeof(ggml_fp16_t)) {
+        ggml_fp16_to_fp32_row((const ggml_fp16_t *) row, scratch, t->ne[0]);
+    } else {
+        for (int64_t i = 0; i < t->ne[0]; i++) scratch[i] = ggmlr_load_f32(t->type, row + i * t->nb[0]);
+    }
+    return scratch;
+}
+
+static bool same_elements(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->data != b->data || a->type != b->type) return false;
+    for (int i = 0; i < GGML_MAX_DIMS; i++) if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) return false;
+    return true;
+}
+
+/* Byte ranges [data, data + span) intersect. */
+static bool bytes_overlap(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    const char * a0 = a->data, * b0 = b->data;
+    const size_t na = ggmlr_tensor_nbytes_span(a), nb = ggmlr_tensor_nbytes_span(b);
+    return na > 0 && nb > 0 && a0 < b0 + nb && b0 < a0 + na;
+}
+
+struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const struct ggml_tensor * dst) {
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
+        const struct ggml_tensor * src = dst->src[s];
+        if (src && src->data && !same_elements(src, dst) && bytes_overlap(src, dst)) {
+            struct ggmlr_rows rows = {dst, 0, p->ith == 0 ? ggml_nrows(dst) : 0};
+            return rows;
+        }
+    }
+    return ggmlr_my_rows(p, dst);
+}

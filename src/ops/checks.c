@@ -1,0 +1,92 @@
+/* checks.c -- what every op family's constructor shares: the argument
+ * checks and their messages, node and view creation (ops/ops_internal.h).
+ * No maths happens in ops/; kernels live in cpu/kernels/. Every constructor
+ * returns NULL with a message on bad input, and NULL inputs propagate. */
+#include "ops/ops_internal.h"
+
+/* A NULL input: either an earlier call failed (keep its message visible) or the caller passed NULL. */
+struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg) {
+    char prev[400];
+    snprintf(prev, sizeof prev, "%s", ggml_last_error());
+    if (prev[0]) ggmlr_set_error("%s: input '%s' is NULL (earlier error: %s)", fn, arg, prev);
+    else         ggmlr_set_error("%s: input '%s' is NULL", fn, arg);
+    return NULL;
+}
+
+struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want) {
+    ggmlr_set_error("%s: %s must be %s (got %s)", fn, arg, want, ggml_type_name(t->type));
+    return NULL;
+}
+
+const char * ggmlr_shape_str(const struct ggml_tensor * t, char * buf, size_t n) {
+    snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
+    return buf;
+}
+
+struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    char sa[96], sb[96];
+    ggmlr_set_error("%s: %s (shapes %s and %s)", fn, what, ggmlr_shape_str(a, sa, sizeof sa), ggmlr_shape_str(b, sb, sizeof sb));
+    return NULL;
+}
+
+struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
+                                    struct ggml_tensor * src0, struct ggml_tensor * src1) {
+    struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
+    if (!t) return NULL;
+    t->op = op;
+    t->src[0] = src0;
+    t->src[1] = src1;
+    return t;
+}
+
+/* Bytes from the first to past the last element of a region of shape ne
+ * (all >= 0) and strides nb; false when that overflows size_t. */
+bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, size_t * span) {
+    *span = esize;
+    for (int i = 0; i < 4; i++) {
+        if (ne[i] == 0) { *span = 0; return true; }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (nb[i] != 0 && (size_t) (ne[i] - 1) > (SIZE_MAX - *span) / nb[i]) return false;
+        *span += (size_t) (ne[i] - 1) * nb[i];
+    }
+    return true;
+}
+
+/* A view of a: shape ne, strides nb, starting `offset` bytes into a's data. */
+struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
+                                     const int64_t ne[4], const size_t nb[4], size_t offset) {
+    for (int i = 0; i < 4; i++)
+        if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
+    const size_t es = ggml_type_size(a->type);
+    size_t span;
+    const size_t avail = ggml_nbytes(a);
+    if (!ggmlr_region_span(ne, nb, es, &span)) {
+        ggmlr_set_error("%s: view strides span more than the address space (tensor '%s' has %zu bytes)", fn, a->name, avail);
+        return NULL;
+    }
+    if (offset > avail || span > avail - offset) {
+        ggmlr_set_error("%s: view of %zu bytes at offset %zu runs past the %zu bytes of tensor '%s'", fn, span, offset, avail, a->name);
+        return NULL;
+    }
+    /* elements must stay aligned: kernels access them as float / half / int32 */
+    if (offset % es != 0 || nb[0] % es != 0 || nb[1] % es != 0 || nb[2] % es != 0 || nb[3] % es != 0) {
+        ggmlr_set_error("%s: offset %zu and strides (%zu, %zu, %zu, %zu) must be multiples of the element size %zu", fn, offset,
+                        nb[0], nb[1], nb[2], nb[3], es);
+        return NULL;
+    }
+    struct ggml_tensor * t = ggmlr_new_tensor_impl(ctx, a->type, 4, ne, a, offset);
+    if (!t) return NULL;
+    memcpy(t->nb, nb, sizeof t->nb);
+    t->op = op;
+    t->src[0] = a;
+    return t;
+}
+
+/* The gradient ops take two F32 tensors of one shape (any layout). */
+bool ggmlr_check_same_f32_pair(const char * fn, const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "a", a, "F32"); return false; }
+    if (b->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "b", b, "F32"); return false; }
+    if (!ggml_are_same_shape(a, b)) { ggmlr_fail_shapes(fn, "a and b must have the same shape", a, b); return false; }
+    return true;
+}

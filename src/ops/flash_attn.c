@@ -1,0 +1,127 @@
+/* flash_attn.c -- fused attention: flash_attn_ext and flash_attn_back
+ * (kernels: cpu/kernels/flash_attn.c, flash_attn_back.c; docs/attention.md)
+ * and the backward rule of the forward, one FLASH_ATTN_BACK node. */
+#include "ops/grad.h"
+
+#include <math.h>
+
+/* Shape and type rules shared by the forward and backward ops (docs/attention.md). */
+static bool check_attention(const char * fn, const struct ggml_tensor * q, const struct ggml_tensor * k,
+                            const struct ggml_tensor * v, const struct ggml_tensor * mask, float scale) {
+    if (q->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "q", q, "F32"); return false; }
+    if (k->ne[0] != q->ne[0]) { ggmlr_fail_shapes(fn, "k->ne[0] (DK) must equal q->ne[0]", q, k); return false; }
+    if (v->ne[1] != k->ne[1]) { ggmlr_fail_shapes(fn, "v->ne[1] (M) must equal k->ne[1]", k, v); return false; }
+    if (v->ne[2] != k->ne[2]) { ggmlr_fail_shapes(fn, "v->ne[2] (Hkv) must equal k->ne[2]", k, v); return false; }
+    if (k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]) { ggmlr_fail_shapes(fn, "q, k and v must have the same batch ne[3]", q, k); return false; }
+    if (k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0) { ggmlr_fail_shapes(fn, "H = q->ne[2] must be a multiple of Hkv = k->ne[2]", q, k); return false; }
+    if (mask) {
+        if (!ggmlr_mask_type_ok(mask)) { ggmlr_fail_type(fn, "mask", mask, "F16 or F32"); return false; }
+        if (mask->ne[0] != k->ne[1]) { ggmlr_fail_shapes(fn, "mask->ne[0] must equal M = k->ne[1]", k, mask); return false; }
+        if (mask->ne[1] < q->ne[1]) { ggmlr_fail_shapes(fn, "mask->ne[1] must be at least N = q->ne[1]", q, mask); return false; }
+        if (mask->ne[2] == 0 || mask->ne[3] == 0) { ggmlr_fail_shapes(fn, "mask has an empty dimension", q, mask); return false; }
+    }
+    if (!isfinite(scale)) { ggmlr_set_error("%s: scale must be finite", fn); return false; }
+    return true;
+}
+
+struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                         struct ggml_tensor * v, struct ggml_tensor * mask,
+                                         float scale, float max_bias, float logit_softcap) {
+    const char * fn = "ggml_flash_attn_ext";
+    REQUIRE_CTX(fn); REQUIRE(fn, q); REQUIRE(fn, k); REQUIRE(fn, v);
+    if (k->type != GGML_TYPE_F32 && k->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "k", k, "F32 or F16");
+    if (v->type != GGML_TYPE_F32 && v->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "v", v, "F32 or F16");
+    if (!check_attention(fn, q, k, v, mask, scale)) return NULL;
+    if (!isfinite(max_bias) || max_bias < 0 || !isfinite(logit_softcap) || logit_softcap < 0) {
+        ggmlr_set_error("%s: max_bias and logit_softcap must be finite and >= 0", fn);
+        return NULL;
+    }
+    if (max_bias > 0 && !mask) { ggmlr_set_error("%s: max_bias > 0 (ALiBi) requires a mask", fn); return NULL; }
+    const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_FLASH_ATTN_EXT, GGML_TYPE_F32, ne, q, k);
+    if (!t) return NULL;
+    /* Row statistics the forward writes as it goes (max and log-sum of each
+     * query row's scores), so that its backward need not run the forward again. */
+    struct ggml_tensor * stats = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2 * q->ne[1] * q->ne[2] * q->ne[3]);
+    if (!stats) return NULL;
+    ggml_set_name(stats, "flash_attn_ext stats");
+    const struct ggmlr_flash_attn_srcs srcs = {q, k, v, mask, NULL, stats, NULL};
+    ggmlr_flash_attn_srcs_encode(t, &srcs);
+    const struct ggmlr_flash_attn_params prm = {scale, max_bias, logit_softcap};
+    ggmlr_flash_attn_params_encode(t, &prm);
+    return t;
+}
+
+struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                          struct ggml_tensor * v, struct ggml_tensor * mask,
+                                          struct ggml_tensor * d, float scale) {
+    const char * fn = "ggml_flash_attn_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, q); REQUIRE(fn, k); REQUIRE(fn, v); REQUIRE(fn, d);
+    REQUIRE_F32(fn, k); REQUIRE_F32(fn, v); REQUIRE_F32(fn, d);
+    if (!check_attention(fn, q, k, v, mask, scale)) return NULL;
+    if (d->ne[0] != v->ne[0] || d->ne[1] != q->ne[2] || d->ne[2] != q->ne[1] || d->ne[3] != q->ne[3]) {
+        char sd[96];
+        ggmlr_set_error("%s: d must be [DV, H, N, B] = [%lld, %lld, %lld, %lld] (got %s)", fn, (long long) v->ne[0],
+                        (long long) q->ne[2], (long long) q->ne[1], (long long) q->ne[3], ggmlr_shape_str(d, sd, sizeof sd));
+        return NULL;
+    }
+    /* each count is at most INT64_MAX / 4 (a tensor's size fits), so the sum fits in uint64 */
+    const uint64_t len = (uint64_t) ggmlr_pad16_floats(ggml_nelements(q)) + (uint64_t) ggmlr_pad16_floats(ggml_nelements(k)) +
+                         (uint64_t) ggmlr_pad16_floats(ggml_nelements(v));
+    if (len > (uint64_t) INT64_MAX / sizeof(float)) {
+        ggmlr_set_error("%s: the packed gradients of %llu floats are too large", fn, (unsigned long long) len);
+        return NULL;
+    }
+    const int64_t ne[4] = {(int64_t) len, 1, 1, 1};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, q, k);
+    if (!t) return NULL;
+    const struct ggmlr_flash_attn_srcs srcs = {q, k, v, mask, d, NULL, NULL};
+    ggmlr_flash_attn_srcs_encode(t, &srcs);
+    const struct ggmlr_flash_attn_params prm = {scale, 0.0f, 0.0f};
+    ggmlr_flash_attn_params_encode(t, &prm);
+    return t;
+}
+
+struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d) {
+    struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(fwd);
+    struct ggml_tensor * t = ggml_flash_attn_back(ctx, srcs.q, srcs.k, srcs.v, srcs.mask, d, ggmlr_flash_attn_params_decode(fwd).scale);
+    if (!t) return NULL;
+    srcs.d = d;
+    srcs.saved_out = fwd;
+    ggmlr_flash_attn_srcs_encode(t, &srcs);  /* srcs.stats: the forward's */
+    return t;
+}
+
+/* ---- backward ---- */
+
+static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const bool * need) {
+    const struct ggmlr_flash_attn_params prm = ggmlr_flash_attn_params_decode(node);
+    const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(node);
+    if (prm.max_bias > 0)  return "FLASH_ATTN_EXT: backward with max_bias > 0 (ALiBi) is not implemented";
+    if (prm.logit_softcap != 0) return "FLASH_ATTN_EXT: backward with logit_softcap != 0 is not implemented";
+    if (srcs.k->type != GGML_TYPE_F32 || srcs.v->type != GGML_TYPE_F32)
+        return "FLASH_ATTN_EXT: backward needs F32 K and V (this node has F16 K/V)";
+    if (need[3]) return "FLASH_ATTN_EXT: the gradient with respect to the mask is not implemented (the mask is a parameter)";
+    return NULL;
+}
+
+/* one FLASH_ATTN_BACK node (reading the forward's saved statistics) gives
+ * [dq | dk | dv]; each source takes its slice as a view */
+RULE(grad_flash_attn_ext) {
+    struct ggml_tensor * fab = ggmlr_flash_attn_back_saved(ctx, node, g);
+    if (!fab) return false;
+    size_t offset = 0;
+    for (int i = 0; i < 3; i++) {
+        struct ggml_tensor * s = node->src[i];
+        if (need[i]) {
+            const size_t es = sizeof(float);
+            struct ggml_tensor * slice = ggml_view_4d(ctx, fab, s->ne[0], s->ne[1], s->ne[2], s->ne[3], es * (size_t) s->ne[0],
+                                                      es * (size_t) (s->ne[0] * s->ne[1]), es * (size_t) (s->ne[0] * s->ne[1] * s->ne[2]), offset);
+            if (!ggmlr_grad_acc(ctx, gph, s, slice)) return false;
+        }
+        offset += (size_t) ggmlr_pad16_floats(ggml_nelements(s)) * sizeof(float);
+    }
+    return true;
+}
+
+GRAD_RULE(flash_attn_ext, refuse_flash_attn_ext, grad_flash_attn_ext);

@@ -1,0 +1,59 @@
+/* norm.c -- LayerNorm (norm) and RMSNorm (rms_norm), their backward ops
+ * and rules, each one fused backward op (kernel: cpu/kernels/norm.c).
+ * F32 only; the results are contiguous F32 shaped like the input. */
+#include "ops/grad.h"
+
+#include <math.h>
+
+static bool check_eps(const char * fn, float eps) {
+    if (isfinite(eps) && eps >= 0.0f) return true;
+    ggmlr_set_error("%s: eps must be finite and >= 0 (got %g)", fn, (double) eps);
+    return false;
+}
+
+static struct ggml_tensor * norm_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, float eps) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    if (!check_eps(fn, eps)) return NULL;
+    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
+    if (t) ggmlr_f32_param_encode(t, eps);
+    return t;
+}
+
+struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps) {
+    return norm_op("ggml_norm", ctx, GGML_OP_NORM, a, eps);
+}
+
+struct ggml_tensor * ggml_rms_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps) {
+    return norm_op("ggml_rms_norm", ctx, GGML_OP_RMS_NORM, a, eps);
+}
+
+/* src[0] = dy, src[1] = x (upstream's order for rms_norm_back) */
+static struct ggml_tensor * norm_back_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * dy,
+                                         struct ggml_tensor * x, float eps) {
+    REQUIRE_CTX(fn); REQUIRE(fn, dy); REQUIRE(fn, x);
+    if (!ggmlr_check_same_f32_pair(fn, dy, x) || !check_eps(fn, eps)) return NULL;
+    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, x->ne, dy, x);
+    if (t) ggmlr_f32_param_encode(t, eps);
+    return t;
+}
+
+struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps) {
+    return norm_back_op("norm_back", ctx, GGML_OP_NORM_BACK, g, x, eps);
+}
+
+struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps) {
+    return norm_back_op("ggml_rms_norm_back", ctx, GGML_OP_RMS_NORM_BACK, a, b, eps);
+}
+
+/* ---- backward ---- */
+
+RULE(grad_norm) {
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_norm_back(ctx, g, A, ggmlr_f32_param_decode(node)));
+}
+
+RULE(grad_rms_norm) {
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_rms_norm_back(ctx, g, A, ggmlr_f32_param_decode(node)));
+}
+
+GRAD_RULE(norm, NULL, grad_norm);
+GRAD_RULE(rms_norm, NULL, grad_rms_norm);
