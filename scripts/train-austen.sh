@@ -1,12 +1,14 @@
 #!/bin/sh
 # The main job: builds the library and trains the character-level GPT on Jane
 # Austen's novels with nanoGPT's "baby GPT" defaults, then prints a sample.
-# Leaves out/loss.csv, out/loss.png and out/checkpoint.gguf. Options are passed
-# on to the program (./scripts/train-austen.sh --help lists them).
+# Leaves out/loss.csv, out/loss.png and out/checkpoint.gguf (out/ is not tracked:
+# a run leaves the checkout clean). Options are passed on to the program
+# (./scripts/train-austen.sh --help lists them).
 #
 # The loss picture is drawn with R's graphics: when Rscript is missing and this
 # runs as root on Debian, r-base-core is installed first; otherwise the program
-# says why no picture was drawn and the curve stays in out/loss.csv.
+# says why no picture was drawn and the curve stays in out/loss.csv
+# (Rscript scripts/plot_loss.R out/loss.csv out/loss.png draws it later).
 set -eu
 cd "$(dirname "$0")/.."
 if ! command -v Rscript >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -15,4 +17,5 @@ if ! command -v Rscript >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target train_austen >/dev/null
+mkdir -p out
 exec ./build/train_austen "$@"

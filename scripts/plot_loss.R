@@ -1,4 +1,6 @@
-# Draws the loss curve of a train_austen run: Rscript plot_loss.R loss.csv loss.png
+# Draws the loss curve of a train_austen run: Rscript scripts/plot_loss.R out/loss.csv out/loss.png
+# (redraws a picture by hand). train_austen writes the same script into its --out
+# directory and runs it there (draw_plot in examples/gpt/train_austen.c): keep the two equal.
 a <- commandArgs(TRUE); d <- read.csv(a[1])
 png(a[2], width = 900, height = 560, type = 'cairo')
 par(mar = c(4.5, 4.5, 3, 1))
