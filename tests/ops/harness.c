@@ -72,9 +72,32 @@ static void check_gradient(const struct ops_row * row) {
                  row->fd_atol, row->fd_rtol);
 }
 
+/* A backward through the row's node fails with a message and leaves the
+ * graph as it was. */
+static void check_refused(const struct ops_row * row) {
+    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_tensor * in[OPS_MAX_IN];
+    for (int i = 0; i < row->n_in; i++) {
+        in[i] = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, row->in[i].ne);
+        tc_fill_uniform(in[i], row->in[i].lo, row->in[i].hi);
+        ggml_set_param(in[i]);
+    }
+    struct ggml_tensor * loss = ggml_sum(ctx, row->build(ctx, in, row->params));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(g, loss);
+    const int nodes = ggml_graph_n_nodes(g);
+    CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_FAILED && ggml_last_error()[0] != '\0',
+          "%s %s: autodiff refuses it with a message (%s)", row->op, row->variant, ggml_last_error());
+    CHECK(ggml_graph_n_nodes(g) == nodes, "%s %s: a refused backward left %d nodes, not %d", row->op, row->variant,
+          ggml_graph_n_nodes(g), nodes);
+    ggml_free(ctx);
+}
+
 void ops_run_row(const struct ops_row * row) {
     const int before = tc_failures;
     check_forward(row);
     if (row->differentiable) check_gradient(row);
+    else check_refused(row);
     printf("%-16s %-40s %s\n", row->op, row->variant, tc_failures == before ? "ok" : "FAILED");
 }

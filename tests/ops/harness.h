@@ -1,7 +1,8 @@
 /* harness.h -- one row per op (and variant): how to build the node, its
  * inputs, a float64 reference and the tolerances. One harness runs every row:
  * forward against the reference with NaN-poisoned outputs, bitwise equality
- * over 1/2/3/8 threads, and a finite-difference gradient check. */
+ * over 1/2/3/8 threads, and a finite-difference gradient check (or, for an
+ * op that is not differentiable, that autodiff refuses it). */
 #ifndef GGMLR_TEST_OPS_HARNESS_H
 #define GGMLR_TEST_OPS_HARNESS_H
 
@@ -39,7 +40,7 @@ struct ops_family {
     int n_rows;
 };
 
-extern const struct ops_family ops_elementwise;
+extern const struct ops_family ops_elementwise, ops_soft_max;
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);
