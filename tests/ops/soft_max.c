@@ -21,8 +21,13 @@ static void r_soft_max_back(const double * const * in, const int64_t (*ne)[4], c
 }
 
 static const struct ops_row rows[] = {
-    /* the backward of SOFT_MAX has no backward of its own */
-    {"SOFT_MAX_BACK", "[64,3,1,2]", b_soft_max_back, NULL, 2, {{{64, 3, 1, 2}, -1, 1}, {{64, 3, 1, 2}, 0, 0.1}},
+    /* the backward of SOFT_MAX has no backward of its own; y of a softmax's
+     * size (about 1/ne0), one row of one element (y = 1) */
+    {"SOFT_MAX_BACK", "[7,5,3,1]", b_soft_max_back, NULL, 2, {{{7, 5, 3, 1}, -1, 1}, {{7, 5, 3, 1}, 0, 0.3}},
+     r_soft_max_back, 1e-5, false, 0, 0, 0},
+    {"SOFT_MAX_BACK", "[1,4,1,1]", b_soft_max_back, NULL, 2, {{{1, 4, 1, 1}, -1, 1}, {{1, 4, 1, 1}, 1, 1}},
+     r_soft_max_back, 1e-5, false, 0, 0, 0},
+    {"SOFT_MAX_BACK", "[64,3,1,2]", b_soft_max_back, NULL, 2, {{{64, 3, 1, 2}, -1, 1}, {{64, 3, 1, 2}, 0, 0.03}},
      r_soft_max_back, 1e-5, false, 0, 0, 0},
 };
 
