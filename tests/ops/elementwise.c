@@ -28,6 +28,7 @@ static void r_sqr(const double * const * in, const int64_t (*ne)[4], const void 
 static const struct ops_row rows[] = {
     {"ADD", "same shape", b_add, NULL, 2, {{{5, 3, 2, 2}, -1, 1}, {{5, 3, 2, 2}, -1, 1}}, r_add, 1e-6, true, 1e-2, 1e-3, 1e-2},
     {"ADD", "broadcast [5,1,2,1]", b_add, NULL, 2, {{{5, 3, 2, 2}, -1, 1}, {{5, 1, 2, 1}, -1, 1}}, r_add, 1e-6, true, 1e-2, 1e-3, 1e-2},
+    {"SQR", "[5,3,2,2]", b_sqr, NULL, 1, {{{5, 3, 2, 2}, -1, 1}}, r_sqr, 1e-6, true, 1e-2, 1e-3, 1e-2},
     {"SQR", "odd shape", b_sqr, NULL, 1, {{{37, 3, 2, 1}, -1, 1}}, r_sqr, 1e-6, true, 1e-2, 1e-3, 1e-2},
 };
 
