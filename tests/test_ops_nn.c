@@ -228,22 +228,15 @@ static void test_soft_max_back(void) {
         struct ggml_tensor * y = ggml_soft_max_ext(ctx, x, NULL, scale, 0.0f);
         if (!compute_nth(ctx, y, NTH)) { ggml_free(ctx); continue; }
         struct ggml_tensor * dx = ggml_soft_max_ext_back(ctx, dy, y, scale, 0.0f);
-        /* the composed ops the backward rule used before: scale(y * (dy - sum_rows(dy * y))) */
+        /* the composed ops the backward rule used before: scale(y * (dy - sum_rows(dy * y)));
+         * the float64 check of the kernel is a row of tests/ops/soft_max.c */
         struct ggml_tensor * composed = ggml_scale(ctx, ggml_mul(ctx, y, ggml_sub(ctx, dy, ggml_sum_rows(ctx, ggml_mul(ctx, dy, y)))), scale);
-        const int64_t n0 = shapes[c][0], n = ggml_nelements(y);
-        double * ref = malloc((size_t) n * sizeof *ref);
-        for (int64_t r = 0; r < n / n0; r++) {
-            double dot = 0;
-            for (int64_t i = 0; i < n0; i++) dot += tc_get(dy, r * n0 + i) * tc_get(y, r * n0 + i);
-            for (int64_t i = 0; i < n0; i++) ref[r * n0 + i] = scale * tc_get(y, r * n0 + i) * (tc_get(dy, r * n0 + i) - dot);
-        }
-        if (poison_compute(ctx, dx)) CHECK_REL(tc_rel_err_tensor(dx, ref), 1e-5, "soft_max_ext_back against float64");
-        if (poison_compute(ctx, composed)) {
+        const int64_t n = ggml_nelements(y);
+        if (poison_compute(ctx, dx) && poison_compute(ctx, composed)) {
             double maxd = 0;
             for (int64_t i = 0; i < n; i++) maxd = fmax(maxd, fabs(tc_get(dx, i) - tc_get(composed, i)));
             CHECK(maxd <= 1e-6, "soft_max_ext_back matches the composed ops within rounding (max diff %.3g)", maxd);
         }
-        free(ref);
         ggml_free(ctx);
     }
 }

@@ -208,3 +208,10 @@ int tc_thread_count(void) {
     fclose(f);
     return n;
 }
+
+struct ggml_tensor * tc_weighted_sum(struct ggml_context * ctx, struct ggml_tensor * t) {
+    if (!t) return NULL;
+    struct ggml_tensor * w = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, t->ne);
+    tc_fill_uniform(w, -1, 1);
+    return ggml_sum(ctx, ggml_mul(ctx, t, w));
+}

@@ -54,6 +54,10 @@ double tc_rel_err_f32(const float * x, const double * ref, int64_t n);
 /* The same, reading x from a tensor in logical order. */
 double tc_rel_err_tensor(const struct ggml_tensor * t, const double * ref);
 
+/* sum(t * W) with a fixed random W shaped like t (t may be a strided view):
+ * a loss whose gradient is not uniform, so a wrong index or transpose shows. */
+struct ggml_tensor * tc_weighted_sum(struct ggml_context * ctx, struct ggml_tensor * t);
+
 /* Compute a graph with n threads and fail the test on a bad status. */
 void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads);
 
