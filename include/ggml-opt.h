@@ -249,7 +249,9 @@ GGML_API void ggml_opt_epoch_callback_progress_bar(
 /* Fit outputs(inputs) to dataset for nepoch epochs with optimizer steps of
  * nbatch_logical datapoints (a multiple of inputs->ne[1] that divides ndata);
  * the last val_split (in [0, 1)) of the dataset is used for validation only.
- * get_opt_pars receives a pointer to the current epoch (int64_t, from 1). */
+ * get_opt_pars receives a pointer to the current epoch (int64_t, from 1);
+ * ggmlr: ggml_opt_get_constant_optimizer_params receives NULL instead (its
+ * defaults: it would read a params struct from the epoch's 8 bytes). */
 GGML_API enum ggml_status ggml_opt_fit(
         ggml_backend_sched_t          backend_sched,
         struct ggml_context         * ctx_compute,

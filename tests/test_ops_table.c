@@ -1,13 +1,38 @@
-/* test_ops_table.c -- the per-op tables agree with the op enum: every op has
- * a distinct name, and every op that is not a view has a CPU kernel. (The
- * tables' lengths are checked at compile time.) */
+/* test_ops_table.c -- the per-op tables (core/op_list.h) agree with the op
+ * enum: every op has a distinct name, the one its enumerator in
+ * include/ggml.h spells (read from the header, in order, so a row under the
+ * wrong op is caught), and every op that is not a view has a CPU kernel. */
 #include "common/test_common.h"
 #include "cpu/kernels/kernels.h"
 #include "ops/grad.h"
 
+#include <stdio.h>
 #include <string.h>
 
+/* The enumerators of enum ggml_op in include/ggml.h, in order, without GGML_OP_. */
+static int header_op_names(char names[][64], int max) {
+    FILE * f = fopen(GGMLR_SOURCE_DIR "/include/ggml.h", "r");
+    if (!f) return -1;
+    char line[512];
+    int n = 0, in_enum = 0;
+    while (fgets(line, sizeof line, f) && n < max) {
+        if (strstr(line, "enum ggml_op {")) { in_enum = 1; continue; }
+        if (!in_enum) continue;
+        if (strchr(line, '}')) break;
+        char name[64];
+        if (sscanf(line, " GGML_OP_%63[A-Z0-9_]", name) == 1 && strcmp(name, "COUNT") != 0) snprintf(names[n++], 64, "%s", name);
+    }
+    fclose(f);
+    return n;
+}
+
 int main(void) {
+    static char names[256][64];
+    const int n = header_op_names(names, 256);
+    CHECK(n == GGML_OP_COUNT, "include/ggml.h lists %d ops, GGML_OP_COUNT is %d", n, (int) GGML_OP_COUNT);
+    for (int op = 0; op < n && op < GGML_OP_COUNT; op++)
+        CHECK(strcmp(ggml_op_name((enum ggml_op) op), names[op]) == 0, "op %d is GGML_OP_%s in ggml.h but named %s", op, names[op],
+              ggml_op_name((enum ggml_op) op));
     for (int op = 0; op < GGML_OP_COUNT; op++) {
         const char * name = ggml_op_name((enum ggml_op) op);
         CHECK(name && strcmp(name, "UNKNOWN") != 0, "op %d has no name", op);

@@ -699,6 +699,11 @@ static void test_classification(ggml_backend_sched_t sched, ggml_backend_t be) {
     CHECK(fit_epochs_ok, "get_opt_pars receives the epoch, 1 to nepoch");
     CHECK(ggml_opt_fit(sched, m.ctx_compute, m.x, m.out, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
                        ggml_opt_get_default_optimizer_params, 1, B + 1, 0.2f, true) == GGML_STATUS_FAILED, "fit: bad logical batch refused");
+    /* the constant-parameters callback reads a params struct through its
+     * userdata: fit must not hand it the 8-byte epoch (ASan sees the overread) */
+    CHECK(ggml_opt_fit(sched, m.ctx_compute, m.x, m.out, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                       ggml_opt_get_constant_optimizer_params, 1, 2 * B, 0.2f, true) == GGML_STATUS_SUCCESS,
+          "fit with constant optimizer params: %s", ggml_last_error());
     ggml_opt_context_t oe = opt_for(sched, &m, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW, 1, NULL);
     const double acc_fit = oe ? accuracy_of(oe, ds) : 0.0;
     CHECK(acc_fit > 0.9, "accuracy after ggml_opt_fit %g", acc_fit);

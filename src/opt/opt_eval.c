@@ -428,7 +428,10 @@ enum ggml_status ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_co
     params.outputs         = outputs;
     params.opt_period      = (int32_t) opt_period;
     params.get_opt_pars    = get_opt_pars;
-    params.get_opt_pars_ud = &epoch;
+    /* the epoch, as upstream documents; but ggml_opt_get_constant_optimizer_params
+     * reads a whole params struct through its userdata, which would run past
+     * the int64_t: it gets NULL instead (its defaults) */
+    params.get_opt_pars_ud = get_opt_pars == ggml_opt_get_constant_optimizer_params ? NULL : (void *) &epoch;
     params.optimizer       = optimizer;
     ggml_opt_context_t oc = ggml_opt_init(params);
     ggml_opt_result_t result_train = ggml_opt_result_init(), result_val = ggml_opt_result_init();
