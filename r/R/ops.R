@@ -55,6 +55,7 @@ ggml_acc <- function(ctx, a, b, nb1, nb2, nb3, offset) {
 
 # matrix product and softmax
 ggml_mul_mat <- function(ctx, a, b) .Call(C_ggml_mul_mat, ctx, a, b)
+ggml_out_prod <- function(ctx, a, b) .Call(C_ggml_out_prod, ctx, a, b)
 ggml_soft_max <- function(ctx, a) .Call(C_ggml_soft_max, ctx, a)
 ggml_soft_max_ext <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext, ctx, a, mask, scale, max_bias)

@@ -90,6 +90,7 @@ ENTRY(ggml_add_inplace, 3)
 ENTRY(ggml_repeat, 3)
 ENTRY(ggml_repeat_back, 3)
 ENTRY(ggml_mul_mat, 3)
+ENTRY(ggml_out_prod, 3)
 /* glue_tensor.c */
 ENTRY(ggml_new_tensor, 4)
 ENTRY(ggml_new_f32, 2)

@@ -31,6 +31,7 @@ OP_AB(ggml_add_inplace)
 OP_AB(ggml_repeat)
 OP_AB(ggml_repeat_back)
 OP_AB(ggml_mul_mat)
+OP_AB(ggml_out_prod)
 
 /* ---- ops with parameters ---- */
 

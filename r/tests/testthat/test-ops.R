@@ -19,6 +19,18 @@ test_that("mul_mat is crossprod, broadcast over heads", {
   expect_equal(compute(ctx, r3), ref, tolerance = 1e-6)
 })
 
+test_that("out_prod is a %*% t(b)", {
+  ctx <- ggml_init(16 * 1024^2)
+  on.exit(ggml_free(ctx))
+  set.seed(11)
+  A <- matrix(rnorm(15), 3, 5)  # [M = 3, K = 5]
+  B <- matrix(rnorm(20), 4, 5)  # [N = 4, K = 5]
+  r <- ggml_out_prod(ctx, tensor_of(ctx, A), tensor_of(ctx, B))
+  expect_equal(ggml_tensor_shape(r), c(3, 4, 1, 1))
+  expect_equal(compute(ctx, r), as.numeric(A %*% t(B)), tolerance = 1e-6)
+  expect_error(ggml_out_prod(ctx, tensor_of(ctx, A), tensor_of(ctx, t(B))), "ne\\[1\\]")
+})
+
 test_that("element-wise ops broadcast b over a", {
   ctx <- ggml_init(16 * 1024^2)
   on.exit(ggml_free(ctx))
