@@ -141,8 +141,8 @@ static inline struct ggml_tensor * ggmlr_loss_grad_decode(const struct ggml_tens
 struct ggmlr_opt_step_srcs { struct ggml_tensor * a, * grad, * m, * v, * hparams; };
 static inline void ggmlr_opt_step_srcs_encode(struct ggml_tensor * t, const struct ggmlr_opt_step_srcs * s) {
     t->src[0] = s->a; t->src[1] = s->grad;
-    if (s->m) { t->src[2] = s->m; t->src[3] = s->v; t->src[4] = s->hparams; }
-    else      { t->src[2] = s->hparams; }
+    if (t->op == GGML_OP_OPT_STEP_ADAMW) { t->src[2] = s->m; t->src[3] = s->v; t->src[4] = s->hparams; }
+    else                                 { t->src[2] = s->hparams; }
 }
 static inline struct ggmlr_opt_step_srcs ggmlr_opt_step_srcs_decode(const struct ggml_tensor * t) {
     const bool adamw = t->op == GGML_OP_OPT_STEP_ADAMW;
