@@ -20,8 +20,11 @@
  *    GGML_STATUS_ABORTED at the end.
  *  - Gradient clipping by global norm: ggml_opt_optimizer_params.clip_norm
  *    (0 = off, the default). Before each optimizer step the accumulated
- *    gradients g of all parameters are scaled by min(1, clip_norm / ||g||),
- *    ||g|| = sqrt(sum over all parameters of sum g^2).
+ *    gradients g of all parameters are scaled by clip_norm / (||g|| + 1e-6)
+ *    when ||g|| > clip_norm (torch's clip_grad_norm_),
+ *    ||g|| = sqrt(sum over all parameters of sum g^2) in double.
+ *  - Parameter groups, learning-rate schedules, a loss of the caller's own
+ *    and a per-batch callback that can stop: see ggml_opt_params' extensions.
  *  - Only static graphs: ggml_opt_params needs ctx_compute, inputs and outputs
  *    (ggml_opt_prepare_alloc does not exist). ggml_opt_static_graphs is true.
  *  - The gradients, the optimizer steps and the three graphs live in a context
@@ -137,6 +140,40 @@ GGML_API struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(
 /* *(struct ggml_opt_optimizer_params *) userdata (the defaults when userdata is NULL). */
 GGML_API struct ggml_opt_optimizer_params ggml_opt_get_constant_optimizer_params(void * userdata);
 
+/* extension: parameters whose learning rate and weight decay are scaled:
+ * alpha * lr_scale and wd * wd_scale (wd_scale 0: no decay). */
+struct ggml_opt_param_group {
+    struct ggml_tensor * const * params;
+    int32_t                      n_params;
+    float                        lr_scale;
+    float                        wd_scale;
+};
+
+/* extension: the learning rate of optimizer step `step` (from 0) as a
+ * function of alpha, the peak that get_opt_pars gives:
+ *   CONSTANT       alpha
+ *   WARMUP_COSINE  alpha (step+1)/(warmup+1) for step < warmup, then a cosine
+ *                  from alpha at warmup to min_lr at decay_steps, then min_lr
+ *                  (nanoGPT's get_lr) */
+enum ggml_opt_lr_schedule_type {
+    GGML_OPT_LR_SCHEDULE_CONSTANT,
+    GGML_OPT_LR_SCHEDULE_WARMUP_COSINE,
+};
+
+struct ggml_opt_lr_schedule {
+    enum ggml_opt_lr_schedule_type type;
+    int64_t warmup;      /* steps of linear warmup */
+    int64_t decay_steps; /* the step at which the cosine reaches min_lr */
+    float   min_lr;
+};
+
+GGML_API float ggml_opt_lr_schedule_lr(const struct ggml_opt_lr_schedule * schedule, float alpha, int64_t step);
+
+/* extension: called after each batch of ggml_opt_epoch with the result so
+ * far and the batches done in this part; false stops the training. */
+typedef bool (*ggml_opt_batch_callback)(void * userdata, bool train, ggml_opt_context_t opt_ctx, ggml_opt_result_t result,
+                                        int64_t ibatch, int64_t ibatch_max);
+
 struct ggml_opt_params {
     ggml_backend_sched_t backend_sched;
 
@@ -160,6 +197,27 @@ struct ggml_opt_params {
     /* extensions */
     bool     apply_nonfinite; /* apply an optimizer step even when the loss or a gradient is NaN/Inf */
     uint64_t seed;            /* seed of the shuffle RNG */
+
+    /* A loss the caller built from outputs (F32, one element), used instead
+     * of the one loss_type names; loss_type then only says whether it is a
+     * mean over datapoints (anything but SUM) or a sum, which decides how
+     * micro-batches and ranks combine. labels is the caller's label input
+     * for it (optional, for ggml_opt_labels and ggml_opt_epoch's batches).
+     * No predictions or accuracy are computed for such a loss. */
+    struct ggml_tensor * loss;
+    struct ggml_tensor * labels;
+
+    /* Parameters with their own learning-rate and weight-decay factors (for
+     * example no decay on norm gains); the others have factors 1. */
+    const struct ggml_opt_param_group * param_groups;
+    int32_t                             n_param_groups;
+
+    struct ggml_opt_lr_schedule lr_schedule; /* on alpha; zero: constant */
+
+    /* Called after every batch of ggml_opt_epoch (and so ggml_opt_fit);
+     * returning false stops the training after that batch. */
+    ggml_opt_batch_callback batch_callback;
+    void *                  batch_callback_ud;
 };
 
 GGML_API struct ggml_opt_params ggml_opt_default_params(
@@ -184,6 +242,15 @@ GGML_API struct ggml_tensor * ggml_opt_ncorrect(ggml_opt_context_t opt_ctx); /* 
 
 /* The gradient accumulator of a parameter (NULL for other tensors). */
 GGML_API struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t opt_ctx, struct ggml_tensor * node);
+/* extension: the AdamW moments of a parameter (NULL for other tensors or with SGD). */
+GGML_API struct ggml_tensor * ggml_opt_grad_m(ggml_opt_context_t opt_ctx, struct ggml_tensor * node);
+GGML_API struct ggml_tensor * ggml_opt_grad_v(ggml_opt_context_t opt_ctx, struct ggml_tensor * node);
+/* extension: the optimizer steps done (the t of AdamW's bias corrections is
+ * this + 1); set it when resuming with restored moments. */
+GGML_API int64_t ggml_opt_get_steps(ggml_opt_context_t opt_ctx);
+GGML_API void    ggml_opt_set_steps(ggml_opt_context_t opt_ctx, int64_t steps);
+/* extension: the global gradient norm before clipping at the last optimizer step. */
+GGML_API double  ggml_opt_last_grad_norm(ggml_opt_context_t opt_ctx);
 
 GGML_API enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t opt_ctx);
 GGML_API const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type optimizer);

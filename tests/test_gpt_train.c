@@ -69,7 +69,7 @@ static void test_resume_is_bitwise(const struct corpus * data) {
     float gn;
     bool ok = gpt_model_init(&m, &cfg, 11) && trainer_init(&t, &m, data, &o);
     for (int s = 0; s < K && ok; s++) ok = trainer_step(&t, s, &resumed[s], &gn);
-    ok = ok && gpt_save(&m, path, data->vocab, data->n_vocab, true, K);
+    ok = ok && trainer_save(&t, path, K);
     trainer_free(&t);
     gpt_model_free(&m);
     /* load and continue */

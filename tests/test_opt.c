@@ -9,91 +9,11 @@
  * classification whose accuracy rises. */
 #include "common/test_common.h"
 
+#include "common/opt_model.h"
 #include "ggml-opt.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- a linear model: outputs [M, B] = W [K, M]^T x [K, B] + b [M, 1] ---- */
-
-struct model {
-    struct ggml_context * ctx_static;   /* W, b, x: memory of their own */
-    struct ggml_context * ctx_compute;  /* the forward tensors: no_alloc */
-    ggml_backend_buffer_t buf;
-    struct ggml_tensor * W, * b, * x, * out;
-    int K, M, B;
-};
-
-static bool model_init(struct model * m, ggml_backend_t be, int K, int M, int B) {
-    memset(m, 0, sizeof *m);
-    m->K = K; m->M = M; m->B = B;
-    struct ggml_init_params ps = {8 * ggml_tensor_overhead(), NULL, true};
-    struct ggml_init_params pc = {16 * ggml_tensor_overhead(), NULL, true};
-    m->ctx_static = ggml_init(ps);
-    m->ctx_compute = ggml_init(pc);
-    if (!m->ctx_static || !m->ctx_compute) return false;
-    m->W = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, K, M);
-    m->b = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, M, 1);
-    m->x = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, K, B);
-    ggml_set_name(m->W, "W");
-    ggml_set_name(m->b, "b");
-    ggml_set_name(m->x, "x");
-    ggml_set_param(m->W);
-    ggml_set_param(m->b);
-    m->buf = ggml_backend_alloc_ctx_tensors(m->ctx_static, be);
-    m->out = ggml_add(m->ctx_compute, ggml_mul_mat(m->ctx_compute, m->W, m->x), m->b);
-    return m->buf && m->out;
-}
-
-static void model_free(struct model * m) {
-    ggml_backend_buffer_free(m->buf);
-    ggml_free(m->ctx_compute);
-    ggml_free(m->ctx_static);
-}
-
-static void model_set(struct model * m, const float * W, const float * b) {
-    ggml_backend_tensor_set(m->W, W, 0, ggml_nbytes(m->W));
-    ggml_backend_tensor_set(m->b, b, 0, ggml_nbytes(m->b));
-}
-
-static ggml_opt_context_t opt_for(ggml_backend_sched_t sched, struct model * m, enum ggml_opt_loss_type loss,
-                                  enum ggml_opt_optimizer_type optimizer, int opt_period, struct ggml_opt_optimizer_params * pars) {
-    struct ggml_opt_params p = ggml_opt_default_params(sched, loss);
-    p.ctx_compute = m->ctx_compute;
-    p.inputs = m->x;
-    p.outputs = m->out;
-    p.optimizer = optimizer;
-    p.opt_period = opt_period;
-    if (pars) {
-        p.get_opt_pars = ggml_opt_get_constant_optimizer_params;
-        p.get_opt_pars_ud = pars;
-    }
-    return ggml_opt_init(p);
-}
-
-/* float64 MSE gradient of the model on n datapoints: L = sum (o - y)^2 / (M n) */
-static double mse_grad_ref(const struct model * m, const float * W, const float * b, const float * x, const float * y, int n,
-                           double * gW, double * gb) {
-    const int K = m->K, M = m->M;
-    double loss = 0.0;
-    for (int i = 0; i < K * M; i++) gW[i] = 0.0;
-    for (int i = 0; i < M; i++) gb[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        for (int o = 0; o < M; o++) {
-            double v = b[o];
-            for (int k = 0; k < K; k++) v += (double) W[o * K + k] * x[j * K + k];
-            const double e = v - y[j * M + o];
-            loss += e * e;
-            for (int k = 0; k < K; k++) gW[o * K + k] += 2.0 * e * x[j * K + k];
-            gb[o] += 2.0 * e;
-        }
-    }
-    for (int i = 0; i < K * M; i++) gW[i] /= (double) M * n;
-    for (int i = 0; i < M; i++) gb[i] /= (double) M * n;
-    return loss / ((double) M * n);
-}
-
-static void fill_f32(float * v, int n, double lo, double hi) { for (int i = 0; i < n; i++) v[i] = (float) tc_uniform(lo, hi); }
 
 /* ---- scheduler ---- */
 
@@ -367,39 +287,6 @@ static void test_results(ggml_backend_sched_t sched, ggml_backend_t be) {
 }
 
 /* ---- optimizer steps against float64 references ---- */
-
-enum { RK = 3, RM = 2, RB = 8 };
-
-struct step_case {
-    struct model m;
-    float W0[RK * RM], b0[RM], x[RK * RB], y[RM * RB];
-};
-
-static bool step_case_init(struct step_case * c, ggml_backend_t be, int B) {
-    if (!model_init(&c->m, be, RK, RM, B)) return false;
-    fill_f32(c->W0, RK * RM, -1, 1);
-    fill_f32(c->b0, RM, -1, 1);
-    fill_f32(c->x, RK * RB, -1, 1);
-    fill_f32(c->y, RM * RB, -2, 2);
-    model_set(&c->m, c->W0, c->b0);
-    return true;
-}
-
-/* one backward eval on datapoints [j0, j0 + B) with MSE loss */
-static enum ggml_status train_batch(ggml_opt_context_t o, struct step_case * c, int j0, ggml_opt_result_t r) {
-    const int B = c->m.B;
-    enum ggml_status st = ggml_opt_alloc(o, true);
-    if (st != GGML_STATUS_SUCCESS) return st;
-    ggml_backend_tensor_set(c->m.x, c->x + j0 * RK, 0, (size_t) B * RK * sizeof(float));
-    ggml_backend_tensor_set(ggml_opt_labels(o), c->y + j0 * RM, 0, (size_t) B * RM * sizeof(float));
-    return ggml_opt_eval(o, r);
-}
-
-static double max_abs_diff(const struct ggml_tensor * t, const double * ref) {
-    double e = 0.0;
-    for (int64_t i = 0; i < ggml_nelements(t); i++) e = fmax(e, fabs(ggml_get_f32_1d(t, i) - ref[i]));
-    return e;
-}
 
 static void test_sgd_and_accumulation(ggml_backend_sched_t sched, ggml_backend_t be) {
     struct step_case one, two;

@@ -57,7 +57,7 @@ bool dist_load(struct gpt_model * m, const char * path, unsigned char * vocab, i
     const struct gpt_config cfg = {head.cfg[0], head.cfg[1], head.cfg[2], head.cfg[3], head.cfg[4], head.cfg[5]};
     memcpy(vocab, head.vocab, 256);
     *step = head.step;
-    return gpt_model_init(m, &cfg, 0);  /* the values come with dist_share */
+    return gpt_model_init(m, &cfg, 0);  /* the values come with dist_attach */
 }
 
 /* FNV-1a */
@@ -91,21 +91,10 @@ bool dist_check(const struct gpt_config * cfg, const struct train_opts * o, cons
     return mpi_ok(ggml_mpi_check_same(MPI_COMM_WORLD, h, what, 4), "the ranks were started differently");
 }
 
-bool dist_share(struct gpt_model * m) {
-    if (g_size == 1) return true;
-    struct ggml_tensor * ts[3 * (4 + 6 * GPT_MAX_LAYERS)];
-    int n = 0;
-    for (int i = 0; i < m->n_params; i++) { ts[n++] = m->params[i]; ts[n++] = m->adam_m[i]; ts[n++] = m->adam_v[i]; }
-    return mpi_ok(ggml_mpi_bcast_tensors(MPI_COMM_WORLD, ts, n), "broadcasting the parameters");
-}
-
-static bool reduce(void * ud, struct ggml_tensor ** grads, int n, float scale, float * sums, int n_sums) {
-    (void) ud;
-    return mpi_ok(ggml_mpi_allreduce_tensors(MPI_COMM_WORLD, grads, n, scale, sums, n_sums), "reducing the gradients");
-}
-
-void dist_attach(struct trainer * t) {
-    t->par = (struct train_parallel) {.rank = g_rank, .ranks = g_size, .reduce = g_size > 1 ? reduce : NULL};
+bool dist_attach(struct trainer * t) {
+    t->rank = g_rank;
+    t->ranks = g_size;
+    return g_size == 1 || mpi_ok(ggml_opt_set_mpi_comm(t->opt, MPI_COMM_WORLD), "sharing rank 0's parameters and moments");
 }
 
 #else  /* a single process */
@@ -119,7 +108,6 @@ bool dist_check(const struct gpt_config * cfg, const struct train_opts * o, cons
     (void) cfg; (void) o; (void) data; (void) eval_interval;
     return true;
 }
-bool dist_share(struct gpt_model * m) { (void) m; return true; }
-void dist_attach(struct trainer * t) { (void) t; }
+bool dist_attach(struct trainer * t) { (void) t; return true; }
 
 #endif

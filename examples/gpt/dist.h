@@ -22,15 +22,15 @@ int dist_rank(void);
 int dist_size(void);
 
 /* gpt_load on rank 0; the other ranks receive the configuration, vocabulary
- * and step and build a model of that shape (dist_share fills it). */
+ * and step and build a model of that shape (dist_attach fills it). */
 bool dist_load(struct gpt_model * m, const char * path, unsigned char * vocab, int64_t * step);
 /* Every rank must agree on the model, the vocabulary, the text and the
  * options that shape the training (not --threads): false with a message on
  * every rank naming what differs. */
 bool dist_check(const struct gpt_config * cfg, const struct train_opts * o, const struct corpus * data, int64_t eval_interval);
-/* Broadcast the parameters and AdamW moments from rank 0. */
-bool dist_share(struct gpt_model * m);
-/* Make t a replica: its rows of each batch, gradients averaged over the ranks. */
-void dist_attach(struct trainer * t);
+/* Make t a replica: its rows of each batch; its optimization context
+ * reduces the gradients over the ranks, after taking rank 0's parameters and
+ * AdamW moments. false + message on failure. */
+bool dist_attach(struct trainer * t);
 
 #endif

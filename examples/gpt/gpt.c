@@ -6,7 +6,9 @@
 #include "rng.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char * gpt_config_error(const struct gpt_config * c) {
@@ -34,54 +36,95 @@ static void fill_const(struct ggml_tensor * t, float v) {
     for (int64_t i = 0; i < ggml_nelements(t); i++) x[i] = v;
 }
 
+/* ---- parameters: one descriptor per tensor ---- */
+
+/* A dimension in units of the configuration. */
+enum gpt_dim { DIM_1, DIM_C, DIM_E /* C + 2*Hkv*D */, DIM_4C, DIM_V, DIM_T };
+
+/* nanoGPT's initialisation: N(0, 0.02); the projections into the residual
+ * stream N(0, 0.02/sqrt(2L)); LayerNorm gains 1. */
+enum gpt_init { INIT_ONES, INIT_NORMAL, INIT_NORMAL_RESID };
+
+struct gpt_param_desc {
+    const char * name;  /* GGUF name (blk.N. is prepended for a layer's) */
+    size_t offset;      /* of the tensor pointer in struct gpt_model or struct gpt_layer */
+    enum gpt_dim ne0, ne1;
+    enum gpt_init init;
+    bool decays;
+};
+
+/* The order of these tables is the order of parameters, of the random
+ * numbers of their initialisation and of the checkpoint's tensors. A
+ * variant block (SwiGLU, biases) adds rows here and fields in gpt_layer. */
+static const struct gpt_param_desc model_params[] = {
+    {"token_embd.weight",    offsetof(struct gpt_model, wte),   DIM_C, DIM_V, INIT_NORMAL, true},
+    {"position_embd.weight", offsetof(struct gpt_model, wpe),   DIM_C, DIM_T, INIT_NORMAL, true},
+    {"output_norm.weight",   offsetof(struct gpt_model, lnf_w), DIM_C, DIM_1, INIT_ONES,   false},
+};
+static const struct gpt_param_desc layer_params[] = {
+    {"ln1.weight",       offsetof(struct gpt_layer, ln1_w),     DIM_C,  DIM_1,  INIT_ONES,         false},
+    {"attn.qkv.weight",  offsetof(struct gpt_layer, attn_qkv),  DIM_C,  DIM_E,  INIT_NORMAL,       true},
+    {"attn.proj.weight", offsetof(struct gpt_layer, attn_proj), DIM_C,  DIM_C,  INIT_NORMAL_RESID, true},
+    {"ln2.weight",       offsetof(struct gpt_layer, ln2_w),     DIM_C,  DIM_1,  INIT_ONES,         false},
+    {"mlp.fc.weight",    offsetof(struct gpt_layer, mlp_fc),    DIM_C,  DIM_4C, INIT_NORMAL,       true},
+    {"mlp.proj.weight",  offsetof(struct gpt_layer, mlp_proj),  DIM_4C, DIM_C,  INIT_NORMAL_RESID, true},
+};
+enum { N_MODEL_PARAMS = sizeof model_params / sizeof model_params[0], N_LAYER_PARAMS = sizeof layer_params / sizeof layer_params[0] };
+
+static int64_t dim_size(const struct gpt_config * c, enum gpt_dim d) {
+    const int64_t C = c->n_embd, D = C / c->n_head;
+    switch (d) {
+        case DIM_1:  return 1;
+        case DIM_C:  return C;
+        case DIM_E:  return C + 2 * (int64_t) c->n_kv_head * D;
+        case DIM_4C: return 4 * C;
+        case DIM_V:  return c->n_vocab;
+        default:     return c->n_ctx;
+    }
+}
+
+/* The descriptor of parameter i and, for a layer's, its layer. */
+static const struct gpt_param_desc * param_desc(int i, int * layer) {
+    *layer = i < N_MODEL_PARAMS ? -1 : (i - N_MODEL_PARAMS) / N_LAYER_PARAMS;
+    return i < N_MODEL_PARAMS ? &model_params[i] : &layer_params[(i - N_MODEL_PARAMS) % N_LAYER_PARAMS];
+}
+
 /* Creates every parameter (and its moments) in a fresh context; no values yet. */
 static bool create_params(struct gpt_model * m, const struct gpt_config * cfg) {
     const char * why = gpt_config_error(cfg);
     if (why) { fprintf(stderr, "error: %s\n", why); return false; }
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    const int64_t C = cfg->n_embd, D = C / cfg->n_head, E = C + 2 * (int64_t) cfg->n_kv_head * D;
-    const int64_t n_tensors = 3 * (4 + 6 * (int64_t) cfg->n_layer);
-    const int64_t n_floats = 3 * (C * cfg->n_vocab + C * cfg->n_ctx + C + cfg->n_layer * (2 * C + C * E + C * C + 8 * C * C));
-    struct ggml_init_params ip = {(size_t) n_tensors * (ggml_tensor_overhead() + 64) + (size_t) n_floats * sizeof(float), NULL, false};
-    m->ctx = ggml_init(ip);
-    if (!m->ctx) { fprintf(stderr, "error: %s\n", ggml_last_error()); return false; }
-    char name[GGML_MAX_NAME];
-    struct ggml_tensor ** slots[4 + 6 * GPT_MAX_LAYERS];
-    int64_t shapes[4 + 6 * GPT_MAX_LAYERS][2];
-    int n = 0;
-    slots[n] = &m->wte;   shapes[n][0] = C; shapes[n][1] = cfg->n_vocab; n++;
-    slots[n] = &m->wpe;   shapes[n][0] = C; shapes[n][1] = cfg->n_ctx;   n++;
-    slots[n] = &m->lnf_w; shapes[n][0] = C; shapes[n][1] = 1;            n++;
-    for (int l = 0; l < cfg->n_layer; l++) {
-        struct gpt_layer * L = &m->layers[l];
-        slots[n] = &L->ln1_w;     shapes[n][0] = C;     shapes[n][1] = 1;     n++;
-        slots[n] = &L->attn_qkv;  shapes[n][0] = C;     shapes[n][1] = E;     n++;
-        slots[n] = &L->attn_proj; shapes[n][0] = C;     shapes[n][1] = C;     n++;
-        slots[n] = &L->ln2_w;     shapes[n][0] = C;     shapes[n][1] = 1;     n++;
-        slots[n] = &L->mlp_fc;    shapes[n][0] = C;     shapes[n][1] = 4 * C; n++;
-        slots[n] = &L->mlp_proj;  shapes[n][0] = 4 * C; shapes[n][1] = C;     n++;
+    m->n_params = N_MODEL_PARAMS + N_LAYER_PARAMS * cfg->n_layer;
+    int64_t n_floats = 0;
+    for (int i = 0, l; i < m->n_params; i++) {
+        const struct gpt_param_desc * d = param_desc(i, &l);
+        n_floats += 3 * dim_size(cfg, d->ne0) * dim_size(cfg, d->ne1);
     }
-    static const char * const layer_names[6] = {"ln1.weight", "attn.qkv.weight", "attn.proj.weight", "ln2.weight", "mlp.fc.weight", "mlp.proj.weight"};
-    for (int i = 0; i < n; i++) {
-        struct ggml_tensor * t = shapes[i][1] == 1 ? ggml_new_tensor_1d(m->ctx, GGML_TYPE_F32, shapes[i][0])
-                                                   : ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, shapes[i][0], shapes[i][1]);
+    struct ggml_init_params ip = {(size_t) (3 * m->n_params) * (ggml_tensor_overhead() + 64) + (size_t) n_floats * sizeof(float), NULL, false};
+    m->ctx = ggml_init(ip);
+    m->params = calloc((size_t) m->n_params, sizeof *m->params);
+    if (!m->ctx || !m->params) { fprintf(stderr, "error: %s\n", m->ctx ? "out of memory" : ggml_last_error()); gpt_model_free(m); return false; }
+    for (int i = 0, l; i < m->n_params; i++) {
+        const struct gpt_param_desc * d = param_desc(i, &l);
+        const int64_t ne0 = dim_size(cfg, d->ne0), ne1 = dim_size(cfg, d->ne1);
+        struct ggml_tensor * t = d->ne1 == DIM_1 ? ggml_new_tensor_1d(m->ctx, GGML_TYPE_F32, ne0) : ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, ne0, ne1);
         struct ggml_tensor * mt = t ? ggml_dup_tensor(m->ctx, t) : NULL;
         struct ggml_tensor * vt = mt ? ggml_dup_tensor(m->ctx, t) : NULL;
-        if (!vt) { fprintf(stderr, "error: %s\n", ggml_last_error()); ggml_free(m->ctx); m->ctx = NULL; return false; }
-        if (i < 3) snprintf(name, sizeof name, "%s", i == 0 ? "token_embd.weight" : i == 1 ? "position_embd.weight" : "output_norm.weight");
-        else snprintf(name, sizeof name, "blk.%d.%s", (i - 3) / 6, layer_names[(i - 3) % 6]);
+        if (!vt) { fprintf(stderr, "error: %s\n", ggml_last_error()); gpt_model_free(m); return false; }
+        char name[GGML_MAX_NAME], aux[GGML_MAX_NAME + 8];
+        if (l < 0) snprintf(name, sizeof name, "%s", d->name);
+        else snprintf(name, sizeof name, "blk.%d.%s", l, d->name);
         ggml_set_name(t, name);
-        char aux[GGML_MAX_NAME + 8];
         snprintf(aux, sizeof aux, "adam_m.%s", name); ggml_set_name(mt, aux);
         snprintf(aux, sizeof aux, "adam_v.%s", name); ggml_set_name(vt, aux);
         ggml_set_zero(mt);
         ggml_set_zero(vt);
         ggml_set_param(t);
-        *slots[i] = t;
-        m->params[i] = t; m->adam_m[i] = mt; m->adam_v[i] = vt;
+        char * owner = l < 0 ? (char *) m : (char *) &m->layers[l];
+        *(struct ggml_tensor **) (owner + d->offset) = t;
+        m->params[i] = (struct gpt_param) {.w = t, .adam_m = mt, .adam_v = vt, .decays = d->decays};
     }
-    m->n_params = n;
     return true;
 }
 
@@ -89,29 +132,26 @@ bool gpt_model_init(struct gpt_model * m, const struct gpt_config * cfg, uint64_
     if (!create_params(m, cfg)) return false;
     uint64_t s = seed;
     const double std = 0.02, std_resid = 0.02 / sqrt(2.0 * cfg->n_layer);
-    for (int i = 0; i < m->n_params; i++) {
-        struct ggml_tensor * t = m->params[i];
-        if (!gpt_param_decays(m, i)) fill_const(t, 1.0f);  /* LayerNorm gains */
-        else {
-            const bool resid = i >= 3 && ((i - 3) % 6 == 2 || (i - 3) % 6 == 5);  /* attn.proj, mlp.proj */
-            fill_normal(t, resid ? std_resid : std, &s);
-        }
+    for (int i = 0, l; i < m->n_params; i++) {
+        const struct gpt_param_desc * d = param_desc(i, &l);
+        if (d->init == INIT_ONES) fill_const(m->params[i].w, 1.0f);
+        else fill_normal(m->params[i].w, d->init == INIT_NORMAL_RESID ? std_resid : std, &s);
     }
     return true;
 }
 
 void gpt_model_free(struct gpt_model * m) {
     ggml_free(m->ctx);
+    free(m->params);
     m->ctx = NULL;
+    m->params = NULL;
 }
 
 int64_t gpt_model_n_weights(const struct gpt_model * m) {
     int64_t n = 0;
-    for (int i = 0; i < m->n_params; i++) n += ggml_nelements(m->params[i]);
+    for (int i = 0; i < m->n_params; i++) n += ggml_nelements(m->params[i].w);
     return n;
 }
-
-bool gpt_param_decays(const struct gpt_model * m, int i) { return ggml_n_dims(m->params[i]) >= 2; }
 
 /* ---- forward pass ---- */
 
@@ -146,12 +186,14 @@ static struct ggml_tensor * layer_norm(struct ggml_context * ctx, struct ggml_te
     return ggml_mul(ctx, ggml_norm(ctx, x, 1e-5f), w);
 }
 
-bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx, int B, int T, bool fused, struct gpt_graph * out) {
+bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T, bool fused,
+               struct gpt_graph * out) {
     const int64_t C = m->cfg.n_embd;
     if (T < 1 || T > m->cfg.n_ctx || B < 1) { fprintf(stderr, "error: batch %d x %d does not fit the model (context %d)\n", B, T, m->cfg.n_ctx); return false; }
-    out->tokens = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, T, B);
-    out->targets = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, (int64_t) T * B);
-    out->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, T);
+    out->tokens = ggml_new_tensor_2d(ctx_io, GGML_TYPE_I32, T, B);
+    out->targets = ggml_new_tensor_1d(ctx_io, GGML_TYPE_I32, (int64_t) T * B);
+    out->mask = ggml_new_tensor_2d(ctx_io, GGML_TYPE_F32, T, T);
+    if (!out->tokens || !out->targets || !out->mask) { fprintf(stderr, "error: building the model: %s\n", ggml_last_error()); return false; }
     ggml_set_input(out->tokens); ggml_set_input(out->targets); ggml_set_input(out->mask);
     /* x = wte[tokens] + wpe[0..T) */
     struct ggml_tensor * x = ggml_get_rows(ctx, m->wte, ggml_reshape_1d(ctx, out->tokens, (int64_t) T * B));  /* [C, T*B] */
@@ -183,7 +225,8 @@ void gpt_graph_set_mask(const struct gpt_graph * g) {
 #define KEY_ARCH "general.architecture"
 #define ARCH "ggmlr-gpt"
 
-bool gpt_save(const struct gpt_model * m, const char * path, const unsigned char * vocab, int n_vocab, bool with_optimizer, int64_t step) {
+bool gpt_save(const struct gpt_model * m, const char * path, const unsigned char * vocab, int n_vocab,
+              struct ggml_tensor * const * adam_m, struct ggml_tensor * const * adam_v, int64_t step) {
     struct gguf_context * g = gguf_init_empty();
     if (!g) { fprintf(stderr, "error: %s\n", ggml_last_error()); return false; }
     gguf_set_val_str(g, KEY_ARCH, ARCH);
@@ -194,10 +237,10 @@ bool gpt_save(const struct gpt_model * m, const char * path, const unsigned char
     gguf_set_val_u32(g, ARCH ".attention.head_count_kv", (uint32_t) m->cfg.n_kv_head);
     gguf_set_val_u32(g, ARCH ".block_count", (uint32_t) m->cfg.n_layer);
     gguf_set_arr_data(g, ARCH ".vocab", GGUF_TYPE_UINT8, vocab, (size_t) n_vocab);
-    for (int i = 0; i < m->n_params; i++) gguf_add_tensor(g, m->params[i]);
-    if (with_optimizer) {
+    for (int i = 0; i < m->n_params; i++) gguf_add_tensor(g, m->params[i].w);
+    if (adam_m) {
         gguf_set_val_u64(g, "training.step", (uint64_t) step);
-        for (int i = 0; i < m->n_params; i++) { gguf_add_tensor(g, m->adam_m[i]); gguf_add_tensor(g, m->adam_v[i]); }
+        for (int i = 0; i < m->n_params; i++) { gguf_add_tensor(g, adam_m[i]); gguf_add_tensor(g, adam_v[i]); }
     }
     const bool ok = gguf_write_to_file(g, path, false);
     if (!ok) fprintf(stderr, "error: writing %s: %s\n", path, ggml_last_error());
@@ -244,13 +287,14 @@ bool gpt_load(struct gpt_model * m, const char * path, unsigned char * vocab, in
         } else if (create_params(m, &cfg)) {
             memcpy(vocab, gguf_get_arr_data(g, vk), (size_t) cfg.n_vocab);
             ok = true;
-            for (int i = 0; i < m->n_params && ok; i++) ok = load_tensor(data, ggml_get_name(m->params[i]), m->params[i]);
+            for (int i = 0; i < m->n_params && ok; i++) ok = load_tensor(data, ggml_get_name(m->params[i].w), m->params[i].w);
             const int64_t sk = gguf_find_key(g, "training.step");
             *step = 0;
             if (ok && sk >= 0 && gguf_get_kv_type(g, sk) == GGUF_TYPE_UINT64) {
                 *step = (int64_t) gguf_get_val_u64(g, sk);
                 for (int i = 0; i < m->n_params && ok; i++)
-                    ok = load_tensor(data, ggml_get_name(m->adam_m[i]), m->adam_m[i]) && load_tensor(data, ggml_get_name(m->adam_v[i]), m->adam_v[i]);
+                    ok = load_tensor(data, ggml_get_name(m->params[i].adam_m), m->params[i].adam_m) &&
+                         load_tensor(data, ggml_get_name(m->params[i].adam_v), m->params[i].adam_v);
             }
             if (!ok) gpt_model_free(m);
         }

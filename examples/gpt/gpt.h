@@ -25,18 +25,25 @@ struct gpt_layer {
     struct ggml_tensor * mlp_proj;  /* [4C, C] */
 };
 
+/* One parameter: its weights and the AdamW moments of a loaded checkpoint
+ * (zero for a new model; training keeps the live moments in its ggml-opt
+ * context, which starts from these). */
+struct gpt_param {
+    struct ggml_tensor * w, * adam_m, * adam_v;
+    bool decays;  /* weight decay applies (matrices, not LayerNorm gains) */
+};
+
 struct gpt_model {
     struct gpt_config cfg;
-    struct ggml_context * ctx;  /* holds the parameters and their AdamW moments */
+    struct ggml_context * ctx;  /* holds the parameters and their moments */
     struct ggml_tensor * wte;   /* [C, V] token embedding, also the LM head */
     struct ggml_tensor * wpe;   /* [C, T] position embedding */
     struct ggml_tensor * lnf_w; /* [C] */
     struct gpt_layer layers[GPT_MAX_LAYERS];
-    /* every parameter, in a fixed order, with its AdamW moments */
+    /* every parameter, in the order of gpt.c's descriptor tables (the
+     * checkpoint's order) */
     int n_params;
-    struct ggml_tensor * params[4 + 6 * GPT_MAX_LAYERS];
-    struct ggml_tensor * adam_m[4 + 6 * GPT_MAX_LAYERS];
-    struct ggml_tensor * adam_v[4 + 6 * GPT_MAX_LAYERS];
+    struct gpt_param * params;
 };
 
 /* Why cfg cannot be built, or NULL. */
@@ -47,8 +54,6 @@ const char * gpt_config_error(const struct gpt_config * cfg);
 bool gpt_model_init(struct gpt_model * m, const struct gpt_config * cfg, uint64_t seed);
 void gpt_model_free(struct gpt_model * m);
 int64_t gpt_model_n_weights(const struct gpt_model * m);
-/* Is parameter i a matrix (weight decay applies) rather than a LayerNorm gain? */
-bool gpt_param_decays(const struct gpt_model * m, int i);
 
 /* The tensors of one forward pass over a batch of B sequences of T tokens. */
 struct gpt_graph {
@@ -60,14 +65,17 @@ struct gpt_graph {
 };
 
 /* Record the forward pass in ctx (attention fused through ggml_flash_attn_ext,
- * or mul_mat + soft_max_ext + mul_mat when fused is false). */
-bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx, int B, int T, bool fused, struct gpt_graph * out);
+ * or mul_mat + soft_max_ext + mul_mat when fused is false); the inputs
+ * (tokens, targets, mask) are created in ctx_io, which may be ctx. */
+bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T, bool fused,
+               struct gpt_graph * out);
 void gpt_graph_set_mask(const struct gpt_graph * g);
 
-/* Checkpoints (GGUF): configuration, vocabulary, parameters, and when
- * with_optimizer the AdamW moments and the step count. */
+/* Checkpoints (GGUF): configuration, vocabulary, parameters, and unless
+ * adam_m is NULL the AdamW moments (adam_m[i], adam_v[i] of parameter i) and
+ * the step count. */
 bool gpt_save(const struct gpt_model * m, const char * path, const unsigned char * vocab, int n_vocab,
-              bool with_optimizer, int64_t step);
+              struct ggml_tensor * const * adam_m, struct ggml_tensor * const * adam_v, int64_t step);
 /* Loads a checkpoint written by gpt_save into a new model; vocab (256 bytes)
  * receives the vocabulary, *step the step count (0 when it has none). */
 bool gpt_load(struct gpt_model * m, const char * path, unsigned char * vocab, int64_t * step);

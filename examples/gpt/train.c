@@ -1,6 +1,8 @@
-/* train.c -- one training step as two graphs: (1) forward + backward into
- * gradient accumulators, (2) AdamW on every parameter. Between them the host
- * clips the gradients by their global norm (as torch's clip_grad_norm_). */
+/* train.c -- the character model's training through ggml-opt (see train.h):
+ * the optimization context runs forward + backward into its accumulators,
+ * then (ggml_opt_eval at the end of each step) the global gradient norm,
+ * clipping, the NaN/Inf check and AdamW with nanoGPT's schedule, the LayerNorm
+ * gains in a parameter group without weight decay. */
 #include "train.h"
 
 #include "ggml-backend.h"
@@ -11,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct ggml_opt_lr_schedule train_schedule(const struct train_opts * o) {
+    return (struct ggml_opt_lr_schedule) {.type = GGML_OPT_LR_SCHEDULE_WARMUP_COSINE, .warmup = o->warmup, .decay_steps = o->decay_iters,
+                                          .min_lr = o->min_lr};
+}
+
 float train_lr(const struct train_opts * o, int64_t step) {
-    if (step < o->warmup) return o->lr * (float) (step + 1) / (float) (o->warmup + 1);
-    if (step > o->decay_iters) return o->min_lr;
-    const double ratio = (double) (step - o->warmup) / (double) (o->decay_iters - o->warmup > 0 ? o->decay_iters - o->warmup : 1);
-    const double coeff = 0.5 * (1.0 + cos(M_PI * ratio));
-    return (float) (o->min_lr + coeff * (o->lr - o->min_lr));
+    const struct ggml_opt_lr_schedule s = train_schedule(o);
+    return ggml_opt_lr_schedule_lr(&s, o->lr, step);
 }
 
 static bool fail(const char * what) {
@@ -24,144 +28,135 @@ static bool fail(const char * what) {
     return false;
 }
 
-/* The index in graph g of node t, or -1. */
-static int node_index(struct ggml_cgraph * g, const struct ggml_tensor * t) {
-    for (int i = 0; i < ggml_graph_n_nodes(g); i++)
-        if (ggml_graph_node(g, i) == t) return i;
-    return -1;
+/* The optimizer's constants; the schedule scales alpha (the peak) per step. */
+static struct ggml_opt_optimizer_params adamw_params(void * userdata) {
+    const struct trainer * t = userdata;
+    struct ggml_opt_optimizer_params p = ggml_opt_get_default_optimizer_params(NULL);
+    p.adamw.alpha = t->o.lr;
+    p.adamw.beta1 = t->o.beta1;
+    p.adamw.beta2 = t->o.beta2;
+    p.adamw.eps = t->o.eps;
+    p.adamw.wd = t->o.weight_decay;
+    p.clip_norm = t->o.clip;
+    return p;
+}
+
+/* The optimization context over the model: its moments start from the
+ * model's and take the checkpoint's names. */
+static bool build_opt(struct trainer * t) {
+    struct gpt_model * m = t->model;
+    struct ggml_tensor ** no_decay = calloc((size_t) m->n_params, sizeof *no_decay);
+    if (!no_decay) { fprintf(stderr, "error: out of memory\n"); return false; }
+    int n_no_decay = 0;
+    for (int i = 0; i < m->n_params; i++) if (!m->params[i].decays) no_decay[n_no_decay++] = m->params[i].w;
+    const struct ggml_opt_param_group gains = {.params = no_decay, .n_params = n_no_decay, .lr_scale = 1.0f, .wd_scale = 0.0f};
+    struct ggml_opt_params p = ggml_opt_default_params(t->sched, GGML_OPT_LOSS_TYPE_MEAN);
+    p.ctx_compute = t->ctx_compute;
+    p.inputs = t->io.tokens;
+    p.outputs = t->io.logits;
+    p.loss = t->io.loss;
+    p.labels = t->io.targets;
+    p.get_opt_pars = adamw_params;
+    p.get_opt_pars_ud = t;
+    p.param_groups = &gains;
+    p.n_param_groups = 1;
+    p.lr_schedule = train_schedule(&t->o);
+    t->opt = ggml_opt_init(p);
+    free(no_decay);
+    if (!t->opt) return fail("building the training graphs");
+    t->adam_m = calloc((size_t) m->n_params, sizeof *t->adam_m);
+    t->adam_v = calloc((size_t) m->n_params, sizeof *t->adam_v);
+    if (!t->adam_m || !t->adam_v) { fprintf(stderr, "error: out of memory\n"); return false; }
+    for (int i = 0; i < m->n_params; i++) {
+        const struct gpt_param * q = &m->params[i];
+        t->adam_m[i] = ggml_opt_grad_m(t->opt, q->w);
+        t->adam_v[i] = ggml_opt_grad_v(t->opt, q->w);
+        if (!t->adam_m[i] || !t->adam_v[i]) { fprintf(stderr, "error: parameter %s is not in the graph\n", ggml_get_name(q->w)); return false; }
+        memcpy(t->adam_m[i]->data, q->adam_m->data, ggml_nbytes(q->adam_m));
+        memcpy(t->adam_v[i]->data, q->adam_v->data, ggml_nbytes(q->adam_v));
+        ggml_set_name(t->adam_m[i], ggml_get_name(q->adam_m));
+        ggml_set_name(t->adam_v[i], ggml_get_name(q->adam_v));
+    }
+    return true;
 }
 
 bool trainer_init(struct trainer * t, struct gpt_model * m, const struct corpus * data, const struct train_opts * o) {
     memset(t, 0, sizeof *t);
     t->model = m; t->data = data; t->o = *o;
+    t->ranks = 1;
     const int64_t need = (int64_t) o->n_ctx + 2;
     if (data->n_train < need || data->n - data->n_train < need) {
         fprintf(stderr, "error: the text is too short: each split needs at least %lld characters\n", (long long) need);
         return false;
     }
     const size_t graph_size = 16384;
-    struct ggml_init_params ip = {ggml_tensor_overhead() * graph_size * 2 + 3 * ggml_graph_overhead_custom(graph_size, true), NULL, true};
-    t->ctx = ggml_init(ip);
-    if (!t->ctx) return fail("ggml_init");
-    if (!gpt_build(m, t->ctx, o->batch, o->n_ctx, o->fused, &t->train_io)) return false;
-    if (!gpt_build(m, t->ctx, o->batch, o->n_ctx, o->fused, &t->eval_io)) return false;
-    t->step_graph = ggml_new_graph_custom(t->ctx, graph_size, true);
-    t->eval_graph = ggml_new_graph_custom(t->ctx, graph_size, false);
-    t->opt_graph = ggml_new_graph_custom(t->ctx, graph_size, false);
-    if (!t->step_graph || !t->eval_graph || !t->opt_graph) return fail("creating graphs");
-    ggml_build_forward_expand(t->step_graph, t->train_io.loss);
-    ggml_build_forward_expand(t->eval_graph, t->eval_io.loss);
-    /* gradient accumulators of our own (plain tensors, no lineage), so the
-     * optimizer graph reads them without pulling in the backward pass */
-    const int n_nodes = ggml_graph_n_nodes(t->step_graph);
-    struct ggml_tensor ** accs = calloc((size_t) n_nodes, sizeof *accs);
-    if (!accs) { fprintf(stderr, "error: out of memory\n"); return false; }
-    for (int i = 0; i < m->n_params; i++) {
-        const int at = node_index(t->step_graph, m->params[i]);
-        t->grads[i] = ggml_dup_tensor(t->ctx, m->params[i]);
-        if (at < 0 || !t->grads[i]) { free(accs); fprintf(stderr, "error: parameter %d is not in the graph\n", i); return false; }
-        accs[at] = t->grads[i];
-    }
-    const enum ggml_status st = ggml_build_backward_expand(t->ctx, t->step_graph, accs);
-    free(accs);
-    if (st != GGML_STATUS_SUCCESS) return fail("building the backward pass");
-    t->adamw_decay = ggml_new_tensor_1d(t->ctx, GGML_TYPE_F32, 7);
-    t->adamw_no_decay = ggml_new_tensor_1d(t->ctx, GGML_TYPE_F32, 7);
-    for (int i = 0; i < m->n_params; i++) {
-        struct ggml_tensor * hp = gpt_param_decays(m, i) ? t->adamw_decay : t->adamw_no_decay;
-        struct ggml_tensor * s = ggml_opt_step_adamw(t->ctx, m->params[i], t->grads[i], m->adam_m[i], m->adam_v[i], hp);
-        if (!s) return fail("building the optimizer step");
-        ggml_build_forward_expand(t->opt_graph, s);
-    }
-    ggml_backend_t cpu = ggml_backend_cpu_init();
-    t->buffer = cpu ? ggml_backend_alloc_ctx_tensors(t->ctx, cpu) : NULL;
-    if (cpu) ggml_backend_free(cpu);
-    if (!t->buffer) return fail("allocating activations");
-    gpt_graph_set_mask(&t->train_io);
-    gpt_graph_set_mask(&t->eval_io);
-    return true;
+    t->backend = ggml_backend_cpu_init();
+    if (!t->backend) return fail("the CPU backend");
+    ggml_backend_cpu_set_n_threads(t->backend, o->threads);
+    t->sched = ggml_backend_sched_new(&t->backend, NULL, 1, graph_size, false, true);
+    struct ggml_init_params io_params = {4 * ggml_tensor_overhead(), NULL, true};
+    struct ggml_init_params compute_params = {ggml_tensor_overhead() * graph_size, NULL, true};
+    t->ctx_io = ggml_init(io_params);
+    t->ctx_compute = ggml_init(compute_params);
+    if (!t->sched || !t->ctx_io || !t->ctx_compute) return fail("ggml_init");
+    if (!gpt_build(m, t->ctx_io, t->ctx_compute, o->batch, o->n_ctx, o->fused, &t->io)) return false;
+    t->io_buffer = ggml_backend_alloc_ctx_tensors(t->ctx_io, t->backend);
+    if (!t->io_buffer) return fail("allocating the inputs");
+    gpt_graph_set_mask(&t->io);
+    return build_opt(t);
 }
 
 void trainer_free(struct trainer * t) {
-    if (t->buffer) ggml_backend_buffer_free(t->buffer);
-    ggml_free(t->ctx);
+    ggml_opt_free(t->opt);
+    free(t->adam_m);
+    free(t->adam_v);
+    if (t->io_buffer) ggml_backend_buffer_free(t->io_buffer);
+    ggml_free(t->ctx_compute);
+    ggml_free(t->ctx_io);
+    if (t->sched) ggml_backend_sched_free(t->sched);
+    if (t->backend) ggml_backend_free(t->backend);
     memset(t, 0, sizeof *t);
 }
 
-static void set_batch(const struct trainer * t, const struct gpt_graph * io, int stream, int64_t index) {
-    corpus_batch(t->data, stream, t->o.seed, index, t->par.rank * t->o.batch, t->o.batch, t->o.n_ctx, io->tokens->data, io->targets->data);
+static void set_batch(const struct trainer * t, int stream, int64_t index) {
+    corpus_batch(t->data, stream, t->o.seed, index, t->rank * t->o.batch, t->o.batch, t->o.n_ctx, t->io.tokens->data, t->io.targets->data);
 }
 
-/* With data parallelism: *x becomes its mean over the ranks, and so do the
- * gradients when n > 0 (the loss is a mean over rows, so the mean of the
- * ranks' gradients is the gradient of the whole batch). */
-static bool mean_over_ranks(struct trainer * t, int n, float * x) {
-    if (t->par.ranks <= 1) return true;
-    const float inv = 1.0f / (float) t->par.ranks;
-    if (!t->par.reduce(t->par.ud, t->grads, n, inv, x, 1)) return false;
-    *x *= inv;
-    return true;
-}
-
-/* sum of x[j]^2 in double as 8 interleaved partial sums: a fixed order (the
- * same result every run) in 8 independent chains, which vectorise (3x faster
- * than one chain of dependent additions: 0.5 -> 0.2 ms a step) */
-static double sum_squares(const float * x, int64_t n) {
-    double part[8] = {0};
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) part[k] += (double) x[j + k] * x[j + k];
-    for (; j < n; j++) part[j % 8] += (double) x[j] * x[j];
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-}
-
-/* AdamW hyper-parameters of step `step` (t = step + 1 in the bias corrections). */
-static void set_adamw(struct ggml_tensor * hp, const struct train_opts * o, float lr, float wd, int64_t step) {
-    float * p = hp->data;
-    p[0] = lr; p[1] = o->beta1; p[2] = o->beta2; p[3] = o->eps; p[4] = wd;
-    p[5] = (float) (1.0 / (1.0 - pow(o->beta1, (double) (step + 1))));
-    p[6] = (float) (1.0 / (1.0 - pow(o->beta2, (double) (step + 1))));
+/* One evaluation of the chosen graph; the loss is that of the global batch. */
+static enum ggml_status run(struct trainer * t, bool backward, float * loss) {
+    enum ggml_status st = ggml_opt_alloc(t->opt, backward);
+    if (st == GGML_STATUS_SUCCESS || st == GGML_STATUS_ABORTED) {
+        st = ggml_opt_eval(t->opt, NULL);
+        *loss = *(const float *) ggml_opt_loss(t->opt)->data;
+    }
+    return st;
 }
 
 bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_norm) {
-    const struct gpt_model * m = t->model;
-    set_batch(t, &t->train_io, 0, step);
-    ggml_graph_reset(t->step_graph);  /* loss gradient 1, accumulators 0 */
-    if (ggml_graph_compute_with_ctx(t->ctx, t->step_graph, t->o.threads) != GGML_STATUS_SUCCESS) return fail("training step");
-    *loss = ggml_get_f32_1d(t->train_io.loss, 0);
-    if (!mean_over_ranks(t, m->n_params, loss)) return false;
-    /* global gradient norm, summed in a fixed order (deterministic) */
-    double ss = 0.0;
-    for (int i = 0; i < m->n_params; i++) ss += sum_squares(t->grads[i]->data, ggml_nelements(t->grads[i]));
-    const double norm = sqrt(ss);
-    *grad_norm = (float) norm;
-    if (!isfinite(*loss) || !isfinite(norm)) {
+    set_batch(t, 0, step);
+    ggml_opt_set_steps(t->opt, step);
+    const enum ggml_status st = run(t, true, loss);
+    *grad_norm = (float) ggml_opt_last_grad_norm(t->opt);
+    if (st == GGML_STATUS_ABORTED) {
         fprintf(stderr, "error: step %lld: the loss (%g) or the gradient norm (%g) is not finite; the parameters were not updated\n",
-                (long long) step, (double) *loss, norm);
+                (long long) step, (double) *loss, (double) *grad_norm);
         return false;
     }
-    if (t->o.clip > 0 && norm > t->o.clip) {
-        const float scale = (float) (t->o.clip / (norm + 1e-6));
-        for (int i = 0; i < m->n_params; i++) {
-            float * g = t->grads[i]->data;
-            const int64_t n = ggml_nelements(t->grads[i]);
-            for (int64_t j = 0; j < n; j++) g[j] *= scale;
-        }
-    }
-    const float lr = train_lr(&t->o, step);
-    set_adamw(t->adamw_decay, &t->o, lr, t->o.weight_decay, step);
-    set_adamw(t->adamw_no_decay, &t->o, lr, 0.0f, step);
-    if (ggml_graph_compute_with_ctx(t->ctx, t->opt_graph, t->o.threads) != GGML_STATUS_SUCCESS) return fail("optimizer step");
-    return true;
+    return st == GGML_STATUS_SUCCESS || fail("training step");
 }
 
 bool trainer_eval(struct trainer * t, float * loss) {
     double sum = 0.0;
     for (int b = 0; b < t->o.eval_batches; b++) {
-        set_batch(t, &t->eval_io, 1, b);
-        if (ggml_graph_compute_with_ctx(t->ctx, t->eval_graph, t->o.threads) != GGML_STATUS_SUCCESS) return fail("evaluation");
-        sum += ggml_get_f32_1d(t->eval_io.loss, 0);
+        set_batch(t, 1, b);
+        float l;
+        if (run(t, false, &l) != GGML_STATUS_SUCCESS) return fail("evaluation");
+        sum += l;
     }
     *loss = (float) (sum / (t->o.eval_batches > 0 ? t->o.eval_batches : 1));
-    return mean_over_ranks(t, 0, loss);
+    return true;
+}
+
+bool trainer_save(const struct trainer * t, const char * path, int64_t step) {
+    return gpt_save(t->model, path, t->data->vocab, t->data->n_vocab, t->adam_m, t->adam_v, step);
 }

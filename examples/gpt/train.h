@@ -1,10 +1,15 @@
-/* train.h -- training a gpt_model: the graphs of one step (forward, backward,
- * AdamW), nanoGPT's learning-rate schedule, gradient clipping, evaluation. */
+/* train.h -- training a gpt_model through ggml-opt: one optimization
+ * context holds the forward, backward and AdamW graphs, the gradient
+ * clipping, the NaN/Inf check and (under MPI) the gradient reduction; this
+ * file fills its batches, names nanoGPT's schedule and the parameters
+ * without weight decay, and evaluates. */
 #ifndef GPT_TRAIN_H
 #define GPT_TRAIN_H
 
 #include "data.h"
 #include "gpt.h"
+
+#include "ggml-opt.h"
 
 struct train_opts {
     int batch, n_ctx;            /* B sequences of T tokens per step */
@@ -18,34 +23,27 @@ struct train_opts {
     bool fused;                  /* attention through ggml_flash_attn_ext */
 };
 
-/* Data parallelism (dist.h): rank `rank` of `ranks` (unset: one process)
- * computes rows [rank*B, (rank+1)*B) of every batch of ranks*B sequences;
- * reduce() sums over the ranks, in place, the n gradients (then multiplies
- * them by scale) and n_sums floats. */
-struct train_parallel {
-    int rank, ranks;
-    bool (*reduce)(void * ud, struct ggml_tensor ** grads, int n, float scale, float * sums, int n_sums);
-    void * ud;
-};
-
 struct trainer {
     struct gpt_model * model;
     const struct corpus * data;
     struct train_opts o;
-    struct ggml_context * ctx;         /* graphs and activations */
-    struct ggml_cgraph * step_graph;   /* forward + backward */
-    struct ggml_cgraph * opt_graph;    /* AdamW on every parameter */
-    struct ggml_cgraph * eval_graph;   /* forward only */
-    struct gpt_graph train_io, eval_io;
-    struct ggml_tensor * grads[4 + 6 * GPT_MAX_LAYERS];
-    struct ggml_tensor * adamw_decay, * adamw_no_decay;  /* [7] AdamW hyper-parameters */
-    struct ggml_backend_buffer * buffer;
-    struct train_parallel par;
+    ggml_backend_t backend;
+    ggml_backend_sched_t sched;
+    struct ggml_context * ctx_io;       /* tokens, targets, mask: memory of their own */
+    struct ggml_context * ctx_compute;  /* the forward tensors (the scheduler's memory) */
+    ggml_backend_buffer_t io_buffer;
+    struct gpt_graph io;
+    ggml_opt_context_t opt;
+    struct ggml_tensor ** adam_m, ** adam_v;  /* the context's moments, by parameter, named as in checkpoints */
+    int rank, ranks;                    /* this process's rows of each batch (data parallelism) */
 };
 
-/* nanoGPT's get_lr: linear warmup, cosine decay, then min_lr. */
+/* The learning-rate schedule of o (nanoGPT's get_lr) and its value at step. */
+struct ggml_opt_lr_schedule train_schedule(const struct train_opts * o);
 float train_lr(const struct train_opts * o, int64_t step);
 
+/* Builds the context; the AdamW moments start from the model's (zero for a
+ * new model, a checkpoint's after gpt_load). false + message on failure. */
 bool trainer_init(struct trainer * t, struct gpt_model * m, const struct corpus * data, const struct train_opts * o);
 void trainer_free(struct trainer * t);
 
@@ -58,5 +56,8 @@ bool trainer_step(struct trainer * t, int64_t step, float * loss, float * grad_n
 /* Mean validation loss over the fixed batches 0..eval_batches-1 of stream 1
  * (each rank its rows of them). */
 bool trainer_eval(struct trainer * t, float * loss);
+
+/* gpt_save with the context's AdamW moments and step count. */
+bool trainer_save(const struct trainer * t, const char * path, int64_t step);
 
 #endif

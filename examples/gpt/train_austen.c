@@ -221,13 +221,12 @@ static int train_main(int argc, char ** argv) {
         if (why) { fprintf(stderr, "error: %s (see --help)\n", why); return 2; }
         if (!gpt_model_init(&model, &c.cfg, c.train.seed)) return 1;
     }
-    /* every rank starts from rank 0's parameters (and, resumed, its moments) */
-    if (!dist_check(&c.cfg, &c.train, &data, c.eval_interval) || !dist_share(&model)) return 1;
+    if (!dist_check(&c.cfg, &c.train, &data, c.eval_interval)) return 1;
     const bool root = dist_rank() == 0;  /* the one that writes files */
     if (root && mkdir(c.out_dir, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "error: cannot create %s: %s\n", c.out_dir, strerror(errno)); return 1; }
     struct trainer tr;
-    if (!trainer_init(&tr, &model, &data, &c.train)) return 1;
-    dist_attach(&tr);
+    /* every rank starts from rank 0's parameters (and, resumed, its moments) */
+    if (!trainer_init(&tr, &model, &data, &c.train) || !dist_attach(&tr)) return 1;
     printf("ggmlR character-level GPT on %s: %lld characters (%lld train, %lld validation), vocabulary %d\n", c.data_path,
            (long long) data.n, (long long) data.n_train, (long long) (data.n - data.n_train), data.n_vocab);
     printf("model: %d layers, %d heads (%d key/value), embedding %d, context %d, %.2f M parameters; attention %s\n", c.cfg.n_layer,
@@ -287,7 +286,7 @@ static int train_main(int argc, char ** argv) {
         if (root && c.checkpoint_every > 0 && (step + 1) % c.checkpoint_every == 0) {
             char p[4200];
             snprintf(p, sizeof p, "%s/checkpoint-%lld.gguf", c.out_dir, (long long) (step + 1));
-            if (!gpt_save(&model, p, data.vocab, data.n_vocab, true, step + 1)) { status = 1; break; }
+            if (!trainer_save(&tr, p, step + 1)) { status = 1; break; }
         }
     }
     fclose(csv);
@@ -298,7 +297,7 @@ static int train_main(int argc, char ** argv) {
         printf("done in %s: %.0f tokens/s in training steps\n", el, t_steps > 0 ? (double) tokens / t_steps : 0.0);
         char p[4200];
         snprintf(p, sizeof p, "%s/checkpoint.gguf", c.out_dir);
-        if (!gpt_save(&model, p, data.vocab, data.n_vocab, true, c.train.iters)) status = 1;
+        if (!trainer_save(&tr, p, c.train.iters)) status = 1;
         else printf("checkpoint: %s\n", p);
     }
     if (status == 0 && root && c.plot) draw_plot(c.out_dir);

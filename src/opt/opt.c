@@ -20,6 +20,7 @@
  * memory from the scheduler for whichever graph runs. */
 #include "opt/opt_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * userdata) {
@@ -79,11 +80,29 @@ static bool named(struct ggml_tensor * t, const char * prefix, const char * name
 
 /* The loss of outputs (and labels) in ctx_static, scaled by 1/opt_period when
  * it is a mean so that the accumulated gradient is that of the logical batch. */
-static bool build_loss(struct ggml_opt_context * oc) {
+static bool build_loss(struct ggml_opt_context * oc, struct ggml_tensor * user_loss) {
     struct ggml_context * cs = oc->ctx_static;
     struct ggml_tensor * out = oc->outputs;
     const float mean_scale = 1.0f / ((float) oc->opt_period * (float) ggml_nelements(out));
     struct ggml_tensor * loss = NULL;
+    oc->loss_per_datapoint = oc->loss_type != GGML_OPT_LOSS_TYPE_SUM;
+    if (user_loss) {
+        /* a mean is divided by opt_period so that the accumulated gradient is
+         * that of the logical batch; only the node the backward pass starts
+         * from carries the loss flag */
+        if (oc->opt_period == 1 || !oc->loss_per_datapoint) {
+            loss = user_loss;
+        } else {
+            user_loss->flags &= ~GGML_TENSOR_FLAG_LOSS;
+            loss = ggml_scale(cs, user_loss, 1.0f / (float) oc->opt_period);
+            if (!named(loss, "loss", "")) return false;
+        }
+        ggml_set_output(loss);
+        ggml_set_loss(loss);
+        if (!(loss->flags & GGML_TENSOR_FLAG_LOSS)) return false;
+        oc->loss = loss;
+        return true;
+    }
     if (oc->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY || oc->loss_type == GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR) {
         oc->labels = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, out->ne);
         if (!named(oc->labels, "labels", "")) return false;
@@ -105,7 +124,6 @@ static bool build_loss(struct ggml_opt_context * oc) {
             break;
     }
     if (!named(loss, "loss", "")) return false;
-    oc->loss_per_datapoint = oc->loss_type != GGML_OPT_LOSS_TYPE_SUM;
     ggml_set_output(loss);
     ggml_set_loss(loss);
     if (!(loss->flags & GGML_TENSOR_FLAG_LOSS)) return false;  /* ggml_set_loss said why */
@@ -144,9 +162,13 @@ static bool build_backward(struct ggml_opt_context * oc) {
 static bool build_step(struct ggml_opt_context * oc) {
     struct ggml_context * cs = oc->ctx_static;
     const bool adamw = oc->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW;
-    oc->opt_pars = ggml_new_tensor_1d(cs, GGML_TYPE_F32, adamw ? 7 : 2);
-    if (!named(oc->opt_pars, ggml_opt_optimizer_name(oc->optimizer), " params")) return false;
-    ggml_set_input(oc->opt_pars);
+    for (int g = 0; g < oc->n_groups; g++) {
+        char what[32];
+        snprintf(what, sizeof what, " params %d", g);
+        oc->group_pars[g] = ggml_new_tensor_1d(cs, GGML_TYPE_F32, adamw ? 7 : 2);
+        if (!named(oc->group_pars[g], ggml_opt_optimizer_name(oc->optimizer), what)) return false;
+        ggml_set_input(oc->group_pars[g]);
+    }
     oc->g_step = ggml_new_graph_custom(oc->ctx_graph, graph_capacity(oc), false);
     if (!oc->g_step) return false;
     for (int p = 0; p < oc->n_params; p++) {
@@ -156,12 +178,44 @@ static bool build_step(struct ggml_opt_context * oc) {
             oc->grad_m[p] = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, w->ne);
             oc->grad_v[p] = ggml_new_tensor(cs, GGML_TYPE_F32, GGML_MAX_DIMS, w->ne);
             if (!named(oc->grad_m[p], "AdamW m for ", w->name) || !named(oc->grad_v[p], "AdamW v for ", w->name)) return false;
-            step = ggml_opt_step_adamw(cs, w, oc->grad_accs[p], oc->grad_m[p], oc->grad_v[p], oc->opt_pars);
+            step = ggml_opt_step_adamw(cs, w, oc->grad_accs[p], oc->grad_m[p], oc->grad_v[p], oc->group_pars[oc->param_group[p]]);
         } else {
-            step = ggml_opt_step_sgd(cs, w, oc->grad_accs[p], oc->opt_pars);
+            step = ggml_opt_step_sgd(cs, w, oc->grad_accs[p], oc->group_pars[oc->param_group[p]]);
         }
         if (!named(step, ggml_opt_optimizer_name(oc->optimizer), " step")) return false;
         if (ggml_build_forward_expand_status(oc->g_step, step) != GGML_STATUS_SUCCESS) return false;
+    }
+    return true;
+}
+
+/* Group 0 holds the parameters of no group (factors 1); group g + 1 is
+ * param_groups[g]. A tensor of a group must be a parameter of the model, in
+ * at most one group. */
+static bool assign_groups(struct ggml_opt_context * oc, const struct ggml_opt_params * p) {
+    oc->n_groups = 1 + p->n_param_groups;
+    oc->group_pars = ggmlr_calloc((size_t) oc->n_groups, sizeof *oc->group_pars);
+    oc->group_lr_scale = ggmlr_calloc((size_t) oc->n_groups, sizeof *oc->group_lr_scale);
+    oc->group_wd_scale = ggmlr_calloc((size_t) oc->n_groups, sizeof *oc->group_wd_scale);
+    if (!oc->group_pars || !oc->group_lr_scale || !oc->group_wd_scale) { ggmlr_set_error("ggml_opt_init: out of memory"); return false; }
+    oc->group_lr_scale[0] = oc->group_wd_scale[0] = 1.0f;
+    for (int g = 0; g < p->n_param_groups; g++) {
+        const struct ggml_opt_param_group * pg = &p->param_groups[g];
+        oc->group_lr_scale[g + 1] = pg->lr_scale;
+        oc->group_wd_scale[g + 1] = pg->wd_scale;
+        for (int j = 0; j < pg->n_params; j++) {
+            int found = -1;
+            for (int q = 0; q < oc->n_params && found < 0; q++) if (oc->params[q] == pg->params[j]) found = q;
+            if (found < 0) {
+                ggmlr_set_error("ggml_opt_init: tensor %d of parameter group %d ('%s') is not a parameter of the model", j, g,
+                                pg->params[j] ? pg->params[j]->name : "NULL");
+                return false;
+            }
+            if (oc->param_group[found] != 0) {
+                ggmlr_set_error("ggml_opt_init: parameter '%s' is in groups %d and %d", pg->params[j]->name, oc->param_group[found] - 1, g);
+                return false;
+            }
+            oc->param_group[found] = g + 1;
+        }
     }
     return true;
 }
@@ -183,7 +237,31 @@ static bool check_params(const struct ggml_opt_params * p) {
     if (p->opt_period < 1) { ggmlr_set_error("%s: opt_period must be >= 1 (got %d)", fn, (int) p->opt_period); return false; }
     if (p->build_type == GGML_OPT_BUILD_TYPE_OPT && !p->get_opt_pars) { ggmlr_set_error("%s: get_opt_pars is NULL", fn); return false; }
     if (p->outputs->type != GGML_TYPE_F32) { ggmlr_set_error("%s: outputs '%s' must be F32", fn, p->outputs->name); return false; }
-    if (p->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY && (p->outputs->ne[2] != 1 || p->outputs->ne[3] != 1)) {
+    if (p->loss && (p->loss->type != GGML_TYPE_F32 || ggml_nelements(p->loss) != 1)) {
+        ggmlr_set_error("%s: loss '%s' must be F32 with one element", fn, p->loss->name);
+        return false;
+    }
+    if (p->labels && !p->loss) { ggmlr_set_error("%s: labels are given without the loss that reads them", fn); return false; }
+    if (p->labels && !p->labels->data) { ggmlr_set_error("%s: labels '%s' must have memory (allocate them statically)", fn, p->labels->name); return false; }
+    if (p->n_param_groups < 0 || (p->n_param_groups > 0 && !p->param_groups)) {
+        ggmlr_set_error("%s: n_param_groups %d without param_groups", fn, (int) p->n_param_groups);
+        return false;
+    }
+    for (int g = 0; g < p->n_param_groups; g++) {
+        const struct ggml_opt_param_group * pg = &p->param_groups[g];
+        if (pg->n_params < 0 || (pg->n_params > 0 && !pg->params) || !(pg->lr_scale >= 0.0f && isfinite(pg->lr_scale)) ||
+            !(pg->wd_scale >= 0.0f && isfinite(pg->wd_scale))) {
+            ggmlr_set_error("%s: parameter group %d needs its tensors and finite scales >= 0 (lr_scale %g, wd_scale %g)", fn, g,
+                            pg->lr_scale, pg->wd_scale);
+            return false;
+        }
+    }
+    const struct ggml_opt_lr_schedule * ls = &p->lr_schedule;
+    if ((unsigned) ls->type > GGML_OPT_LR_SCHEDULE_WARMUP_COSINE || ls->warmup < 0 || ls->decay_steps < 0 || !(ls->min_lr >= 0.0f && isfinite(ls->min_lr))) {
+        ggmlr_set_error("%s: lr_schedule needs a known type, warmup >= 0, decay_steps >= 0 and min_lr >= 0", fn);
+        return false;
+    }
+    if (p->loss_type == GGML_OPT_LOSS_TYPE_CROSS_ENTROPY && !p->loss && (p->outputs->ne[2] != 1 || p->outputs->ne[3] != 1)) {
         ggmlr_set_error("%s: cross-entropy needs 2-D outputs [classes, datapoints]", fn);
         return false;
     }
@@ -208,6 +286,13 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     oc->rng             = params.seed;
     oc->iter            = 1;
     oc->dist.size       = 1;
+    oc->lr_schedule     = params.lr_schedule;
+    oc->user_loss       = params.loss != NULL;
+    oc->last_grad_norm  = NAN;
+    oc->batch_callback    = params.batch_callback;
+    oc->batch_callback_ud = params.batch_callback_ud;
+    oc->labels          = params.labels;
+    if (oc->labels) ggml_set_input(oc->labels);
     ggml_set_input(oc->inputs);
     ggml_set_output(oc->outputs);
 
@@ -232,22 +317,24 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     oc->grad_accs = ggmlr_calloc(np + 1, sizeof *oc->grad_accs);
     oc->grad_m    = ggmlr_calloc(np + 1, sizeof *oc->grad_m);
     oc->grad_v    = ggmlr_calloc(np + 1, sizeof *oc->grad_v);
-    if (!oc->params || !oc->grad_accs || !oc->grad_m || !oc->grad_v) { ggmlr_set_error("ggml_opt_init: out of memory"); goto fail; }
+    oc->param_group = ggmlr_calloc(np + 1, sizeof *oc->param_group);
+    if (!oc->params || !oc->grad_accs || !oc->grad_m || !oc->grad_v || !oc->param_group) { ggmlr_set_error("ggml_opt_init: out of memory"); goto fail; }
     for (int i = 0, p = 0; i < ggml_graph_n_nodes(oc->gf); i++) {
         struct ggml_tensor * node = ggml_graph_node(oc->gf, i);
         if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) continue;
         if (!node->data) { ggmlr_set_error("ggml_opt_init: parameter '%s' has no memory (allocate it statically)", node->name); goto fail; }
         oc->params[p++] = node;
     }
+    if (!assign_groups(oc, &params)) goto fail;
     if (oc->build_type >= GGML_OPT_BUILD_TYPE_GRAD && oc->n_params == 0) {
         ggmlr_set_error("ggml_opt_init: the model has no parameters (mark them with ggml_set_param)");
         goto fail;
     }
 
     /* labels, loss chain, pred, ncorrect, opt params; per parameter accumulator, m, v, step */
-    struct ggml_init_params sp = {(12 + 4 * np) * ggml_tensor_overhead(), NULL, true};
+    struct ggml_init_params sp = {(12 + (size_t) oc->n_groups + 4 * np) * ggml_tensor_overhead(), NULL, true};
     oc->ctx_static = ggml_init(sp);
-    if (!oc->ctx_static || !build_loss(oc)) goto fail;
+    if (!oc->ctx_static || !build_loss(oc, params.loss)) goto fail;
     if (ggml_build_forward_expand_status(oc->gf, oc->loss) != GGML_STATUS_SUCCESS) goto fail;
     if (oc->build_type >= GGML_OPT_BUILD_TYPE_GRAD) {
         for (int p = 0; p < oc->n_params; p++) {
@@ -277,6 +364,10 @@ void ggml_opt_free(ggml_opt_context_t oc) {
     free(oc->grad_accs);
     free(oc->grad_m);
     free(oc->grad_v);
+    free(oc->param_group);
+    free(oc->group_pars);
+    free(oc->group_lr_scale);
+    free(oc->group_wd_scale);
     free(oc);
 }
 
@@ -289,11 +380,28 @@ struct ggml_tensor * ggml_opt_pred(ggml_opt_context_t oc)     { return oc ? oc->
 struct ggml_tensor * ggml_opt_ncorrect(ggml_opt_context_t oc) { return oc ? oc->ncorrect : NULL; }
 enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t oc) { return oc ? oc->optimizer : GGML_OPT_OPTIMIZER_TYPE_COUNT; }
 
-struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t oc, struct ggml_tensor * node) {
-    if (!oc || !node) return NULL;
-    for (int p = 0; p < oc->n_params; p++) if (oc->params[p] == node) return oc->grad_accs[p];
-    return NULL;
+static int param_index(const struct ggml_opt_context * oc, const struct ggml_tensor * node) {
+    if (!oc || !node) return -1;
+    for (int p = 0; p < oc->n_params; p++) if (oc->params[p] == node) return p;
+    return -1;
 }
+
+struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t oc, struct ggml_tensor * node) {
+    const int p = param_index(oc, node);
+    return p < 0 ? NULL : oc->grad_accs[p];
+}
+struct ggml_tensor * ggml_opt_grad_m(ggml_opt_context_t oc, struct ggml_tensor * node) {
+    const int p = param_index(oc, node);
+    return p < 0 ? NULL : oc->grad_m[p];
+}
+struct ggml_tensor * ggml_opt_grad_v(ggml_opt_context_t oc, struct ggml_tensor * node) {
+    const int p = param_index(oc, node);
+    return p < 0 ? NULL : oc->grad_v[p];
+}
+
+int64_t ggml_opt_get_steps(ggml_opt_context_t oc) { return oc ? oc->iter - 1 : 0; }
+void ggml_opt_set_steps(ggml_opt_context_t oc, int64_t steps) { if (oc && steps >= 0) oc->iter = steps + 1; }
+double ggml_opt_last_grad_norm(ggml_opt_context_t oc) { return oc ? oc->last_grad_norm : NAN; }
 
 /* ====== Data parallelism hook (opt_dist.h) ====== */
 

@@ -35,7 +35,13 @@ struct ggml_opt_context {
     struct ggml_tensor * loss;
     struct ggml_tensor * pred;      /* I32 [ndata_batch], filled on the host */
     struct ggml_tensor * ncorrect;  /* I32 [1], filled on the host */
-    struct ggml_tensor * opt_pars;  /* the step's parameter vector, [7] or [2] */
+    /* the steps' parameter vectors, [7] or [2], one per parameter group
+     * (group 0: the parameters of no group, factors 1) */
+    int32_t               n_groups;
+    struct ggml_tensor ** group_pars;
+    float *               group_lr_scale;
+    float *               group_wd_scale;
+    int32_t *             param_group;  /* by parameter */
 
     struct ggml_cgraph * gf;
     struct ggml_cgraph * gb_grad;
@@ -63,6 +69,13 @@ struct ggml_opt_context {
     void *                        get_opt_pars_ud;
     bool                          apply_nonfinite;
     uint64_t                      rng;
+    struct ggml_opt_lr_schedule   lr_schedule;
+    bool                          user_loss;       /* the loss is the caller's (ggml_opt_params.loss) */
+    double                        last_grad_norm;  /* before clipping, at the last step; NaN before the first */
+
+    ggml_opt_batch_callback batch_callback;
+    void *                  batch_callback_ud;
+    bool                    stopped;  /* the batch callback asked to stop */
 
     /* data parallelism (opt_dist.h); dist.size == 1 without it */
     struct ggmlr_opt_dist dist;
