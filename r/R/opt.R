@@ -104,12 +104,40 @@ ggml_opt_get_constant_optimizer_params <- function(userdata = NULL) {
 
 # ---- optimization contexts ----
 
+# Extensions: loss and labels (a loss of the caller's own), param_groups
+# (ggml_opt_param_group()s), lr_schedule (ggml_opt_lr_schedule()).
 ggml_opt_default_params <- function(backend_sched, loss_type) {
   list(backend_sched = backend_sched, ctx_compute = NULL, inputs = NULL, outputs = NULL,
        loss_type = loss_type, build_type = GGML_OPT_BUILD_TYPE_OPT, opt_period = 1L,
        get_opt_pars = ggml_opt_get_default_optimizer_params, get_opt_pars_ud = NULL,
-       optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW, apply_nonfinite = FALSE, seed = 0)
+       optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW, apply_nonfinite = FALSE, seed = 0,
+       loss = NULL, labels = NULL, param_groups = NULL, lr_schedule = NULL)
 }
+
+# Parameters whose learning rate is alpha * lr_scale and weight decay wd * wd_scale.
+ggml_opt_param_group <- function(params, lr_scale = 1, wd_scale = 1) {
+  if (inherits(params, "ggml_tensor")) params <- list(params)
+  if (!is.list(params) || !all(vapply(params, inherits, logical(1), "ggml_tensor"))) {
+    stop("'params' must be a tensor or a list of tensors", call. = FALSE)
+  }
+  structure(list(params = params, lr_scale = as.double(lr_scale), wd_scale = as.double(wd_scale)), class = "ggml_opt_param_group")
+}
+
+# The learning rate of step `step` (from 0) as a function of the peak alpha:
+# constant, or nanoGPT's linear warmup then cosine decay to min_lr at decay_steps.
+ggml_opt_lr_schedule <- function(type = c("constant", "warmup_cosine"), warmup = 0, decay_steps = 0, min_lr = 0) {
+  type <- match.arg(type)
+  structure(list(type = type, warmup = warmup, decay_steps = decay_steps, min_lr = min_lr), class = "ggml_opt_lr_schedule")
+}
+
+.lr_schedule_vector <- function(s) {
+  if (!inherits(s, "ggml_opt_lr_schedule")) stop("a schedule must come from ggml_opt_lr_schedule()", call. = FALSE)
+  v <- c(match(s$type, c("constant", "warmup_cosine")) - 1, s$warmup, s$decay_steps, s$min_lr)
+  if (!is.numeric(v) || length(v) != 4 || anyNA(v)) stop("a schedule's warmup, decay_steps and min_lr must be single numbers", call. = FALSE)
+  as.double(v)
+}
+
+ggml_opt_lr_schedule_lr <- function(schedule, alpha, step) .Call(C_ggml_opt_lr_schedule_lr, .lr_schedule_vector(schedule), alpha, step)
 
 ggml_opt_init <- function(params) {
   if (!is.list(params)) stop("'params' must be a list from ggml_opt_default_params", call. = FALSE)
@@ -118,8 +146,15 @@ ggml_opt_init <- function(params) {
   get_pars <- function(ud) .opt_pars_vector(f(ud))
   ints <- list(params$loss_type, params$build_type, params$opt_period, params$optimizer, params$apply_nonfinite)
   if (any(vapply(ints, is.null, logical(1)))) stop("'params' is missing entries (use ggml_opt_default_params)", call. = FALSE)
+  groups <- params$param_groups
+  if (inherits(groups, "ggml_opt_param_group")) groups <- list(groups)
+  if (!is.null(groups) && !all(vapply(groups, inherits, logical(1), "ggml_opt_param_group"))) {
+    stop("'params$param_groups' must be a list of ggml_opt_param_group()s", call. = FALSE)
+  }
+  ext <- list(params$loss, params$labels, if (is.null(groups)) NULL else lapply(groups, unclass),
+              if (is.null(params$lr_schedule)) NULL else .lr_schedule_vector(params$lr_schedule))
   .Call(C_ggml_opt_init, params$backend_sched, params$ctx_compute, params$inputs, params$outputs, ints,
-        get_pars, params$get_opt_pars_ud, if (is.null(params$seed)) 0 else params$seed)
+        get_pars, params$get_opt_pars_ud, if (is.null(params$seed)) 0 else params$seed, ext)
 }
 ggml_opt_free <- function(opt_ctx) invisible(.Call(C_ggml_opt_free, opt_ctx))
 ggml_opt_reset <- function(opt_ctx, optimizer) invisible(.Call(C_ggml_opt_reset, opt_ctx, optimizer))
@@ -131,6 +166,11 @@ ggml_opt_loss <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "loss")
 ggml_opt_pred <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "pred")
 ggml_opt_ncorrect <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "ncorrect")
 ggml_opt_grad_acc <- function(opt_ctx, node) .Call(C_ggml_opt_grad_acc, opt_ctx, node)
+ggml_opt_grad_m <- function(opt_ctx, node) .Call(C_ggml_opt_grad_moment, opt_ctx, node, "m")
+ggml_opt_grad_v <- function(opt_ctx, node) .Call(C_ggml_opt_grad_moment, opt_ctx, node, "v")
+ggml_opt_get_steps <- function(opt_ctx) .Call(C_ggml_opt_get_steps, opt_ctx)
+ggml_opt_set_steps <- function(opt_ctx, steps) invisible(.Call(C_ggml_opt_set_steps, opt_ctx, steps))
+ggml_opt_last_grad_norm <- function(opt_ctx) .Call(C_ggml_opt_last_grad_norm, opt_ctx)
 ggml_opt_context_optimizer_type <- function(opt_ctx) .Call(C_ggml_opt_context_optimizer_type, opt_ctx)
 ggml_opt_optimizer_name <- function(optimizer) .Call(C_ggml_opt_optimizer_name, optimizer)
 
@@ -198,9 +238,9 @@ ggml_opt_epoch <- function(opt_ctx, dataset, result_train = NULL, result_eval = 
     st <- .Call(C_ggml_opt_epoch_batch, opt_ctx, dataset, result, ib, train)
     worst <- max(worst, st)
     cb <- if (train) callback_train else callback_eval
-    if (!is.null(cb)) {
-      cb(train, opt_ctx, dataset, result, if (train) ib + 1 else ib + 1 - split,
-         if (train) split else nbatches - split, t_start)
+    if (!is.null(cb) && identical(cb(train, opt_ctx, dataset, result, if (train) ib + 1 else ib + 1 - split,
+                                     if (train) split else nbatches - split, t_start), FALSE)) {
+      return(invisible(structure(worst, stopped = TRUE)))
     }
   }
   invisible(worst)
@@ -251,13 +291,15 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
     ggml_opt_result_reset(result_train)
     ggml_opt_result_reset(result_val)
     if (!silent) cat(sprintf("ggml_opt_fit: epoch %04d/%04d:\n", as.integer(epoch), as.integer(nepoch)))
-    worst <- max(worst, ggml_opt_epoch(opt_ctx, dataset, result_train, result_val, idata_split, callback, callback))
+    st <- ggml_opt_epoch(opt_ctx, dataset, result_train, result_val, idata_split, callback, callback)
+    worst <- max(worst, st)
     row <- data.frame(epoch = epoch, train_loss = ggml_opt_result_loss(result_train)[[1]],
                       train_accuracy = ggml_opt_result_accuracy(result_train)[[1]],
                       val_loss = if (idata_split < ndata) ggml_opt_result_loss(result_val)[[1]] else NA_real_,
                       val_accuracy = if (idata_split < ndata) ggml_opt_result_accuracy(result_val)[[1]] else NA_real_)
     history <- rbind(history, row)
     if (!silent) cat("\n")
+    if (isTRUE(attr(st, "stopped"))) break
     if (!is.null(epoch_callback) && identical(epoch_callback(epoch, row, opt_ctx), FALSE)) break
     epoch <- epoch + 1
   }

@@ -274,9 +274,50 @@ static rg_opt * opt_get(SEXP x) {
     return o;
 }
 
+/* A learning-rate schedule from c(type, warmup, decay_steps, min_lr) (R/opt.R's .lr_schedule_vector). */
+static struct ggml_opt_lr_schedule schedule_from(SEXP sc, const char * arg) {
+    if (TYPEOF(sc) != REALSXP || XLENGTH(sc) != 4 || !rg_is_int32(REAL(sc)[0])) Rf_error("'%s' is malformed", arg);
+    const double * v = REAL(sc);
+    return (struct ggml_opt_lr_schedule) {.type = (enum ggml_opt_lr_schedule_type) (int) v[0], .warmup = rg_count_value(v[1], "warmup"),
+                                          .decay_steps = rg_count_value(v[2], "decay_steps"), .min_lr = (float) v[3]};
+}
+
+/* The extensions of ggml_opt_params from ext = list(loss, labels, groups,
+ * schedule) (see ggml_opt_init in R/opt.R): groups a list of
+ * list(params = list of tensors, lr_scale, wd_scale), schedule
+ * c(type, warmup, decay_steps, min_lr). The group arrays live until the
+ * .Call returns; ggml_opt_init copies what it keeps. */
+static void opt_extensions(SEXP ext, struct ggml_opt_params * p, struct ggml_opt_param_group ** groups) {
+    if (TYPEOF(ext) != VECSXP || XLENGTH(ext) != 4) Rf_error("ggml_opt_init: 'params' extensions are malformed");
+    p->loss = rg_tensor_get(VECTOR_ELT(ext, 0), "params$loss", 1);
+    p->labels = rg_tensor_get(VECTOR_ELT(ext, 1), "params$labels", 1);
+    SEXP gs = VECTOR_ELT(ext, 2), sc = VECTOR_ELT(ext, 3);
+    if (gs != R_NilValue) {
+        if (TYPEOF(gs) != VECSXP) Rf_error("'params$param_groups' must be a list of groups");
+        const R_xlen_t n = XLENGTH(gs);
+        if (n > INT32_MAX) Rf_error("'params$param_groups': too many groups");
+        *groups = (struct ggml_opt_param_group *) R_alloc((size_t) n + 1, sizeof **groups);
+        for (R_xlen_t g = 0; g < n; g++) {
+            SEXP e = VECTOR_ELT(gs, g);
+            if (TYPEOF(e) != VECSXP || XLENGTH(e) != 3) Rf_error("'params$param_groups[[%ld]]' must be list(params, lr_scale, wd_scale)", (long) g + 1);
+            SEXP ts = VECTOR_ELT(e, 0);
+            if (TYPEOF(ts) != VECSXP || XLENGTH(ts) > INT32_MAX) Rf_error("'params$param_groups[[%ld]]$params' must be a list of tensors", (long) g + 1);
+            struct ggml_tensor ** t = (struct ggml_tensor **) R_alloc((size_t) XLENGTH(ts) + 1, sizeof *t);
+            for (R_xlen_t j = 0; j < XLENGTH(ts); j++) t[j] = rg_tensor_get(VECTOR_ELT(ts, j), "a group's tensor", 0);
+            (*groups)[g] = (struct ggml_opt_param_group) {.params = t, .n_params = (int32_t) XLENGTH(ts),
+                                                          .lr_scale = rg_float(VECTOR_ELT(e, 1), "lr_scale"),
+                                                          .wd_scale = rg_float(VECTOR_ELT(e, 2), "wd_scale")};
+        }
+        p->param_groups = *groups;
+        p->n_param_groups = (int32_t) n;
+    }
+    if (sc != R_NilValue) p->lr_schedule = schedule_from(sc, "params$lr_schedule");
+}
+
 /* params: the list made by ggml_opt_default_params (checked by the R code);
- * prot slots of the handle: 0 scheduler, 1 ctx_compute, 2 get_opt_pars, 3 ud. */
-SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SEXP ints, SEXP get_opt_pars, SEXP ud, SEXP seed) {
+ * prot slots of the handle: 0 scheduler, 1 ctx_compute, 2 get_opt_pars, 3 ud,
+ * 4 the extensions (their tensors' handles keep the contexts alive). */
+SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SEXP ints, SEXP get_opt_pars, SEXP ud, SEXP seed, SEXP ext) {
     rg_sched * s = rg_object_get(sched, CLS_SCHED, "backend_sched");
     sched_check_backends(sched);
     rg_ctx * c = rg_ctx_get(ctx_compute, "ctx_compute");
@@ -294,12 +335,15 @@ SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SE
     p.apply_nonfinite = rg_bool(VECTOR_ELT(ints, 4), "apply_nonfinite");
     p.seed = (uint64_t) rg_count(seed, "seed");
     if (!Rf_isFunction(get_opt_pars)) Rf_error("'get_opt_pars' must be a function");
+    struct ggml_opt_param_group * groups = NULL;
+    opt_extensions(ext, &p, &groups);
 
-    SEXP prot = PROTECT(Rf_allocVector(VECSXP, 4));
+    SEXP prot = PROTECT(Rf_allocVector(VECSXP, 5));
     SET_VECTOR_ELT(prot, 0, sched);
     SET_VECTOR_ELT(prot, 1, ctx_compute);
     SET_VECTOR_ELT(prot, 2, get_opt_pars);
     SET_VECTOR_ELT(prot, 3, ud);
+    SET_VECTOR_ELT(prot, 4, ext);
     SEXP x = PROTECT(rg_object_handle(CLS_OPT, prot, opt_release));
     rg_opt * o = calloc(1, sizeof *o);
     if (!o) Rf_error("ggml_opt_init: out of memory");
@@ -363,6 +407,31 @@ SEXP R_ggml_opt_tensor(SEXP opt_ctx, SEXP which) {
 SEXP R_ggml_opt_grad_acc(SEXP opt_ctx, SEXP node) {
     rg_opt * o = rg_object_get(opt_ctx, CLS_OPT, "opt_ctx");
     return rg_tensor_wrap(ggml_opt_grad_acc(o->oc, rg_tensor_get(node, "node", 0)), opt_ctx);
+}
+
+/* The AdamW moments of a parameter (which = "m" or "v"). */
+SEXP R_ggml_opt_grad_moment(SEXP opt_ctx, SEXP node, SEXP which) {
+    rg_opt * o = rg_object_get(opt_ctx, CLS_OPT, "opt_ctx");
+    struct ggml_tensor * t = rg_tensor_get(node, "node", 0);
+    return rg_tensor_wrap(strcmp(rg_string(which, "which"), "m") == 0 ? ggml_opt_grad_m(o->oc, t) : ggml_opt_grad_v(o->oc, t), opt_ctx);
+}
+
+SEXP R_ggml_opt_get_steps(SEXP opt_ctx) {
+    return rg_size_sexp((double) ggml_opt_get_steps(((rg_opt *) rg_object_get(opt_ctx, CLS_OPT, "opt_ctx"))->oc));
+}
+
+SEXP R_ggml_opt_set_steps(SEXP opt_ctx, SEXP steps) {
+    ggml_opt_set_steps(((rg_opt *) rg_object_get(opt_ctx, CLS_OPT, "opt_ctx"))->oc, rg_count(steps, "steps"));
+    return opt_ctx;
+}
+
+SEXP R_ggml_opt_last_grad_norm(SEXP opt_ctx) {
+    return Rf_ScalarReal(ggml_opt_last_grad_norm(((rg_opt *) rg_object_get(opt_ctx, CLS_OPT, "opt_ctx"))->oc));
+}
+
+SEXP R_ggml_opt_lr_schedule_lr(SEXP schedule, SEXP alpha, SEXP step) {
+    const struct ggml_opt_lr_schedule s = schedule_from(schedule, "schedule");
+    return Rf_ScalarReal(ggml_opt_lr_schedule_lr(&s, rg_float(alpha, "alpha"), rg_count(step, "step")));
 }
 
 SEXP R_ggml_opt_alloc(SEXP opt_ctx, SEXP backward) {

@@ -4,7 +4,7 @@
 # and a GELU MLP of width 4C, LayerNorm with a gain and no bias, a final norm,
 # an LM head tied to the token embedding), the same training (cross-entropy on
 # I32 next-character labels, AdamW with linear warmup and cosine decay,
-# gradient clipping by global norm), the same batches (same seed, same
+# gradient clipping by global norm, all through ggml-opt), the same batches (same seed, same
 # windows of the text) and the same GGUF checkpoints, so that a checkpoint
 # written by either program loads in the other.
 #
@@ -160,12 +160,13 @@ attention <- function(ctx, model, l, x, mask, B, T) {
   ggml_mul_mat(ctx, p("attn.proj.weight"), ggml_reshape_2d(ctx, y, C, T * B))
 }
 
-# The forward pass over B sequences of T tokens (gpt.c's gpt_build).
-gpt_build <- function(model, ctx, B, T) {
+# The forward pass over B sequences of T tokens (gpt.c's gpt_build); the
+# inputs in ctx_io (which may be ctx).
+gpt_build <- function(model, ctx_io, ctx, B, T) {
   cfg <- model$cfg; C <- cfg$n_embd; P <- model$params
-  tokens <- ggml_set_input(ggml_new_tensor_2d(ctx, GGML_TYPE_I32, T, B))
-  targets <- ggml_set_input(ggml_new_tensor_1d(ctx, GGML_TYPE_I32, T * B))
-  mask <- ggml_set_input(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, T))
+  tokens <- ggml_set_input(ggml_new_tensor_2d(ctx_io, GGML_TYPE_I32, T, B))
+  targets <- ggml_set_input(ggml_new_tensor_1d(ctx_io, GGML_TYPE_I32, T * B))
+  mask <- ggml_set_input(ggml_new_tensor_2d(ctx_io, GGML_TYPE_F32, T, T))
   x <- ggml_get_rows(ctx, P$token_embd.weight, ggml_reshape_1d(ctx, tokens, T * B))  # [C, T*B]
   pos <- ggml_view_2d(ctx, P$position_embd.weight, C, T, C * 4, 0)
   x <- ggml_reshape_2d(ctx, ggml_add(ctx, ggml_reshape_3d(ctx, x, C, T, B), pos), C, T * B)
@@ -193,8 +194,9 @@ set_batch <- function(io, batch) {
   ggml_set_array(io$targets, as.vector(batch$targets))
 }
 
-# ---- training (train.c): forward + backward into gradient accumulators,
-# the global gradient norm, then AdamW on the clipped gradients ----
+# ---- training (train.c): one ggml-opt context runs forward + backward,
+# the global gradient norm and clipping, and AdamW with nanoGPT's schedule;
+# the LayerNorm gains are a parameter group without weight decay ----
 
 train_opts <- function(batch = 12, iters = 2000, lr = 1e-3, min_lr = 1e-4, warmup = 100, decay_iters = iters,
                        beta1 = 0.9, beta2 = 0.99, eps = 1e-8, weight_decay = 0.1, clip = 1.0, seed = 1337,
@@ -203,72 +205,65 @@ train_opts <- function(batch = 12, iters = 2000, lr = 1e-3, min_lr = 1e-4, warmu
 }
 
 # nanoGPT's get_lr: linear warmup, cosine decay to min_lr at decay_iters.
-train_lr <- function(o, step) {
-  if (step < o$warmup) return(o$lr * (step + 1) / (o$warmup + 1))
-  if (step > o$decay_iters) return(o$min_lr)
-  ratio <- (step - o$warmup) / max(1, o$decay_iters - o$warmup)
-  o$min_lr + 0.5 * (1 + cos(pi * ratio)) * (o$lr - o$min_lr)
-}
+train_schedule <- function(o) ggml_opt_lr_schedule("warmup_cosine", o$warmup, o$decay_iters, o$min_lr)
+train_lr <- function(o, step) ggml_opt_lr_schedule_lr(train_schedule(o), o$lr, step)
 
+# The optimization context over the model; its AdamW moments start from the
+# model's (zero, or a checkpoint's) and take the checkpoint's names.
 trainer <- function(model, cp, o) {
   B <- o$batch; T <- model$cfg$n_ctx
   size <- 16384
-  ctx <- ggml_init(ggml_tensor_overhead() * size * 2 + 4 * ggml_graph_overhead_custom(size, TRUE), no_alloc = TRUE)
-  train_io <- gpt_build(model, ctx, B, T)
-  eval_io <- gpt_build(model, ctx, B, T)
-  step_graph <- ggml_new_graph_custom(ctx, size, TRUE)
-  ggml_graph_expand(step_graph, train_io$loss)
-  eval_graph <- ggml_build_forward_expand(ctx, eval_io$loss, size)
-  # gradient accumulators of our own (no lineage): the norm and optimizer
-  # graphs read them without pulling in the backward pass
-  grads <- lapply(model$params, function(p) ggml_dup_tensor(ctx, p))
-  n <- ggml_graph_n_nodes(step_graph)
-  node_names <- vapply(seq_len(n) - 1, function(i) ggml_get_name(ggml_graph_node(step_graph, i)), "")
-  accs <- vector("list", n)
-  for (name in names(grads)) accs[[match(name, node_names)]] <- grads[[name]]
-  ggml_build_backward_expand(ctx, step_graph, accs)
-  # squared global norm, and AdamW on the gradients scaled by the clip factor
-  sq <- NULL
-  for (g in grads) sq <- if (is.null(sq)) ggml_sum(ctx, ggml_sqr(ctx, g)) else ggml_add(ctx, sq, ggml_sum(ctx, ggml_sqr(ctx, g)))
-  norm_graph <- ggml_build_forward_expand(ctx, sq, size)
-  clip_scale <- ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1)
-  hp_decay <- ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7)
-  hp_no_decay <- ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7)
-  opt_graph <- ggml_new_graph_custom(ctx, size, FALSE)
-  for (name in names(grads)) {
-    p <- model$params[[name]]
-    hp <- if (ggml_n_dims(p) >= 2) hp_decay else hp_no_decay
-    ggml_graph_expand(opt_graph, ggml_opt_step_adamw(ctx, p, ggml_mul(ctx, grads[[name]], clip_scale),
-                                                     model$m[[name]], model$v[[name]], hp))
-  }
   backend <- ggml_backend_cpu_init()
-  buffer <- ggml_backend_alloc_ctx_tensors(ctx, backend)
-  ggml_backend_free(backend)
-  set_mask(train_io); set_mask(eval_io)
-  list(model = model, cp = cp, o = o, ctx = ctx, buffer = buffer, train_io = train_io, eval_io = eval_io,
-       step_graph = step_graph, eval_graph = eval_graph, norm_graph = norm_graph, opt_graph = opt_graph,
-       sq = sq, clip_scale = clip_scale, hp_decay = hp_decay, hp_no_decay = hp_no_decay)
+  sched <- ggml_backend_sched_new(backend, size)
+  ctx_io <- ggml_init(4 * ggml_tensor_overhead(), no_alloc = TRUE)
+  ctx <- ggml_init(ggml_tensor_overhead() * size, no_alloc = TRUE)
+  io <- gpt_build(model, ctx_io, ctx, B, T)
+  buffer <- ggml_backend_alloc_ctx_tensors(ctx_io, backend)
+  set_mask(io)
+  params <- ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_MEAN)
+  params$ctx_compute <- ctx
+  params$inputs <- io$tokens
+  params$outputs <- io$logits
+  params$loss <- io$loss
+  params$labels <- io$targets
+  params$get_opt_pars <- function(ud) {
+    list(adamw = list(alpha = o$lr, beta1 = o$beta1, beta2 = o$beta2, eps = o$eps, wd = o$weight_decay), clip_norm = o$clip)
+  }
+  params$param_groups <- list(ggml_opt_param_group(Filter(function(p) ggml_n_dims(p) < 2, model$params), wd_scale = 0))
+  params$lr_schedule <- train_schedule(o)
+  opt <- ggml_opt_init(params)
+  m <- v <- list()
+  for (name in names(model$params)) {
+    p <- model$params[[name]]
+    m[[name]] <- ggml_set_name(ggml_opt_grad_m(opt, p), paste0("adam_m.", name))
+    v[[name]] <- ggml_set_name(ggml_opt_grad_v(opt, p), paste0("adam_v.", name))
+    ggml_set_f32(m[[name]], ggml_get_f32(model$m[[name]]))
+    ggml_set_f32(v[[name]], ggml_get_f32(model$v[[name]]))
+  }
+  list(model = model, cp = cp, o = o, backend = backend, sched = sched, ctx = ctx, ctx_io = ctx_io, buffer = buffer,
+       io = io, opt = opt, m = m, v = v)
 }
 
-adamw_params <- function(o, lr, wd, step) {
-  c(lr, o$beta1, o$beta2, o$eps, wd, 1 / (1 - o$beta1^(step + 1)), 1 / (1 - o$beta2^(step + 1)))
+trainer_free <- function(tr) {
+  ggml_opt_free(tr$opt)
+  ggml_backend_sched_free(tr$sched)
+  ggml_free(tr$ctx)
+  ggml_free(tr$ctx_io)
+  invisible(NULL)
 }
 
 # One optimisation step: c(loss before the update, gradient norm before clipping).
 trainer_step <- function(tr, step) {
   o <- tr$o
-  set_batch(tr$train_io, corpus_batch(tr$cp, 0, o$seed, step, o$batch, tr$model$cfg$n_ctx))
-  ggml_graph_reset(tr$step_graph)  # loss gradient 1, accumulators 0
-  ggml_graph_compute(tr$ctx, tr$step_graph)
-  loss <- ggml_get_f32(tr$train_io$loss)
-  ggml_graph_compute(tr$ctx, tr$norm_graph)
-  norm <- sqrt(ggml_get_f32(tr$sq))
-  if (!is.finite(loss) || !is.finite(norm)) stop(sprintf("step %d: the loss (%g) or the gradient norm (%g) is not finite", step, loss, norm))
-  ggml_set_f32(tr$clip_scale, if (o$clip > 0 && norm > o$clip) o$clip / (norm + 1e-6) else 1)
-  lr <- train_lr(o, step)
-  ggml_set_f32(tr$hp_decay, adamw_params(o, lr, o$weight_decay, step))
-  ggml_set_f32(tr$hp_no_decay, adamw_params(o, lr, 0, step))
-  ggml_graph_compute(tr$ctx, tr$opt_graph)
+  set_batch(tr$io, corpus_batch(tr$cp, 0, o$seed, step, o$batch, tr$model$cfg$n_ctx))
+  ggml_opt_set_steps(tr$opt, step)
+  ggml_opt_alloc(tr$opt, TRUE)
+  st <- suppressWarnings(ggml_opt_eval(tr$opt))
+  loss <- ggml_get_f32(ggml_opt_loss(tr$opt))
+  norm <- ggml_opt_last_grad_norm(tr$opt)
+  if (st != GGML_STATUS_SUCCESS) {
+    stop(sprintf("step %d: the loss (%g) or the gradient norm (%g) is not finite; the parameters were not updated", step, loss, norm))
+  }
   c(loss = loss, grad_norm = norm)
 }
 
@@ -276,9 +271,10 @@ trainer_step <- function(tr, step) {
 # (train.c's trainer_eval: the value train_austen writes in loss.csv).
 trainer_eval <- function(tr, n_batches = tr$o$eval_batches) {
   losses <- vapply(seq_len(n_batches) - 1, function(b) {
-    set_batch(tr$eval_io, corpus_batch(tr$cp, 1, tr$o$seed, b, tr$o$batch, tr$model$cfg$n_ctx))
-    ggml_graph_compute(tr$ctx, tr$eval_graph)
-    ggml_get_f32(tr$eval_io$loss)
+    set_batch(tr$io, corpus_batch(tr$cp, 1, tr$o$seed, b, tr$o$batch, tr$model$cfg$n_ctx))
+    ggml_opt_alloc(tr$opt, FALSE)
+    ggml_opt_eval(tr$opt)
+    ggml_get_f32(ggml_opt_loss(tr$opt))
   }, 0)
   mean(losses)
 }
@@ -287,7 +283,9 @@ trainer_eval <- function(tr, n_batches = tr$o$eval_batches) {
 
 ARCH <- "ggmlr-gpt"
 
-gpt_save <- function(model, path, vocab, with_optimizer = TRUE) {
+# The parameters and, unless m is NULL, the AdamW moments m[[name]], v[[name]]
+# (a trainer's tr$m, tr$v; a loaded model's own model$m, model$v).
+gpt_save <- function(model, path, vocab, m = model$m, v = model$v) {
   g <- gguf_init_empty()
   on.exit(gguf_free(g))
   cfg <- model$cfg
@@ -300,9 +298,9 @@ gpt_save <- function(model, path, vocab, with_optimizer = TRUE) {
   gguf_set_val_u32(g, paste0(ARCH, ".block_count"), cfg$n_layer)
   gguf_set_arr_data(g, paste0(ARCH, ".vocab"), GGUF_TYPE_UINT8, vocab)
   for (p in model$params) gguf_add_tensor(g, p)
-  if (with_optimizer) {
+  if (!is.null(m)) {
     gguf_set_val_u64(g, "training.step", model$step)
-    for (name in names(model$params)) { gguf_add_tensor(g, model$m[[name]]); gguf_add_tensor(g, model$v[[name]]) }
+    for (name in names(model$params)) { gguf_add_tensor(g, m[[name]]); gguf_add_tensor(g, v[[name]]) }
   }
   gguf_write_to_file(g, path)
   invisible(path)
@@ -348,7 +346,7 @@ gpt_sample <- function(model, vocab, prompt = "\n", n_new = 200, temperature = 0
   T <- model$cfg$n_ctx
   ctx <- ggml_init(ggml_tensor_overhead() * 4096 + ggml_graph_overhead_custom(4096, FALSE), no_alloc = TRUE)
   on.exit(ggml_free(ctx))
-  io <- gpt_build(model, ctx, 1, T)
+  io <- gpt_build(model, ctx, ctx, 1, T)
   graph <- ggml_build_forward_expand(ctx, io$logits, 4096)
   backend <- ggml_backend_cpu_init()
   ggml_backend_alloc_ctx_tensors(ctx, backend)
@@ -383,7 +381,7 @@ train_austen <- function(iters = 2000, out_dir = "out", cfg = list(), opts = lis
   o <- do.call(train_opts, utils::modifyList(list(iters = iters, seed = seed), opts))
   model <- gpt_model(cfg, seed)
   tr <- trainer(model, cp, o)
-  on.exit(ggml_free(tr$ctx), add = TRUE)
+  on.exit(trainer_free(tr), add = TRUE)
   dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
   n_weights <- sum(vapply(model$params, ggml_nelements, 0))
   cat(sprintf("character-level GPT on %d characters (%d train), vocabulary %d; %d layers, %d heads, embedding %d, context %d, %.2f M parameters\n",
@@ -408,7 +406,7 @@ train_austen <- function(iters = 2000, out_dir = "out", cfg = list(), opts = lis
   cat(sprintf("step %d: validation loss %.4f (%.1f s)\n", o$iters, val, as.numeric(difftime(Sys.time(), t0, units = "secs"))))
   utils::write.csv(log, file.path(out_dir, "loss.csv"), row.names = FALSE, na = "")
   ckpt <- file.path(out_dir, "checkpoint.gguf")
-  gpt_save(model, ckpt, cp$vocab)
+  gpt_save(model, ckpt, cp$vocab, tr$m, tr$v)
   cat("checkpoint:", ckpt, "\n")
   if (plot) plot_loss(log, file.path(out_dir, "loss.png"))
   sample <- if (sample_len > 0) gpt_sample(model, cp$vocab, "\n", sample_len, seed = seed) else ""

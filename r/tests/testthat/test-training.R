@@ -76,6 +76,59 @@ test_that("ggml_opt_fit trains a linear model, calls back, and reports per epoch
   expect_error(ggml_opt_fit(sched, ctx, x, y, ds, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR, nbatch_logical = 7), "nbatch_logical")
 })
 
+test_that("ggml-opt's extensions from R: groups, schedule, moments, steps, a callback that stops", {
+  set.seed(5)
+  X <- matrix(runif(3 * 32, -1, 1), 3)
+  Y <- matrix(runif(2 * 32, -1, 1), 2)
+  pctx <- ggml_init(1024^2)
+  W0 <- matrix(runif(6, -1, 1), 3, 2); b0 <- runif(2, -1, 1)
+  w <- ggml_set_param(ggml_new_tensor_from_array(pctx, W0))
+  b <- ggml_set_param(ggml_new_tensor_from_array(pctx, matrix(b0, 2, 1)))
+  x <- ggml_new_tensor_2d(pctx, GGML_TYPE_F32, 3, 8)
+  ctx <- ggml_init(16 * 1024^2, no_alloc = TRUE)
+  out <- ggml_add(ctx, ggml_mul_mat(ctx, w, x), b)
+  sched <- ggml_backend_sched_new(ggml_backend_cpu_init())
+  p <- ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR)
+  p$ctx_compute <- ctx; p$inputs <- x; p$outputs <- out
+  p$optimizer <- GGML_OPT_OPTIMIZER_TYPE_SGD
+  p$get_opt_pars <- function(ud) list(sgd = list(alpha = 0.3, wd = 0.1))
+  p$param_groups <- list(ggml_opt_param_group(b, lr_scale = 0.5, wd_scale = 0))
+  p$lr_schedule <- ggml_opt_lr_schedule("warmup_cosine", warmup = 2, decay_steps = 10, min_lr = 0.01)
+  opt <- ggml_opt_init(p)
+  expect_null(ggml_opt_grad_m(opt, w))  # SGD keeps no moments
+  expect_true(is.na(ggml_opt_last_grad_norm(opt)))
+  ggml_opt_alloc(opt, TRUE)
+  ggml_set_array(x, X[, 1:8]); ggml_set_array(ggml_opt_labels(opt), Y[, 1:8])
+  ggml_opt_eval(opt)
+  # float64: the MSE gradient, lr 0.3/3 at step 0 of the warmup; b at half lr, no decay
+  o <- t(W0) %*% X[, 1:8] + b0; e <- 2 * (o - Y[, 1:8]) / 16
+  gW <- X[, 1:8] %*% t(e); gb <- rowSums(e)
+  expect_equal(ggml_get_array(w), W0 * (1 - 0.1 * 0.1) - 0.1 * gW, tolerance = 1e-6)
+  expect_equal(as.vector(ggml_get_array(b)), b0 - 0.05 * gb, tolerance = 1e-6)
+  expect_equal(ggml_opt_last_grad_norm(opt), sqrt(sum(gW^2) + sum(gb^2)), tolerance = 1e-6)
+  expect_equal(ggml_opt_get_steps(opt), 1)
+  ggml_opt_set_steps(opt, 4)
+  expect_equal(ggml_opt_get_steps(opt), 4)
+  s <- p$lr_schedule
+  expect_equal(ggml_opt_lr_schedule_lr(s, 0.3, 1), 0.2, tolerance = 1e-7)
+  expect_equal(ggml_opt_lr_schedule_lr(s, 0.3, 6), 0.01 + 0.5 * (1 + cos(pi * 4 / 8)) * 0.29, tolerance = 1e-6)
+  expect_equal(ggml_opt_lr_schedule_lr(s, 0.3, 11), 0.01, tolerance = 1e-7)
+  expect_error(ggml_opt_param_group(list(1, 2)), "tensor")
+  expect_error(ggml_opt_lr_schedule("cyclic"), "should be one of")
+  p2 <- p; p2$param_groups <- list(ggml_opt_param_group(x))
+  expect_error(ggml_opt_init(p2), "not a parameter")
+  # a per-batch callback that returns FALSE stops the epoch after that batch
+  ds <- ggml_opt_dataset_from_arrays(X, Y)
+  seen <- 0
+  st <- ggml_opt_epoch(opt, ds, callback_train = function(...) { seen <<- seen + 1; seen < 2 })
+  expect_true(isTRUE(attr(st, "stopped")))
+  expect_equal(seen, 2)
+  expect_equal(ggml_opt_get_steps(opt), 6)
+  ggml_opt_free(opt)
+  ggml_backend_sched_free(sched)
+  ggml_free(ctx); ggml_free(pctx)
+})
+
 test_that("an interrupt in a callback stops an epoch and leaves every handle usable", {
   set.seed(2)
   ds <- ggml_opt_dataset_from_arrays(matrix(runif(64), 2), matrix(runif(32), 1))
