@@ -1,9 +1,10 @@
 # The R API keeps up with the C library: every tensor constructor declared in
 # include/ggml.h is a row of the binding table (tools/bindings.def), or bound
-# by hand (listed below), or listed with the reason it is not bound. The
-# table's rows are exported with its argument names and defaults and have a
-# help page, and the files generated from the table are up to date. A new C
-# op without a binding fails here.
+# by hand (listed below), or listed with the reason it is not bound. Each row
+# has its C declaration's parameter names and types (through its kinds), is
+# exported with the table's argument names and defaults and has a help page,
+# and the files generated from the table are up to date. A new C op without a
+# binding fails here.
 
 not_bound <- character(0)  # c(ggml_x = "the reason"): none today
 unbound <- as.character(names(not_bound))
@@ -18,9 +19,17 @@ hand_bound <- c("ggml_new_tensor", "ggml_new_tensor_1d", "ggml_new_tensor_2d", "
 repo_file <- function(...) test_path("..", "..", ...)  # r/ when the tests run from the repository
 in_repo <- function() file.exists(repo_file("..", "include", "ggml.h"))
 
+# The tensor constructors declared in include/ggml.h: name -> list(names, types)
+# of their parameters (declarations may span lines).
 header_ops <- function() {
-  decl <- grep("^GGML_API struct ggml_tensor \\* ggml_[a-z0-9_]+\\(", readLines(repo_file("..", "include", "ggml.h")), value = TRUE)
-  sub("\\(.*$", "", sub("^GGML_API struct ggml_tensor \\* ", "", decl))
+  hdr <- paste(readLines(repo_file("..", "include", "ggml.h")), collapse = "\n")
+  decl <- regmatches(hdr, gregexpr("GGML_API struct ggml_tensor \\* ggml_[a-z0-9_]+\\([^)]*\\);", hdr))[[1]]
+  ops <- lapply(decl, function(d) {
+    params <- trimws(strsplit(gsub("\\s+", " ", sub("^[^(]*\\((.*)\\);$", "\\1", d)), ",")[[1]])
+    list(names = sub("^.*[ *]", "", params), types = trimws(sub("[a-z0-9_]+$", "", params)))
+  })
+  names(ops) <- sub("^GGML_API struct ggml_tensor \\* (ggml_[a-z0-9_]+)\\(.*$", "\\1", decl)
+  ops
 }
 
 # The generator's functions (bindings_read, bindings_stale, ...), in their own environment.
@@ -32,7 +41,7 @@ generator <- function() {
 
 test_that("every op constructor of include/ggml.h is in the table, bound by hand or has a stated reason", {
   skip_if_not(in_repo(), "include/ggml.h is not beside the package (checking a tarball)")
-  ops <- header_ops()
+  ops <- names(header_ops())
   expect_gt(length(ops), 40)  # the parse found the constructors
   table <- vapply(generator()$bindings_read(repo_file("tools", "bindings.def"))$ops, `[[`, "", "name")
   expect_gt(length(table), 50)
@@ -55,6 +64,19 @@ test_that("every row of the table is exported with the table's argument names an
     shown <- vapply(f[-1], function(d) if (identical(d, quote(expr = ))) NA_character_ else deparse(d), "")
     expect_identical(unname(shown), vapply(op$args$default, function(d) if (is.na(d)) d else deparse(str2lang(d)), "", USE.NAMES = FALSE),
                      label = op$name)
+  }
+})
+
+test_that("every row of the table has the C declaration's parameter names and types", {
+  skip_if_not(in_repo(), "include/ggml.h is not beside the package (checking a tarball)")
+  gen <- generator()
+  decl <- header_ops()
+  for (op in gen$bindings_read(repo_file("tools", "bindings.def"))$ops) {
+    d <- decl[[op$name]]
+    expect_identical(d$names, c("ctx", op$args$name), label = op$name)
+    # the C type each kind converts to (tensor? is a tensor that may be NULL)
+    kinds <- vapply(op$args$kind, function(k) gen$bindings_kind(k, op$name)[1], "", USE.NAMES = FALSE)
+    expect_identical(d$types, c("struct ggml_context *", kinds), label = op$name)
   }
 })
 
