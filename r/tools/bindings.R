@@ -16,7 +16,8 @@ bindings_kinds <- list(
   "float"   = c("float", "rg_float(%s, \"%s\")"),
   "int"     = c("int", "rg_int(%s, \"%s\")"),
   "count"   = c("int64_t", "rg_count(%s, \"%s\")"),
-  "bytes"   = c("size_t", "rg_bytes(%s, \"%s\")")
+  "bytes"   = c("size_t", "rg_bytes(%s, \"%s\")"),
+  "logical" = c("bool", "rg_bool(%s, \"%s\")")
 )
 
 bindings_kind <- function(kind, where) {

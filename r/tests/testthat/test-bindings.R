@@ -105,6 +105,33 @@ test_that("the generator refuses a table it cannot honour", {
   expect_error(read("arg ctx: c"), "page line must come first")
 })
 
+test_that("the generated glue converts each kind in order and calls the constructor", {
+  skip_if_not(in_repo(), "the binding table is not beside the package (checking a tarball)")
+  gen <- generator()
+  f <- tempfile(fileext = ".def")
+  on.exit(unlink(f))
+  writeLines(c("page p", "arg ctx, a, m, f, i, n, o, l, e: x",
+               "op ggml_x(ctx, a: tensor, m: tensor? = NULL, f: float = 1, i: int, n: count, o: bytes, l: logical = TRUE, e: enum ggml_sort_order): d"), f)
+  tab <- gen$bindings_read(f)
+  glue <- gen$bindings_c(tab)
+  body <- glue[which(glue == "SEXP R_ggml_x(SEXP r_ctx, SEXP r_a, SEXP r_m, SEXP r_f, SEXP r_i, SEXP r_n, SEXP r_o, SEXP r_l, SEXP r_e) {") + 1:10]
+  expect_identical(body, c(
+    "    rg_ctx * ctx = rg_ctx_get(r_ctx, \"ctx\");",
+    "    struct ggml_tensor * a = TENSOR(ctx, r_a, \"a\");",
+    "    struct ggml_tensor * m = TENSOR_OR_NULL(ctx, r_m, \"m\");",
+    "    const float f = rg_float(r_f, \"f\");",
+    "    const int i = rg_int(r_i, \"i\");",
+    "    const int64_t n = rg_count(r_n, \"n\");",
+    "    const size_t o = rg_bytes(r_o, \"o\");",
+    "    const bool l = rg_bool(r_l, \"l\");",
+    "    const enum ggml_sort_order e = (enum ggml_sort_order) rg_int(r_e, \"e\");",
+    "    return FINISH(r_ctx, \"ggml_x\", ggml_x(ctx->ctx, a, m, f, i, n, o, l, e));"))
+  expect_identical(gen$bindings_r(tab)[-(1:5)], c(  # longer than 100 characters: in braces
+    "ggml_x <- function(ctx, a, m = NULL, f = 1, i, n, o, l = TRUE, e) {",
+    "  .Call(C_ggml_x, ctx, a, m, f, i, n, o, l, e)",
+    "}"))
+})
+
 test_that("every export has a help page", {
   index <- system.file("help", "AnIndex", package = "ggmlR")
   skip_if(index == "", "the installed package has no help index")
