@@ -36,6 +36,8 @@ ggml_tensor_op <- function(tensor) .Call(C_ggml_tensor_op, tensor)
 ggml_type_size <- function(type) .Call(C_ggml_type_size, type)
 ggml_type_name <- function(type) .Call(C_ggml_type_name, type)
 ggml_op_name <- function(op) .Call(C_ggml_op_name, op)
+ggml_unary_op_name <- function(op) .Call(C_ggml_unary_op_name, op)
+ggml_get_unary_op <- function(tensor) .Call(C_ggml_get_unary_op, tensor)
 
 ggml_set_name <- function(tensor, name) invisible(.Call(C_ggml_set_name, tensor, name))
 ggml_get_name <- function(tensor) .Call(C_ggml_get_name, tensor)

@@ -96,6 +96,15 @@ SEXP R_ggml_tensor_op(SEXP tensor)   { return Rf_ScalarInteger((int) rg_tensor_g
 SEXP R_ggml_type_size(SEXP type) { return rg_size_sexp((double) ggml_type_size(rg_type(type, "type"))); }
 SEXP R_ggml_type_name(SEXP type) { return Rf_mkString(ggml_type_name(rg_type(type, "type"))); }
 SEXP R_ggml_op_name(SEXP op)     { return Rf_mkString(ggml_op_name((enum ggml_op) rg_int(op, "op"))); }
+SEXP R_ggml_unary_op_name(SEXP op) { return Rf_mkString(ggml_unary_op_name((enum ggml_unary_op) rg_int(op, "op"))); }
+
+SEXP R_ggml_get_unary_op(SEXP tensor) {
+    const struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
+    ggml_clear_error();
+    const enum ggml_unary_op op = ggml_get_unary_op(t);
+    if (op == GGML_UNARY_OP_COUNT) rg_fail("ggml_get_unary_op");
+    return Rf_ScalarInteger((int) op);
+}
 
 /* Names are kept in UTF-8. One longer than the library's GGML_MAX_NAME - 1
  * bytes is cut at a character boundary, so that it reads back as valid UTF-8. */
