@@ -159,20 +159,46 @@ enum ggml_op {
     /* ggmlr's own: backward ops autodiff builds (not in upstream) */
     GGML_OP_NORM_BACK,           /* LayerNorm backward (internal to autodiff) */
     GGML_OP_UNARY_BACK,          /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
+    GGML_OP_GLU_BACK,            /* the gradient of a GLU's a or b (internal to autodiff) */
     GGML_OP_COUNT
 };
 
-/* Activations of GGML_OP_UNARY; values follow upstream ggml (only these exist). */
+/* Activations of GGML_OP_UNARY; values follow upstream ggml (ggml_unary refuses the ones not implemented yet). */
 enum ggml_unary_op {
-    GGML_UNARY_OP_NEG      = 2,
-    GGML_UNARY_OP_TANH     = 4,
-    GGML_UNARY_OP_RELU     = 6,
-    GGML_UNARY_OP_SIGMOID  = 7,
-    GGML_UNARY_OP_GELU     = 8,
-    GGML_UNARY_OP_SILU     = 10,
-    GGML_UNARY_OP_EXP      = 13,
-    GGML_UNARY_OP_GELU_ERF = 16,
-    GGML_UNARY_OP_COUNT    = 21
+    GGML_UNARY_OP_ABS = 0,
+    GGML_UNARY_OP_SGN,
+    GGML_UNARY_OP_NEG,
+    GGML_UNARY_OP_STEP,
+    GGML_UNARY_OP_TANH,
+    GGML_UNARY_OP_ELU,
+    GGML_UNARY_OP_RELU,
+    GGML_UNARY_OP_SIGMOID,
+    GGML_UNARY_OP_GELU,
+    GGML_UNARY_OP_GELU_QUICK,
+    GGML_UNARY_OP_SILU,
+    GGML_UNARY_OP_HARDSWISH,
+    GGML_UNARY_OP_HARDSIGMOID,
+    GGML_UNARY_OP_EXP,
+    GGML_UNARY_OP_EXPM1,
+    GGML_UNARY_OP_SOFTPLUS,
+    GGML_UNARY_OP_GELU_ERF,
+    GGML_UNARY_OP_XIELU,
+    GGML_UNARY_OP_FLOOR,
+    GGML_UNARY_OP_CEIL,
+    GGML_UNARY_OP_ROUND,
+    GGML_UNARY_OP_TRUNC,
+    GGML_UNARY_OP_COUNT
+};
+
+/* Gates of GGML_OP_GLU (upstream's values): act(x) * g, x and g the two halves of a row or a and b */
+enum ggml_glu_op {
+    GGML_GLU_OP_REGLU = 0,
+    GGML_GLU_OP_GEGLU,
+    GGML_GLU_OP_SWIGLU,
+    GGML_GLU_OP_SWIGLU_OAI,
+    GGML_GLU_OP_GEGLU_ERF,
+    GGML_GLU_OP_GEGLU_QUICK,
+    GGML_GLU_OP_COUNT
 };
 
 /* ggml_rope_ext modes (upstream values) */
@@ -362,6 +388,33 @@ GGML_API struct ggml_tensor * ggml_gelu(struct ggml_context * ctx, struct ggml_t
 GGML_API struct ggml_tensor * ggml_gelu_erf(struct ggml_context * ctx, struct ggml_tensor * a); /* exact, with erf */
 GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_exp(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_gelu_quick(struct ggml_context * ctx, struct ggml_tensor * a); /* x sigmoid(1.702 x) */
+
+/* Gated linear units. a [n, rows, ...]: y [n/2, rows, ...] = act(x) * g with x
+ * the first half of each row and g the second (swapped: the other way round);
+ * with b (_split): y = act(a) * b, a and b shaped alike. F32, any layout.
+ * SWIGLU_OAI: x = min(x, limit), g = clamp(g, -limit, limit),
+ * y = x sigmoid(alpha x) (g + 1). */
+GGML_API const char *       ggml_glu_op_name(enum ggml_glu_op op);
+GGML_API enum ggml_glu_op   ggml_get_glu_op(const struct ggml_tensor * tensor);
+GGML_API struct ggml_tensor * ggml_glu(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_glu_op op, bool swapped);
+GGML_API struct ggml_tensor * ggml_reglu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_swiglu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu_erf(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu_quick(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_glu_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_glu_op op);
+GGML_API struct ggml_tensor * ggml_reglu_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_geglu_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_swiglu_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_geglu_erf_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_geglu_quick_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float alpha, float limit);
 
 /* Row-wise normalisation along ne0: (x - mean) / sqrt(var + eps), and x / sqrt(mean(x^2) + eps). */
 GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);

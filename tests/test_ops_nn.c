@@ -353,7 +353,7 @@ static void test_errors(void) {
         EXPECT_NULL(act_fns[k](NULL, x), "activation without a context");
         EXPECT_NULL(act_fns[k](ctx, h), "activation of F16");
     }
-    static const int bad_ops[] = {0, 1, 3, 5, 9, 11, 12, 20, 21, 100, -1};
+    static const int bad_ops[] = {0, 1, 3, 5, 11, 12, 17, 20, 21, 22, 100, -1};
     for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++) {
         EXPECT_NULL(ggml_unary(ctx, x, (enum ggml_unary_op) bad_ops[i]), "ggml_unary with an unknown op");
         EXPECT_NULL(ggmlr_unary_back(ctx, x, x, (enum ggml_unary_op) bad_ops[i]), "unary_back with an unknown op");

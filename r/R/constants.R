@@ -7,7 +7,7 @@ GGML_TYPE_I32 <- 26L
 # Default capacity (nodes) of a graph.
 GGML_DEFAULT_GRAPH_SIZE <- 2048L
 
-# GGML_UNARY_OP_* (upstream numbering; only these activations exist)
+# GGML_UNARY_OP_* (upstream numbering; only these activations are implemented)
 GGML_UNARY_OP_NEG <- 2L
 GGML_UNARY_OP_TANH <- 4L
 GGML_UNARY_OP_RELU <- 6L
@@ -16,6 +16,15 @@ GGML_UNARY_OP_GELU <- 8L
 GGML_UNARY_OP_SILU <- 10L
 GGML_UNARY_OP_EXP <- 13L
 GGML_UNARY_OP_GELU_ERF <- 16L
+GGML_UNARY_OP_GELU_QUICK <- 9L
+
+# GGML_GLU_OP_* (upstream numbering): the gates of ggml_glu / ggml_glu_split
+GGML_GLU_OP_REGLU <- 0L
+GGML_GLU_OP_GEGLU <- 1L
+GGML_GLU_OP_SWIGLU <- 2L
+GGML_GLU_OP_SWIGLU_OAI <- 3L
+GGML_GLU_OP_GEGLU_ERF <- 4L
+GGML_GLU_OP_GEGLU_QUICK <- 5L
 
 # ggml_rope_ext modes (upstream values)
 GGML_ROPE_TYPE_NORMAL <- 0L

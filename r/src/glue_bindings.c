@@ -380,6 +380,151 @@ SEXP R_ggml_exp(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_exp", ggml_exp(ctx->ctx, a));
 }
 
+/* ggml_gelu_quick(ctx, a) */
+SEXP R_ggml_gelu_quick(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_gelu_quick", ggml_gelu_quick(ctx->ctx, a));
+}
+
+/* ggml_glu(ctx, a, op, swapped = FALSE) */
+SEXP R_ggml_glu(SEXP r_ctx, SEXP r_a, SEXP r_op, SEXP r_swapped) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_glu_op op = (enum ggml_glu_op) rg_int(r_op, "op");
+    const bool swapped = rg_bool(r_swapped, "swapped");
+    return FINISH(r_ctx, "ggml_glu", ggml_glu(ctx->ctx, a, op, swapped));
+}
+
+/* ggml_reglu(ctx, a) */
+SEXP R_ggml_reglu(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_reglu", ggml_reglu(ctx->ctx, a));
+}
+
+/* ggml_reglu_swapped(ctx, a) */
+SEXP R_ggml_reglu_swapped(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_reglu_swapped", ggml_reglu_swapped(ctx->ctx, a));
+}
+
+/* ggml_geglu(ctx, a) */
+SEXP R_ggml_geglu(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu", ggml_geglu(ctx->ctx, a));
+}
+
+/* ggml_geglu_swapped(ctx, a) */
+SEXP R_ggml_geglu_swapped(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu_swapped", ggml_geglu_swapped(ctx->ctx, a));
+}
+
+/* ggml_swiglu(ctx, a) */
+SEXP R_ggml_swiglu(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_swiglu", ggml_swiglu(ctx->ctx, a));
+}
+
+/* ggml_swiglu_swapped(ctx, a) */
+SEXP R_ggml_swiglu_swapped(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_swiglu_swapped", ggml_swiglu_swapped(ctx->ctx, a));
+}
+
+/* ggml_geglu_erf(ctx, a) */
+SEXP R_ggml_geglu_erf(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu_erf", ggml_geglu_erf(ctx->ctx, a));
+}
+
+/* ggml_geglu_erf_swapped(ctx, a) */
+SEXP R_ggml_geglu_erf_swapped(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu_erf_swapped", ggml_geglu_erf_swapped(ctx->ctx, a));
+}
+
+/* ggml_geglu_quick(ctx, a) */
+SEXP R_ggml_geglu_quick(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu_quick", ggml_geglu_quick(ctx->ctx, a));
+}
+
+/* ggml_geglu_quick_swapped(ctx, a) */
+SEXP R_ggml_geglu_quick_swapped(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_geglu_quick_swapped", ggml_geglu_quick_swapped(ctx->ctx, a));
+}
+
+/* ggml_glu_split(ctx, a, b, op) */
+SEXP R_ggml_glu_split(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_op) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const enum ggml_glu_op op = (enum ggml_glu_op) rg_int(r_op, "op");
+    return FINISH(r_ctx, "ggml_glu_split", ggml_glu_split(ctx->ctx, a, b, op));
+}
+
+/* ggml_reglu_split(ctx, a, b) */
+SEXP R_ggml_reglu_split(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_reglu_split", ggml_reglu_split(ctx->ctx, a, b));
+}
+
+/* ggml_geglu_split(ctx, a, b) */
+SEXP R_ggml_geglu_split(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_geglu_split", ggml_geglu_split(ctx->ctx, a, b));
+}
+
+/* ggml_swiglu_split(ctx, a, b) */
+SEXP R_ggml_swiglu_split(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_swiglu_split", ggml_swiglu_split(ctx->ctx, a, b));
+}
+
+/* ggml_geglu_erf_split(ctx, a, b) */
+SEXP R_ggml_geglu_erf_split(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_geglu_erf_split", ggml_geglu_erf_split(ctx->ctx, a, b));
+}
+
+/* ggml_geglu_quick_split(ctx, a, b) */
+SEXP R_ggml_geglu_quick_split(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_geglu_quick_split", ggml_geglu_quick_split(ctx->ctx, a, b));
+}
+
+/* ggml_swiglu_oai(ctx, a, b, alpha = 1.702, limit = 7) */
+SEXP R_ggml_swiglu_oai(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_alpha, SEXP r_limit) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const float alpha = rg_float(r_alpha, "alpha");
+    const float limit = rg_float(r_limit, "limit");
+    return FINISH(r_ctx, "ggml_swiglu_oai", ggml_swiglu_oai(ctx->ctx, a, b, alpha, limit));
+}
+
 /* ggml_norm(ctx, a, eps = 1e-5) */
 SEXP R_ggml_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -16,7 +16,7 @@ const char * ggml_op_name(enum ggml_op op) {
 static const char * const unary_op_names[GGML_UNARY_OP_COUNT] = {
     [GGML_UNARY_OP_NEG] = "NEG",         [GGML_UNARY_OP_TANH] = "TANH", [GGML_UNARY_OP_RELU] = "RELU",
     [GGML_UNARY_OP_SIGMOID] = "SIGMOID", [GGML_UNARY_OP_GELU] = "GELU", [GGML_UNARY_OP_SILU] = "SILU",
-    [GGML_UNARY_OP_EXP] = "EXP",         [GGML_UNARY_OP_GELU_ERF] = "GELU_ERF",
+    [GGML_UNARY_OP_EXP] = "EXP",         [GGML_UNARY_OP_GELU_ERF] = "GELU_ERF", [GGML_UNARY_OP_GELU_QUICK] = "GELU_QUICK",
 };
 
 bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_names[op]; }

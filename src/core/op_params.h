@@ -6,7 +6,7 @@
  * constructor stores it) and one decode (rules and kernels read it); no other
  * file indexes op_params or names a source slot past src[1]. Slots follow
  * upstream ggml's layout where it has one (rope, soft_max, flash_attn_ext,
- * view, permute, scale, norm eps, unary op), so a node reads the same in both.
+ * view, permute, scale, norm eps, unary op, glu), so a node reads the same in both.
  * op_params holds GGML_MAX_OP_PARAMS bytes as 32-bit words; floats and
  * size_t are copied in by bytes (no aliasing). */
 #ifndef GGMLR_OP_PARAMS_H
@@ -66,6 +66,19 @@ static inline struct ggmlr_soft_max_params ggmlr_soft_max_params_decode(const st
 
 static inline void ggmlr_unary_params_encode(struct ggml_tensor * t, enum ggml_unary_op op) { const int32_t v = (int32_t) op; ggmlr_params_put(t, &v, sizeof v); }
 static inline enum ggml_unary_op ggmlr_unary_params_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return (enum ggml_unary_op) v; }
+
+/* ---- GLU (upstream's layout: [0] op, [1] swapped, [2] alpha, [3] limit
+ * (SWIGLU_OAI)); GLU_BACK adds [4] which: the gradient of a (0) or of b (1) ---- */
+
+struct ggmlr_glu_params {
+    int32_t op, swapped;
+    float   alpha, limit;
+    int32_t which;
+};
+static inline void ggmlr_glu_params_encode(struct ggml_tensor * t, const struct ggmlr_glu_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_glu_params ggmlr_glu_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_glu_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- ROPE, ROPE_BACK (upstream's layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats) ---- */
 
@@ -132,6 +145,15 @@ static inline struct ggmlr_flash_attn_srcs ggmlr_flash_attn_srcs_decode(const st
 /* ROPE, ROPE_BACK: the frequency factors (or NULL) */
 static inline void ggmlr_rope_freq_factors_encode(struct ggml_tensor * t, struct ggml_tensor * c) { t->src[2] = c; }
 static inline struct ggml_tensor * ggmlr_rope_freq_factors_decode(const struct ggml_tensor * t) { return t->src[2]; }
+/* GLU_BACK: dy, then the forward's a and b (b NULL without a split) */
+struct ggmlr_glu_back_srcs { struct ggml_tensor * dy, * a, * b; };
+static inline void ggmlr_glu_back_srcs_encode(struct ggml_tensor * t, const struct ggmlr_glu_back_srcs * s) {
+    t->src[0] = s->dy; t->src[1] = s->a; t->src[2] = s->b;
+}
+static inline struct ggmlr_glu_back_srcs ggmlr_glu_back_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_glu_back_srcs s = {t->src[0], t->src[1], t->src[2]};
+    return s;
+}
 /* CROSS_ENTROPY_LOSS_BACK: the loss gradient (one element) */
 static inline void ggmlr_loss_grad_encode(struct ggml_tensor * t, struct ggml_tensor * c) { t->src[2] = c; }
 static inline struct ggml_tensor * ggmlr_loss_grad_decode(const struct ggml_tensor * t) { return t->src[2]; }

@@ -1,5 +1,5 @@
 /* unary.c -- the activations (UNARY: neg, tanh, relu, sigmoid, gelu,
- * gelu_erf, silu, exp), UNARY_BACK (g * f'(x)) and the backward rule
+ * gelu_quick, gelu_erf, silu, exp), UNARY_BACK (g * f'(x)) and the backward rule
  * (kernel: cpu/kernels/unary.c). F32; results shaped like the input. */
 #include "ops/grad.h"
 
@@ -13,7 +13,7 @@ enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor) {
 
 static bool check_unary_op(const char * fn, int op) {
     if (ggmlr_unary_op_is_valid(op)) return true;
-    ggmlr_set_error("%s: unknown unary op %d (implemented: NEG, TANH, RELU, SIGMOID, GELU, SILU, EXP, GELU_ERF)", fn, op);
+    ggmlr_set_error("%s: unknown unary op %d (implemented: NEG, TANH, RELU, SIGMOID, GELU, GELU_QUICK, SILU, EXP, GELU_ERF)", fn, op);
     return false;
 }
 
@@ -41,6 +41,8 @@ struct ggml_tensor * ggml_gelu_erf(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_tensor * a)     { return ggml_unary(ctx, a, GGML_UNARY_OP_SILU); }
 
 struct ggml_tensor * ggml_exp(struct ggml_context * ctx, struct ggml_tensor * a)      { return ggml_unary(ctx, a, GGML_UNARY_OP_EXP); }
+
+struct ggml_tensor * ggml_gelu_quick(struct ggml_context * ctx, struct ggml_tensor * a) { return ggml_unary(ctx, a, GGML_UNARY_OP_GELU_QUICK); }
 
 struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op) {
     const char * fn = "unary_back";

@@ -97,6 +97,11 @@ extern const struct ggmlr_kernel ggmlr_kernel_missing;   /* the row of an op not
 /* Ops whose result is a view of their source (no kernel, nothing to compute). */
 bool ggmlr_op_is_view(enum ggml_op op);
 
+/* unary.c: one row of an activation and of its backward g * f'(x), for
+ * the UNARY kernels and GLU's (outputs apart from the inputs) */
+void ggmlr_act_row(enum ggml_unary_op op, int64_t n, const float * x, float * y);
+void ggmlr_act_back_row(enum ggml_unary_op op, int64_t n, const float * g, const float * x, float * dx);
+
 /* soft_max.c: ALiBi's slope for head h of n_head (also fused attention's) */
 float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
 

@@ -1,0 +1,151 @@
+/* glu.c -- rows of the gated linear units (GLU) and their gradient op
+ * (GLU_BACK). Inputs keep clear of the kinks (relu at 0, OAI's limits), so
+ * finite differences see one smooth piece. */
+#include "ops/harness.h"
+#include "ops/ops_internal.h"  /* white-box: GLU_BACK */
+
+#include <math.h>
+
+struct glu_case {
+    enum ggml_glu_op op;
+    bool split, swapped;
+    float alpha, limit;  /* SWIGLU_OAI */
+};
+
+static struct ggml_tensor * glu_of(struct ggml_context * ctx, struct ggml_tensor ** in, const struct glu_case * c) {
+    if (c->op == GGML_GLU_OP_SWIGLU_OAI) return ggml_swiglu_oai(ctx, in[0], in[1], c->alpha, c->limit);
+    return c->split ? ggml_glu_split(ctx, in[0], in[1], c->op) : ggml_glu(ctx, in[0], c->op, c->swapped);
+}
+
+static struct ggml_tensor * b_glu(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return glu_of(ctx, in, p); }
+
+/* GLU_BACK of a's gradient; dy is the last input */
+static struct ggml_tensor * b_glu_back_a(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    const struct glu_case * c = p;
+    return ggmlr_glu_back(ctx, glu_of(ctx, in, c), in[c->split ? 2 : 1], 0);
+}
+static struct ggml_tensor * b_glu_back_b(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return ggmlr_glu_back(ctx, glu_of(ctx, in, p), in[2], 1);
+}
+
+/* ---- float64 ---- */
+
+static const double PI = 3.14159265358979323846;
+
+static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* act(x) and act'(x) of each gate (OAI apart) */
+static double act(enum ggml_glu_op op, double x, double * grad) {
+    const double k = sqrt(2.0 / PI), c = 0.044715;
+    switch (op) {
+        case GGML_GLU_OP_REGLU: *grad = x > 0; return x > 0 ? x : 0;
+        case GGML_GLU_OP_GEGLU: {
+            const double u = k * (x + c * x * x * x), t = tanh(u);
+            *grad = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+            return 0.5 * x * (1 + t);
+        }
+        case GGML_GLU_OP_GEGLU_ERF:
+            *grad = 0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2 * PI);
+            return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+        case GGML_GLU_OP_GEGLU_QUICK: {
+            const double s = sigm(1.702 * x);
+            *grad = s + 1.702 * x * s * (1 - s);
+            return x * s;
+        }
+        default: {  /* SWIGLU */
+            const double s = sigm(x);
+            *grad = s + x * s * (1 - s);
+            return x * s;
+        }
+    }
+}
+
+/* y, dx = dy * dy/dx and dg = dy * dy/dg for one element */
+static void glu_point(const struct glu_case * c, double x, double g, double dy, double * y, double * dx, double * dg) {
+    if (c->op == GGML_GLU_OP_SWIGLU_OAI) {
+        const double xc = fmin(x, c->limit), gc = fmin(fmax(g, -c->limit), c->limit), s = sigm(c->alpha * xc);
+        *y = xc * s * (gc + 1);
+        *dx = x < c->limit ? dy * (gc + 1) * (s + c->alpha * xc * s * (1 - s)) : 0;
+        *dg = g > -c->limit && g < c->limit ? dy * xc * s : 0;
+        return;
+    }
+    double d;
+    const double f = act(c->op, x, &d);
+    *y = f * g;
+    *dx = dy * g * d;
+    *dg = dy * f;
+}
+
+/* Walks the rows: out_kind 0 = y, 1 = a's gradient, 2 = b's. */
+static void glu_ref(const double * const * in, const int64_t (*ne)[4], const struct glu_case * c, double * out, int out_kind) {
+    const int64_t n = c->split ? ne[0][0] : ne[0][0] / 2, rows = ne[0][1] * ne[0][2] * ne[0][3];
+    const double * dyv = in[c->split ? 2 : 1];
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < n; i++) {
+            const double * ra = in[0] + r * ne[0][0];
+            double x, g;
+            int64_t ix = 0, ig = 0;
+            if (c->split) { x = ra[i]; g = in[1][r * n + i]; }
+            else {
+                ix = c->swapped ? n + i : i;
+                ig = c->swapped ? i : n + i;
+                x = ra[ix]; g = ra[ig];
+            }
+            double y, dx, dg;
+            glu_point(c, x, g, out_kind ? dyv[r * n + i] : 1.0, &y, &dx, &dg);
+            if (out_kind == 0) out[r * n + i] = y;
+            else if (c->split) out[r * n + i] = out_kind == 1 ? dx : dg;
+            else { out[r * ne[0][0] + ix] = dx; out[r * ne[0][0] + ig] = dg; }
+        }
+}
+
+static void r_glu(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    glu_ref(in, ne, p, out, 0);
+}
+static void r_glu_back_a(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    glu_ref(in, ne, p, out, 1);
+}
+static void r_glu_back_b(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    glu_ref(in, ne, p, out, 2);
+}
+
+static const struct glu_case swiglu = {GGML_GLU_OP_SWIGLU, false, false, 0, 0}, swiglu_sw = {GGML_GLU_OP_SWIGLU, false, true, 0, 0},
+                             swiglu_split = {GGML_GLU_OP_SWIGLU, true, false, 0, 0}, geglu = {GGML_GLU_OP_GEGLU, false, false, 0, 0},
+                             geglu_erf = {GGML_GLU_OP_GEGLU_ERF, false, false, 0, 0},
+                             geglu_quick_sw = {GGML_GLU_OP_GEGLU_QUICK, false, true, 0, 0},
+                             geglu_quick_split = {GGML_GLU_OP_GEGLU_QUICK, true, false, 0, 0},
+                             reglu_split = {GGML_GLU_OP_REGLU, true, false, 0, 0}, reglu = {GGML_GLU_OP_REGLU, false, false, 0, 0},
+                             geglu_erf_split = {GGML_GLU_OP_GEGLU_ERF, true, false, 0, 0},
+                             oai = {GGML_GLU_OP_SWIGLU_OAI, true, false, 1.702f, 1.0f};
+
+#define FD 1e-2, 1e-3, 1e-2
+static const struct ops_row rows[] = {
+    {"GLU", "swiglu [8,3,2,1]", b_glu, &swiglu, 1, {{{8, 3, 2, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU", "swiglu swapped", b_glu, &swiglu_sw, 1, {{{8, 3, 2, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU", "swiglu split, odd ne0", b_glu, &swiglu_split, 2, {{{5, 3, 2, 1}, -3, 3}, {{5, 3, 2, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
+    {"GLU", "geglu [6,4,1,1]", b_glu, &geglu, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU", "geglu_erf [6,4,1,1]", b_glu, &geglu_erf, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU", "geglu_quick swapped", b_glu, &geglu_quick_sw, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU", "geglu_quick split", b_glu, &geglu_quick_split, 2, {{{7, 2, 3, 1}, -3, 3}, {{7, 2, 3, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
+    {"GLU", "reglu split, x > 0", b_glu, &reglu_split, 2, {{{6, 3, 1, 1}, 0.05, 2}, {{6, 3, 1, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
+    {"GLU", "reglu split, x < 0", b_glu, &reglu_split, 2, {{{6, 3, 1, 1}, -2, -0.05}, {{6, 3, 1, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
+    {"GLU", "swiglu_oai inside the limits", b_glu, &oai, 2, {{{6, 3, 1, 1}, -3, 0.9}, {{6, 3, 1, 1}, -0.9, 0.9}}, r_glu, 1e-6, true, FD},
+    {"GLU", "swiglu_oai clamped", b_glu, &oai, 2, {{{6, 3, 1, 1}, 1.1, 3}, {{6, 3, 1, 1}, 1.1, 3}}, r_glu, 1e-6, true, FD},
+    {"GLU_BACK", "swiglu, both halves", b_glu_back_a, &swiglu, 2, {{{8, 3, 2, 1}, -3, 3}, {{4, 3, 2, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
+    {"GLU_BACK", "geglu_quick swapped", b_glu_back_a, &geglu_quick_sw, 2, {{{6, 4, 1, 1}, -3, 3}, {{3, 4, 1, 1}, -1, 1}}, r_glu_back_a,
+     1e-6, false, FD},
+    {"GLU_BACK", "reglu, both halves", b_glu_back_a, &reglu, 2, {{{6, 4, 1, 1}, -3, 3}, {{3, 4, 1, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
+    {"GLU_BACK", "geglu_erf split: a", b_glu_back_a, &geglu_erf_split, 3,
+     {{{5, 3, 1, 1}, -3, 3}, {{5, 3, 1, 1}, -2, 2}, {{5, 3, 1, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
+    {"GLU_BACK", "swiglu split: b", b_glu_back_b, &swiglu_split, 3, {{{5, 3, 1, 1}, -3, 3}, {{5, 3, 1, 1}, -2, 2}, {{5, 3, 1, 1}, -1, 1}},
+     r_glu_back_b, 1e-6, false, FD},
+    {"GLU_BACK", "swiglu_oai: a", b_glu_back_a, &oai, 3, {{{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -1, 1}}, r_glu_back_a,
+     1e-6, false, FD},
+    {"GLU_BACK", "swiglu_oai: b", b_glu_back_b, &oai, 3, {{{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -1, 1}}, r_glu_back_b,
+     1e-6, false, FD},
+};
+
+const struct ops_family ops_glu = {"glu", rows, sizeof rows / sizeof rows[0]};
