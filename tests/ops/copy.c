@@ -115,6 +115,12 @@ static void post_contiguous(const struct ggml_tensor * out, const double * ref, 
     CHECK(ggml_is_contiguous(out), "%s: the result is contiguous", what);
 }
 
+/* cpy writes its destination b and returns a view of it */
+static void post_dst(const struct ggml_tensor * out, const double * ref, const void * params, const char * what) {
+    (void) ref; (void) params;
+    CHECK(out->src[1] && out->data == out->src[1]->data, "%s: the result is a view of the destination", what);
+}
+
 /* magnitudes up to 70000 (beyond F16's 65504: Inf), and 37 that are subnormal halves */
 static void f_f16_range(double * v, const int64_t ne[4]) {
     for (int64_t i = 0; i < 37 && i < ops_nel(ne); i++) v[i] = ldexp(tc_uniform(-1, 1), -14 - (int) (i % 12));
@@ -159,16 +165,16 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
      .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY, .fill = FILL}}, .ref = r_copy,     \
      .cmp = OPS_EXACT, .result = RESULT, .post = POST, .grad = GRAD}
 #define FWD(OP, NAME, P, S, LAY, RESULT, POST) ROW(OP, NAME, P, S, GGML_TYPE_F32, LAY, -1, 1, NULL, RESULT, POST, OPS_FORWARD_ONLY)
-#define F16(OP, NAME, P, S, TYPE, LAY) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, NULL, OPS_FORWARD_ONLY)
+#define F16(OP, NAME, P, S, TYPE, LAY) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, post_dst, OPS_FORWARD_ONLY)
 #define GRAD(OP, NAME, P, S, RESULT) ROW(OP, NAME, P, S, GGML_TYPE_F32, 0, -1, 1, NULL, RESULT, NULL, OPS_GRAD)
 
 static const struct ops_row rows[] = {
     FWD("DUP", "[7,5,3,2]", p_dup, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_contiguous),
     FWD("DUP", "of a permuted (1,3,0,2) view", p_dup_perm, (7, 5, 3, 2), 0, OPS_NEW, post_contiguous),
     FWD("CONT", "of a permuted (1,3,0,2) view", p_cont_perm, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_contiguous),
-    FWD("CPY", "into a tensor of the same shape", p_cpy, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, NULL),
-    FWD("CPY", "of a permuted view into [10,21]", p_cpy_flat, (7, 5, 3, 2), 0, OPS_NEW, NULL),
-    FWD("CPY", "into a transposed view", p_cpy_tdst, (7, 5, 1, 1), 0, OPS_NEW, NULL),
+    FWD("CPY", "into a tensor of the same shape", p_cpy, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_dst),
+    FWD("CPY", "of a permuted view into [10,21]", p_cpy_flat, (7, 5, 3, 2), 0, OPS_NEW, post_dst),
+    FWD("CPY", "into a transposed view", p_cpy_tdst, (7, 5, 1, 1), 0, OPS_NEW, post_dst),
     F16("CPY", "F32 -> F16 (nearest even, overflow, subnormals)", p_cpy_f16, (37, 5, 3, 2), GGML_TYPE_F32, 0),
     F16("CPY", "F16 -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, 0),
     F16("CPY", "F16 -> F16 [74,15]", p_cpy_f16_74x15, (37, 5, 3, 2), GGML_TYPE_F16, 0),
