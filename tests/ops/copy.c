@@ -85,6 +85,21 @@ static void ref_permute(const double * a, const int64_t ne[4], const int ax[4], 
     }
 }
 
+/* views and reshapes (and a cpy into another shape): the shape asked for; the others: the source's, permuted */
+static void s_copy(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    const struct cp_params * p = params;
+    if (p->kind == CP_VIEW || p->kind == CP_RESHAPE || (p->kind == CP_CPY && p->nd)) {
+        for (int d = 0; d < 4; d++) no[d] = (p->nd == 0 || d < p->nd) && p->ne[d] ? p->ne[d] : 1;
+        return;
+    }
+    memcpy(no, ne[0], 4 * sizeof *no);
+    for (int k = 0; k < p->n_perm; k++) {
+        int64_t t[4];
+        for (int i = 0; i < 4; i++) t[p->axes[k][i]] = no[i];
+        memcpy(no, t, sizeof t);
+    }
+}
+
 /* The input's elements in the order the node lists them: a view reads the
  * (contiguous) input's memory at offset + sum i_d st_d; the others keep the
  * logical order of the (permuted) source. */
@@ -159,10 +174,10 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
 #define PERM(A0, A1, A2, A3)                                                                                           \
     {.op = "PERMUTE", .variant = "(" #A0 "," #A1 "," #A2 "," #A3 ")", .build = b_copy,                                \
      .params = &(const struct cp_params) {.kind = CP_PERMUTE, .n_perm = 1, .axes = {{A0, A1, A2, A3}}}, .n_in = 1,      \
-     .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1}}, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW}
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1}}, .shape = s_copy, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW}
 #define ROW(OP, NAME, P, S, TYPE, LAY, LO, HI, FILL, RESULT, POST, GRAD)                                               \
     {.op = OP, .variant = NAME, .build = b_copy, .params = &P, .n_in = 1,                                            \
-     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY, .fill = FILL}}, .ref = r_copy,     \
+     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY, .fill = FILL}}, .shape = s_copy, .ref = r_copy,     \
      .cmp = OPS_EXACT, .result = RESULT, .post = POST, .grad = GRAD}
 #define FWD(OP, NAME, P, S, LAY, RESULT, POST) ROW(OP, NAME, P, S, GGML_TYPE_F32, LAY, -1, 1, NULL, RESULT, POST, OPS_FORWARD_ONLY)
 #define F16(OP, NAME, P, S, TYPE, LAY) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, post_dst, OPS_FORWARD_ONLY)
@@ -203,7 +218,7 @@ static const struct ops_row rows[] = {
     GRAD("CPY", "gradient, to a new shape [12,5]", p_cpy_12x5, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient, of a permuted view", p_cpy_perm_10x6, (5, 3, 2, 2), OPS_NEW),
     {.op = "CPY", .variant = "gradient, F32 -> F16 -> F32", .build = b_copy, .params = &p_cpy_via_f16, .n_in = 1,
-     .in = {{.ne = {5, 3, 2, 2}, .lo = -1, .hi = 1}}, .ref = r_copy, .cmp = OPS_EXACT, .grad = OPS_GRAD, .fd_eps = 0.5},
+     .in = {{.ne = {5, 3, 2, 2}, .lo = -1, .hi = 1}}, .shape = s_copy, .ref = r_copy, .cmp = OPS_EXACT, .grad = OPS_GRAD, .fd_eps = 0.5},
     GRAD("RESHAPE", "gradient, 2d", p_rs_6x10, (5, 3, 2, 2), OPS_VIEW),
     GRAD("RESHAPE", "gradient, 1d then 4d", p_rs_flat4, (5, 3, 2, 2), OPS_VIEW),
     GRAD("PERMUTE", "gradient", p_gperm, (5, 3, 2, 2), OPS_VIEW),
@@ -218,7 +233,7 @@ static const struct ops_row rows[] = {
     /* a view of a strided tensor has no backward */
     {.op = "VIEW", .variant = "of a transposed tensor", .build = b_copy,
      .params = &(const struct cp_params) {.kind = CP_VIEW, .n_perm = 1, .axes = {{1, 0, 2, 3}}, .nd = 1, .ne = {5, 1, 1, 1}, .st = {1, 5, 5, 5}, .outer = {0, 0}},
-     .n_in = 1, .in = {{.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1}}, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW,
+     .n_in = 1, .in = {{.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1}}, .shape = s_copy, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW,
      .grad = OPS_REFUSED, .refusal = "non-contiguous"},
 };
 

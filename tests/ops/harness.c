@@ -107,55 +107,73 @@ static bool overlaps(const struct ggml_tensor * a, const struct ggml_tensor * b)
     return pa < pb + ggml_nbytes(b) && pb < pa + ggml_nbytes(a);
 }
 
-static void check_forward(const struct ops_row * row, const unsigned * lay, const char * what) {
-    struct ggml_context * ctx = tc_ctx(64);
+/* The inputs of one forward check: the tensors, their memory, their values. */
+struct fwd_inputs {
     struct ggml_tensor * base[OPS_MAX_IN], * in[OPS_MAX_IN];
     double * vals[OPS_MAX_IN];
-    void * saved[OPS_MAX_IN];
+    void * saved[OPS_MAX_IN];  /* base's bytes before any compute */
     int64_t ne[OPS_MAX_IN][4];
-    for (int i = 0; i < row->n_in; i++) {
-        memcpy(ne[i], row->in[i].ne, sizeof ne[i]);
-        base[i] = new_base(ctx, &row->in[i], lay[i]);
-        in[i] = layout_view(ctx, base[i], lay[i]);
-        vals[i] = malloc((size_t) ops_nel(ne[i]) * sizeof(double));
-        fill_input(in[i], &row->in[i], vals[i]);
-        saved[i] = malloc(ggml_nbytes(base[i]));
-        memcpy(saved[i], base[i]->data, ggml_nbytes(base[i]));
-    }
+};
+
+static bool check_shape(const struct ops_row * row, const struct fwd_inputs * x, const struct ggml_tensor * out, const char * what) {
+    int64_t want[4];
+    if (row->shape) row->shape((const int64_t (*)[4]) x->ne, row->params, want);
+    else memcpy(want, x->ne[0], sizeof want);
+    return CHECK(memcmp(want, out->ne, sizeof want) == 0, "%s: shape [%lld,%lld,%lld,%lld], want [%lld,%lld,%lld,%lld]", what,
+                 (long long) out->ne[0], (long long) out->ne[1], (long long) out->ne[2], (long long) out->ne[3],
+                 (long long) want[0], (long long) want[1], (long long) want[2], (long long) want[3]);
+}
+
+static void run_forward(struct ggml_context * ctx, const struct ops_row * row, const struct fwd_inputs * x, const char * what) {
     ggml_clear_error();
-    struct ggml_tensor * out = row->build(ctx, in, row->params);
-    if (CHECK(out != NULL, "%s: the constructor failed: %s", what, ggml_last_error())) {
-        CHECK(strcmp(ggml_op_name(out->op), row->op) == 0, "%s: the node is %s", what, ggml_op_name(out->op));
-        double * ref = malloc((size_t) ggml_nelements(out) * sizeof(double));
-        row->ref((const double * const *) vals, (const int64_t (*)[4]) ne, row->params, ref, out->ne);
-        struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);
-        ggml_build_forward_expand(g, out);
-        /* the first run is the reference for the others, bit for bit: the split
-         * of the work between threads must not change any element's arithmetic */
-        void * first = malloc(ggml_nbytes(out));
-        for (size_t t = 0; t < sizeof k_threads / sizeof k_threads[0]; t++) {
-            if (row->result == OPS_NEW) raw_poison(out);
-            if (row->result == OPS_INPLACE) memcpy(base[0]->data, saved[0], ggml_nbytes(base[0]));
-            const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, k_threads[t]);
-            if (!CHECK(st == GGML_STATUS_SUCCESS, "%s: compute failed: %s", what, ggml_last_error())) break;
-            if (t == 0) {
-                compare(row, out, ref, what);
-                memcpy(first, out->data, ggml_nbytes(out));
-            } else {
-                CHECK(memcmp(first, out->data, ggml_nbytes(out)) == 0, "%s: %d threads differ from 1", what, k_threads[t]);
-            }
+    struct ggml_tensor * out = row->build(ctx, (struct ggml_tensor **) x->in, row->params);
+    if (!CHECK(out != NULL, "%s: the constructor failed: %s", what, ggml_last_error())) return;
+    CHECK(strcmp(ggml_op_name(out->op), row->op) == 0, "%s: the node is %s", what, ggml_op_name(out->op));
+    if (!check_shape(row, x, out, what)) return;
+    double * ref = malloc((size_t) ggml_nelements(out) * sizeof(double));
+    row->ref((const double * const *) x->vals, (const int64_t (*)[4]) x->ne, row->params, ref, out->ne);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);
+    ggml_build_forward_expand(g, out);
+    /* the first run is the reference for the others, bit for bit: the split
+     * of the work between threads must not change any element's arithmetic */
+    void * first = malloc(ggml_nbytes(out));
+    for (size_t t = 0; t < sizeof k_threads / sizeof k_threads[0]; t++) {
+        if (row->result == OPS_NEW) raw_poison(out);
+        if (row->result == OPS_INPLACE) memcpy(x->base[0]->data, x->saved[0], ggml_nbytes(x->base[0]));
+        const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, k_threads[t]);
+        if (!CHECK(st == GGML_STATUS_SUCCESS, "%s: compute failed: %s", what, ggml_last_error())) break;
+        if (t == 0) {
+            compare(row, out, ref, what);
+            memcpy(first, out->data, ggml_nbytes(out));
+        } else {
+            CHECK(memcmp(first, out->data, ggml_nbytes(out)) == 0, "%s: %d threads differ from 1", what, k_threads[t]);
         }
-        for (int i = row->result == OPS_INPLACE; i < row->n_in; i++)
-            CHECK(memcmp(saved[i], base[i]->data, ggml_nbytes(base[i])) == 0, "%s: input %d was changed", what, i);
-        if (row->result == OPS_VIEW) CHECK(overlaps(out, base[0]), "%s: the result is a view of input 0", what);
-        if (row->result == OPS_INPLACE) CHECK(out->data == in[0]->data, "%s: the result is input 0's memory", what);
-        for (int i = 0; i < row->n_in && row->result == OPS_NEW; i++)
-            CHECK(!overlaps(out, base[i]), "%s: the result shares memory with input %d", what, i);
-        if (row->post) row->post(out, ref, row->params, what);
-        free(first);
-        free(ref);
     }
-    for (int i = 0; i < row->n_in; i++) { free(vals[i]); free(saved[i]); }
+    for (int i = row->result == OPS_INPLACE; i < row->n_in; i++)
+        CHECK(memcmp(x->saved[i], x->base[i]->data, ggml_nbytes(x->base[i])) == 0, "%s: input %d was changed", what, i);
+    if (row->result == OPS_VIEW) CHECK(overlaps(out, x->base[0]), "%s: the result is a view of input 0", what);
+    if (row->result == OPS_INPLACE) CHECK(out->data == x->in[0]->data, "%s: the result is input 0's memory", what);
+    for (int i = 0; i < row->n_in && row->result == OPS_NEW; i++)
+        CHECK(!overlaps(out, x->base[i]), "%s: the result shares memory with input %d", what, i);
+    if (row->post) row->post(out, ref, row->params, what);
+    free(first);
+    free(ref);
+}
+
+static void check_forward(const struct ops_row * row, const unsigned * lay, const char * what) {
+    struct ggml_context * ctx = tc_ctx(64);
+    struct fwd_inputs x;
+    for (int i = 0; i < row->n_in; i++) {
+        memcpy(x.ne[i], row->in[i].ne, sizeof x.ne[i]);
+        x.base[i] = new_base(ctx, &row->in[i], lay[i]);
+        x.in[i] = layout_view(ctx, x.base[i], lay[i]);
+        x.vals[i] = malloc((size_t) ops_nel(x.ne[i]) * sizeof(double));
+        fill_input(x.in[i], &row->in[i], x.vals[i]);
+        x.saved[i] = malloc(ggml_nbytes(x.base[i]));
+        memcpy(x.saved[i], x.base[i]->data, ggml_nbytes(x.base[i]));
+    }
+    run_forward(ctx, row, &x, what);
+    for (int i = 0; i < row->n_in; i++) { free(x.vals[i]); free(x.saved[i]); }
     ggml_free(ctx);
 }
 

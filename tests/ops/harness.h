@@ -36,6 +36,8 @@ typedef struct ggml_tensor * (*ops_build_fn)(struct ggml_context * ctx, struct g
  * values (logical order, float64 copies of what the tensors store). */
 typedef void (*ops_ref_fn)(const double * const * in, const int64_t (*ne)[4], const void * params, double * out,
                            const int64_t ne_out[4]);
+/* The result's shape from the inputs' shapes (NULL in a row: input 0's). */
+typedef void (*ops_shape_fn)(const int64_t (*ne)[4], const void * params, int64_t ne_out[4]);
 /* Checks of the result beyond its values (what names the row). */
 typedef void (*ops_post_fn)(const struct ggml_tensor * out, const double * ref, const void * params, const char * what);
 
@@ -64,6 +66,7 @@ struct ops_row {
     const void * params;   /* a struct of the family file, read by build and ref */
     int n_in;
     struct ops_input in[OPS_MAX_IN];
+    ops_shape_fn shape;
     ops_ref_fn ref;
     enum ops_cmp cmp;
     double tol, atol;

@@ -17,6 +17,16 @@ static struct ggml_tensor * b_mm(struct ggml_context * ctx, struct ggml_tensor *
     return p->out_prod ? ggml_out_prod(ctx, in[0], b) : ggml_mul_mat(ctx, in[0], b);
 }
 
+/* mul_mat [a1, b1, b2, b3], out_prod [a0, b0, b2, b3] */
+static void s_mm(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    const struct mm_params * p = params;
+    const int64_t * na = ne[0], * nb = p->self ? ne[0] : ne[1];
+    no[0] = p->out_prod ? na[0] : na[1];
+    no[1] = p->out_prod ? nb[0] : nb[1];
+    no[2] = nb[2];
+    no[3] = nb[3];
+}
+
 /* a's plane for b's plane (i2, i3) is (i2 / r2, i3 / r3) */
 static void r_mm(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     const struct mm_params * p = params;
@@ -35,17 +45,17 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
 #define FWD(OP, P, A, B)                                                                                                \
     {.op = OP, .variant = "a " #A " b " #B, .build = b_mm, .params = &P, .n_in = 2,                                    \
      .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
-     .ref = r_mm, .tol = 1e-5}
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5}
 /* mul_mat of K, M, N with a's planes (a2, a3) and b's (b2, b3) */
 #define MM(K, M, N, A2, A3, B2, B3) FWD("MUL_MAT", p_mm, (K, M, A2, A3), (K, N, B2, B3))
 #define OP(M, N, K, A2, A3, B2, B3) FWD("OUT_PROD", p_op, (M, K, A2, A3), (N, K, B2, B3))
 #define GRAD2(OP_, P, NAME, A, LA, B, LB)                                                                              \
     {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 2,                                               \
      .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = LA}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = LB}}, \
-     .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
 #define GRAD1(OP_, P, NAME, A)                                                                                          \
     {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 1, .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1}}, \
-     .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
 
 static const struct ops_row rows[] = {
     MM(13, 7, 5, 1, 1, 1, 1), MM(1, 1, 1, 1, 1, 1, 1), MM(1, 4, 3, 1, 1, 1, 1), MM(17, 1, 1, 1, 1, 1, 1),

@@ -27,6 +27,17 @@ static struct ggml_tensor * b_reduce(struct ggml_context * ctx, struct ggml_tens
     }
 }
 
+static void s_reduce(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    const struct rd_params * p = params;
+    const int64_t * a = ne[0];
+    switch (p->op) {
+        case RD_SUM:    no[0] = no[1] = no[2] = no[3] = 1; break;
+        case RD_ARGMAX: no[0] = a[1]; no[1] = no[2] = no[3] = 1; break;
+        case RD_REPEAT: case RD_REPEAT_BACK: memcpy(no, p->ne, 4 * sizeof *no); break;
+        default:        no[0] = 1; no[1] = a[1]; no[2] = a[2]; no[3] = a[3]; break;
+    }
+}
+
 /* the index of the first largest element of each row */
 static void argmax_rows(const double * x, int64_t n0, int64_t rows, double * out) {
     for (int64_t r = 0; r < rows; r++) {
@@ -78,27 +89,27 @@ static const struct rd_params p_sum = {RD_SUM, {0}}, p_sum_rows = {RD_SUM_ROWS, 
 
 #define RED(S)                                                                                                          \
     {.op = "SUM", .variant = #S, .build = b_reduce, .params = &p_sum, .n_in = 1,                                       \
-     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .ref = r_reduce, .tol = 1e-5},          \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5},          \
     {.op = "SUM_ROWS", .variant = #S, .build = b_reduce, .params = &p_sum_rows, .n_in = 1,                             \
-     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .ref = r_reduce, .tol = 1e-5},          \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5},          \
     {.op = "MEAN", .variant = #S, .build = b_reduce, .params = &p_mean, .n_in = 1,                                     \
-     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .ref = r_reduce, .tol = 1e-5}
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5}
 /* small tiled to big, big summed down to small */
 #define REP(SMALL, BIG, LAY, GRAD)                                                                                      \
     {.op = "REPEAT", .variant = #SMALL " -> " #BIG, .build = b_reduce,                                                 \
      .params = &(const struct rd_params) {RD_REPEAT, OPS_SHAPE BIG}, .n_in = 1,                                        \
-     .in = {{.ne = OPS_SHAPE SMALL, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+     .in = {{.ne = OPS_SHAPE SMALL, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
 #define REP_BACK(BIG, SMALL, LAY, GRAD)                                                                                 \
     {.op = "REPEAT_BACK", .variant = #BIG " -> " #SMALL, .build = b_reduce,                                            \
      .params = &(const struct rd_params) {RD_REPEAT_BACK, OPS_SHAPE SMALL}, .n_in = 1,                                 \
-     .in = {{.ne = OPS_SHAPE BIG, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+     .in = {{.ne = OPS_SHAPE BIG, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
 #define BOTH(SMALL, BIG) REP(SMALL, BIG, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), REP_BACK(BIG, SMALL, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY)
 #define GRAD1(OP, NAME, P, S, LAY)                                                                                      \
     {.op = OP, .variant = NAME, .build = b_reduce, .params = &P, .n_in = 1,                                            \
-     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_reduce, .tol = 1e-5, .grad = OPS_GRAD}
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = OPS_GRAD}
 #define ARGMAX(NAME, S, TYPE, LO, HI, FILL)                                                                             \
     {.op = "ARGMAX", .variant = NAME, .build = b_reduce, .params = &p_argmax, .n_in = 1,                               \
-     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .fill = FILL}}, .ref = r_reduce}
+     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .fill = FILL}}, .shape = s_reduce, .ref = r_reduce}
 
 static const struct ops_row rows[] = {
     RED((7, 5, 3, 2)), RED((1, 13, 1, 3)), RED((13, 1, 1, 1)), RED((70, 3, 1, 1)),
