@@ -94,7 +94,7 @@ static void compare(const struct ops_row * row, const struct ggml_tensor * out, 
         } else if (out->type == GGML_TYPE_I32 || row->cmp == OPS_EXACT) {
             ok = y == ref[k];
         } else {
-            ok = fabs(ref[k]) > FLT_MAX ? y == ref[k] : fabs(y - ref[k]) <= row->tol * fabs(ref[k]) + row->atol;
+            ok = fabs(ref[k]) > FLT_MAX ? y == copysign(INFINITY, ref[k]) : fabs(y - ref[k]) <= row->tol * fabs(ref[k]) + row->atol;
         }
         if (!ok && bad++ == 0) first = k;
     }

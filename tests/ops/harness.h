@@ -45,7 +45,7 @@ typedef void (*ops_post_fn)(const struct ggml_tensor * out, const double * ref, 
  * the reference and I32 results equal to it, always). */
 enum ops_cmp {
     OPS_NORM2,     /* relative 2-norm error <= tol */
-    OPS_ELEMENTS,  /* each |y - ref| <= tol |ref| + atol; where |ref| > FLT_MAX, y is that Inf */
+    OPS_ELEMENTS,  /* each |y - ref| <= tol |ref| + atol; where |ref| > FLT_MAX, y is the Inf of its sign */
     OPS_EXACT,     /* each y == ref (data movement) */
 };
 enum ops_result {
