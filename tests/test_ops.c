@@ -6,6 +6,7 @@
 #include "ops/grad.h"  /* white-box: which ops have a backward rule */
 
 #include <string.h>
+#include <time.h>
 
 static const struct ops_family * const families[] = {
     &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max, &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_rope,
@@ -18,9 +19,6 @@ static const struct { const char * op, * reason; } exempt[] = {
     {"FLASH_ATTN_BACK", "fused attention backward: test_flash_attn_backward"},
     {"OPT_STEP_ADAMW", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
     {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
-    /* not yet moved from the per-family tests, which still check them */
-    
-    
 };
 
 /* ARGMAX has no rule and an I32 result: no F32 loss can reach it, so there is no refusal to see. */
@@ -61,9 +59,11 @@ int main(void) {
     check_coverage();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         const int before = tc_checks;
+        const clock_t t0 = clock();
         if (families[f]->check_refs) families[f]->check_refs();
         for (int r = 0; r < families[f]->n_rows; r++) ops_run_row(&families[f]->rows[r]);
-        printf("family %s: %d rows, %d checks\n", families[f]->name, families[f]->n_rows, tc_checks - before);
+        printf("family %s: %d rows, %d checks, %.1f s of CPU\n", families[f]->name, families[f]->n_rows, tc_checks - before,
+               (double) (clock() - t0) / CLOCKS_PER_SEC);
     }
     printf("SIMD path: %s\n", ggml_cpu_simd_name());
     return tc_finish("ops");
