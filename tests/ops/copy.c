@@ -175,13 +175,13 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
     {.op = "PERMUTE", .variant = "(" #A0 "," #A1 "," #A2 "," #A3 ")", .build = b_copy,                                \
      .params = &(const struct cp_params) {.kind = CP_PERMUTE, .n_perm = 1, .axes = {{A0, A1, A2, A3}}}, .n_in = 1,      \
      .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1}}, .shape = s_copy, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW}
-#define ROW(OP, NAME, P, S, TYPE, LAY, LO, HI, FILL, RESULT, POST, GRAD)                                               \
+#define ROW(OP, NAME, P, S, TYPE, LAY, LO, HI, FILL, RESULT, POST, GRAD, OUT)                                          \
     {.op = OP, .variant = NAME, .build = b_copy, .params = &P, .n_in = 1,                                            \
      .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY, .fill = FILL}}, .shape = s_copy, .ref = r_copy,     \
-     .cmp = OPS_EXACT, .result = RESULT, .post = POST, .grad = GRAD}
-#define FWD(OP, NAME, P, S, LAY, RESULT, POST) ROW(OP, NAME, P, S, GGML_TYPE_F32, LAY, -1, 1, NULL, RESULT, POST, OPS_FORWARD_ONLY)
-#define F16(OP, NAME, P, S, TYPE, LAY) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, post_dst, OPS_FORWARD_ONLY)
-#define GRAD(OP, NAME, P, S, RESULT) ROW(OP, NAME, P, S, GGML_TYPE_F32, 0, -1, 1, NULL, RESULT, NULL, OPS_GRAD)
+     .out_type = OUT, .cmp = OPS_EXACT, .result = RESULT, .post = POST, .grad = GRAD}
+#define FWD(OP, NAME, P, S, LAY, RESULT, POST) ROW(OP, NAME, P, S, GGML_TYPE_F32, LAY, -1, 1, NULL, RESULT, POST, OPS_FORWARD_ONLY, GGML_TYPE_F32)
+#define F16(OP, NAME, P, S, TYPE, LAY, OUT) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, post_dst, OPS_FORWARD_ONLY, OUT)
+#define GRAD(OP, NAME, P, S, RESULT) ROW(OP, NAME, P, S, GGML_TYPE_F32, 0, -1, 1, NULL, RESULT, NULL, OPS_GRAD, GGML_TYPE_F32)
 
 static const struct ops_row rows[] = {
     FWD("DUP", "[7,5,3,2]", p_dup, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_contiguous),
@@ -190,10 +190,10 @@ static const struct ops_row rows[] = {
     FWD("CPY", "into a tensor of the same shape", p_cpy, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_dst),
     FWD("CPY", "of a permuted view into [10,21]", p_cpy_flat, (7, 5, 3, 2), 0, OPS_NEW, post_dst),
     FWD("CPY", "into a transposed view", p_cpy_tdst, (7, 5, 1, 1), 0, OPS_NEW, post_dst),
-    F16("CPY", "F32 -> F16 (nearest even, overflow, subnormals)", p_cpy_f16, (37, 5, 3, 2), GGML_TYPE_F32, 0),
-    F16("CPY", "F16 -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, 0),
-    F16("CPY", "F16 -> F16 [74,15]", p_cpy_f16_74x15, (37, 5, 3, 2), GGML_TYPE_F16, 0),
-    F16("CPY", "F16 view -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, OPS_PERMUTED | OPS_TRANSPOSED),
+    F16("CPY", "F32 -> F16 (nearest even, overflow, subnormals)", p_cpy_f16, (37, 5, 3, 2), GGML_TYPE_F32, 0, GGML_TYPE_F16),
+    F16("CPY", "F16 -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, 0, GGML_TYPE_F32),
+    F16("CPY", "F16 -> F16 [74,15]", p_cpy_f16_74x15, (37, 5, 3, 2), GGML_TYPE_F16, 0, GGML_TYPE_F16),
+    F16("CPY", "F16 view -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, OPS_PERMUTED | OPS_TRANSPOSED, GGML_TYPE_F32),
     FWD("RESHAPE", "1d [210]", p_rs1, (7, 5, 3, 2), 0, OPS_VIEW, post_contiguous),
     FWD("RESHAPE", "2d [14,15]", p_rs2, (7, 5, 3, 2), 0, OPS_VIEW, post_contiguous),
     FWD("RESHAPE", "3d [5,6,7]", p_rs3, (7, 5, 3, 2), 0, OPS_VIEW, post_contiguous),

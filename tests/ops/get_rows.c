@@ -47,11 +47,6 @@ static void r_get_rows_back(const double * const * in, const int64_t (*ne)[4], c
     }
 }
 
-static void post_type(const struct ggml_tensor * out, const double * ref, const void * params, const char * what) {
-    (void) ref; (void) params;
-    const enum ggml_type want = out->src[0]->type == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32;
-    CHECK(out->type == want, "%s: result type %s, want %s", what, ggml_type_name(out->type), ggml_type_name(want));
-}
 
 static void set_list(double * v, const int32_t * list, int n) { for (int i = 0; i < n; i++) v[i] = list[i]; }
 static void f_repeated(double * v, const int64_t ne[4]) { (void) ne; set_list(v, (const int32_t[13]) {3, 0, 10, 3, 3, 7, 0, 1, 10, 9, 2, 3, 5}, 13); }
@@ -59,10 +54,10 @@ static void f_dup9(double * v, const int64_t ne[4]) { (void) ne; set_list(v, (co
 static void f_dup8(double * v, const int64_t ne[4]) { (void) ne; set_list(v, (const int32_t[8]) {4, 1, 4, 0, 6, 4, 1, 2}, 8); }   /* rows 3, 5 untouched */
 
 #define IDX(S, HI, FILL) {.ne = OPS_SHAPE S, .lo = 0, .hi = HI, .type = GGML_TYPE_I32, .fill = FILL}
-#define GET(NAME, A, TYPE, LO, HI, LAY, B, BHI, BFILL, CMP, GRAD)                                                      \
+#define GET(NAME, A, TYPE, LO, HI, LAY, B, BHI, BFILL, CMP, GRAD) /* the result is I32 for an I32 table, else F32 */                                                      \
     {.op = "GET_ROWS", .variant = NAME, .build = b_get_rows, .n_in = 2,                                                \
      .in = {{.ne = OPS_SHAPE A, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY}, IDX(B, BHI, BFILL)},               \
-     .shape = s_get_rows, .ref = r_get_rows, .cmp = CMP, .tol = 1e-5, .post = post_type, .grad = GRAD, .fd_atol = 2e-4}
+     .shape = s_get_rows, .ref = r_get_rows, .out_type = (TYPE) == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32, .cmp = CMP, .tol = 1e-5, .grad = GRAD, .fd_atol = 2e-4}
 #define BACK(NAME, A, B, BHI, BFILL, C)                                                                                 \
     {.op = "GET_ROWS_BACK", .variant = NAME, .build = b_get_rows_back, .params = &(const struct gr_params) {OPS_SHAPE C}, \
      .n_in = 2, .in = {{.ne = OPS_SHAPE A, .lo = -2, .hi = 2}, {.ne = OPS_SHAPE B, .lo = 0, .hi = BHI, .type = GGML_TYPE_I32, .fixed = true, .fill = BFILL}}, \

@@ -135,6 +135,8 @@ static void run_forward(struct ggml_context * ctx, const struct ops_row * row, c
     if (!CHECK(out != NULL, "%s: the constructor failed: %s", what, ggml_last_error())) return;
     CHECK(strcmp(ggml_op_name(out->op), row->op) == 0, "%s: the node is %s", what, ggml_op_name(out->op));
     if (!check_shape(row, x, out, what)) return;
+    if (!CHECK(out->type == row->out_type, "%s: result type %s, want %s", what, ggml_type_name(out->type), ggml_type_name(row->out_type)))
+        return;
     double * ref = malloc((size_t) ggml_nelements(out) * sizeof(double));
     row->ref((const double * const *) x->vals, (const int64_t (*)[4]) x->ne, row->params, ref, out->ne);
     struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);

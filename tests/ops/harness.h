@@ -67,6 +67,7 @@ struct ops_row {
     int n_in;
     struct ops_input in[OPS_MAX_IN];
     ops_shape_fn shape;
+    enum ggml_type out_type;  /* the result's type: GGML_TYPE_F32 (the default), F16 or I32 */
     ops_ref_fn ref;
     enum ops_cmp cmp;
     double tol, atol;

@@ -109,7 +109,7 @@ static const struct rd_params p_sum = {RD_SUM, {0}}, p_sum_rows = {RD_SUM_ROWS, 
      .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = OPS_GRAD}
 #define ARGMAX(NAME, S, TYPE, LO, HI, FILL)                                                                             \
     {.op = "ARGMAX", .variant = NAME, .build = b_reduce, .params = &p_argmax, .n_in = 1,                               \
-     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .fill = FILL}}, .shape = s_reduce, .ref = r_reduce}
+     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .fill = FILL}}, .shape = s_reduce, .out_type = GGML_TYPE_I32, .ref = r_reduce}
 
 static const struct ops_row rows[] = {
     RED((7, 5, 3, 2)), RED((1, 13, 1, 3)), RED((13, 1, 1, 1)), RED((70, 3, 1, 1)),

@@ -140,7 +140,7 @@ static const struct ops_row rows[] = {
      .in = {{.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1}, {.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1}}, .ref = r_soft_max, .tol = 1e-5,
      .grad = OPS_REFUSED, .refusal = "mask"},
     /* the backward of SOFT_MAX has no backward of its own; y of a softmax's size (about 1/ne0), one row of one element (y = 1) */
-    BACK((7, 5, 3, 1), 0.3), BACK((1, 4, 1, 1), 1), BACK((64, 3, 1, 2), 0.03),
+    BACK((7, 5, 3, 1), 0.3), BACK((1, 4, 1, 1), 1), BACK((64, 3, 1, 2), 0.03), BACK((67, 9, 2, 1), 0.03),
 };
 
 const struct ops_family ops_soft_max = {"soft_max", rows, sizeof rows / sizeof rows[0], check_refs};
