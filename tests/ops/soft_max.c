@@ -6,6 +6,7 @@
  * in float, ~1e-7); masked entries and fully masked rows must be exactly 0,
  * not NaN. */
 #include "ops/harness.h"
+#include "common/attn_ref.h"  /* attn_alibi_slope: upstream ggml's ALiBi slopes */
 
 #include <stdlib.h>
 
@@ -22,15 +23,6 @@ static struct ggml_tensor * b_soft_max(struct ggml_context * ctx, struct ggml_te
     return ggml_soft_max_ext(ctx, in[0], p->mask ? in[1] : NULL, p->scale, p->max_bias);
 }
 
-/* ALiBi slope of head h (upstream ggml's formula), 1 without max_bias. */
-static double alibi_slope(double max_bias, int64_t h, int64_t n_head) {
-    if (max_bias <= 0) return 1.0;
-    int64_t n_head_log2 = 1;
-    while (n_head_log2 * 2 <= n_head) n_head_log2 *= 2;
-    const double m0 = pow(2.0, -max_bias / (double) n_head_log2);
-    const double m1 = pow(2.0, -(max_bias / 2) / (double) n_head_log2);
-    return h < n_head_log2 ? pow(m0, (double) (h + 1)) : pow(m1, (double) (2 * (h - n_head_log2) + 1));
-}
 
 /* softmax(scale*x + slope(i2)*mask[i0, i1, i2 % mne2, i3 % mne3]) along ne0; a row that is all -Inf gives zeros */
 static void r_soft_max(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
@@ -42,7 +34,7 @@ static void r_soft_max(const double * const * in, const int64_t (*ne)[4], const 
         double mx = -INFINITY;
         for (int64_t i = 0; i < n0; i++) {
             s[i] = p->scale * in[0][ops_at(no, i, i1, i2, i3)];
-            if (p->mask) s[i] += alibi_slope(p->max_bias, i2, no[2]) * in[1][ops_at(ne[1], i, i1, i2 % ne[1][2], i3 % ne[1][3])];
+            if (p->mask) s[i] += attn_alibi_slope(p->max_bias, i2, no[2]) * in[1][ops_at(ne[1], i, i1, i2 % ne[1][2], i3 % ne[1][3])];
             if (s[i] > mx) mx = s[i];
         }
         double sum = 0;
@@ -96,8 +88,8 @@ static void r_soft_max_back(const double * const * in, const int64_t (*ne)[4], c
 }
 
 static void check_refs(void) {
-    CHECK(fabs(alibi_slope(8, 0, 8) - 0.5) < 1e-15 && fabs(alibi_slope(8, 7, 8) - 1.0 / 256) < 1e-15, "ALiBi slopes for 8 heads");
-    CHECK(fabs(alibi_slope(8, 4, 6) - 0.5) < 1e-15 && fabs(alibi_slope(8, 5, 6) - 0.125) < 1e-15, "ALiBi m1 slopes for 6 heads");
+    CHECK(fabs(attn_alibi_slope(8, 0, 8) - 0.5) < 1e-15 && fabs(attn_alibi_slope(8, 7, 8) - 1.0 / 256) < 1e-15, "ALiBi slopes for 8 heads");
+    CHECK(fabs(attn_alibi_slope(8, 4, 6) - 0.5) < 1e-15 && fabs(attn_alibi_slope(8, 5, 6) - 0.125) < 1e-15, "ALiBi m1 slopes for 6 heads");
 }
 
 /* mask parameters of the rows */
