@@ -1,7 +1,8 @@
-/* test_ops.c -- runs every row of the op table (tests/ops/) and checks that
- * every op in enum ggml_op has a row or an exemption with its reason, so a new
- * op without a row fails here; an op with a backward rule has a gradient row,
- * an op whose rule can refuse (or that has none) a refusal row. */
+/* test_ops.c -- runs every row of the op table (tests/ops/<family>.c, one
+ * file per src/ops/<family>.c) and checks that every op in enum ggml_op has
+ * a row or an exemption with its reason, so a new op without a row fails
+ * here; that an op with a backward rule has a gradient row, and an op whose
+ * rule can refuse (or that has none) a refusal row. */
 #include "ops/harness.h"
 #include "ops/grad.h"  /* white-box: which ops have a backward rule */
 
@@ -9,7 +10,8 @@
 #include <time.h>
 
 static const struct ops_family * const families[] = {
-    &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max, &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_rope,
+    &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
+    &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_rope,
 };
 
 /* Ops whose checks live elsewhere, each with where and why. */

@@ -123,20 +123,21 @@ static const struct rp_params
 #define X_(S, LAY) {.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .layout = LAY}
 #define TOKENS_(n0, n1, n2, n3) n2
 #define POS_(S) {.ne = {TOKENS_ S, 1, 1, 1}, .type = GGML_TYPE_I32, .fixed = true, .fill = f_positions}
-#define FF_(P) {.ne = {(P).n_dims / 2, 1, 1, 1}, .lo = 0.5, .hi = 2, .fixed = true}
-#define IN_(P, S, LAY) .n_in = (P).ff ? 3 : 2, .in = {X_(S, LAY), POS_(S), FF_(P)}
-#define ONE(OP, BUILD, REF, NAME, P, S, LAY, ATOL, GRAD)                                                              \
-    {.op = OP, .variant = NAME, .build = BUILD, .params = &P, IN_(P, S, LAY), .ref = REF, .cmp = OPS_ELEMENTS,       \
+#define FF_(NFF) {.ne = {(NFF) ? (NFF) : 1, 1, 1, 1}, .lo = 0.5, .hi = 2, .fixed = true}
+/* NFF: the number of frequency factors (n_dims / 2; 0: none) */
+#define IN_(NFF, S, LAY) .n_in = (NFF) ? 3 : 2, .in = {X_(S, LAY), POS_(S), FF_(NFF)}
+#define ONE(OP, BUILD, REF, NAME, P, NFF, S, LAY, ATOL, GRAD)                                                              \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &P, IN_(NFF, S, LAY), .ref = REF, .cmp = OPS_ELEMENTS,       \
      .tol = 1.2e-7, .atol = ATOL, .grad = GRAD}
 /* rope, rope_back and the inverse on one case; M2 = m^2, worked out from attn_factor and freq_scale */
-#define CASE(NAME, P, S, LAY, M2)                                                                                      \
-    ONE("ROPE", b_rope, r_rope, NAME, P, S, LAY, 4e-9, OPS_FORWARD_ONLY),                                            \
-    ONE("ROPE_BACK", b_rope_back, r_rope_back, NAME, P, S, LAY, 4e-9, OPS_FORWARD_ONLY),                             \
-    {.op = "ROPE_BACK", .variant = "rope_back(rope(x)), " NAME, .build = b_inverse, .params = &P, IN_(P, S, LAY),     \
+#define CASE(NAME, P, NFF, S, LAY, M2)                                                                                      \
+    ONE("ROPE", b_rope, r_rope, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                                            \
+    ONE("ROPE_BACK", b_rope_back, r_rope_back, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                             \
+    {.op = "ROPE_BACK", .variant = "rope_back(rope(x)), " NAME, .build = b_inverse, .params = &P, IN_(NFF, S, LAY),     \
      .ref = r_inverse, .cmp = OPS_ELEMENTS, .atol = 8e-7 * (M2)}
-#define GRAD(NAME, P, S)                                                                                               \
-    ONE("ROPE", b_rope, r_rope, "gradient, " NAME, P, S, 0, 4e-9, OPS_GRAD),                                          \
-    ONE("ROPE_BACK", b_rope_back, r_rope_back, "gradient, " NAME, P, S, 0, 4e-9, OPS_GRAD)
+#define GRAD(NAME, P, NFF, S)                                                                                               \
+    ONE("ROPE", b_rope, r_rope, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD),                                          \
+    ONE("ROPE_BACK", b_rope_back, r_rope_back, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD)
 /* the frequency factors as a parameter */
 #define REFUSED(OP, BUILD, REF)                                                                                         \
     {.op = OP, .variant = "frequency factors a parameter", .build = BUILD, .params = &c_ff, .n_in = 3,                \
@@ -144,26 +145,26 @@ static const struct rp_params
      .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .grad = OPS_REFUSED, .refusal = "frequency factors"}
 
 static const struct ops_row rows[] = {
-    CASE("normal, all dims", c_normal, (8, 3, 13, 2), 0, 1.0),
-    CASE("neox, all dims", c_neox, (16, 2, 13, 1), 0, 1.0),
-    CASE("normal, n_dims < ne0 (odd ne0)", c_partial, (7, 5, 13, 1), 0, 1.0),
-    CASE("neox, n_dims < ne0, freq_scale", c_neox_scale, (10, 3, 14, 3), 0, 1.0),
-    CASE("neox, 1 token, 1 head", c_tiny, (2, 1, 1, 1), 0, 1.0),
-    CASE("neox, YaRN (ramp inside)", c_yarn, (64, 2, 13, 1), 0, 1.2965),             /* (1 + 0.1 ln 4)^2 */
-    CASE("normal, YaRN ext 0.5, attn 0.8", c_yarn_half, (34, 3, 13, 1), 0, 0.9339),  /* (0.8 (1 + 0.1 ln 8))^2 */
-    CASE("neox, YaRN, beta_slow > beta_fast", c_yarn_slow, (24, 2, 13, 1), 0, 1.1435),  /* (1 + 0.1 ln 2)^2 */
-    CASE("normal, YaRN, both dims clamped", c_yarn_clamp, (16, 2, 13, 1), 0, 1.1435),
-    CASE("normal, frequency factors", c_ff, (12, 2, 13, 1), 0, 1.0),
-    CASE("neox, YaRN + frequency factors", c_yarn_ff, (20, 2, 13, 1), 0, 1.6466),    /* (1.2 (1 + 0.1 ln 2))^2 */
-    CASE("normal, transposed input", c_tr, (10, 7, 13, 1), OPS_TRANSPOSED, 1.0),
-    CASE("neox, transposed input, YaRN", c_tr_yarn, (12, 3, 13, 2), OPS_TRANSPOSED, 1.2965),
-    GRAD("normal, all dims", c_normal, (8, 3, 5, 1)),
-    GRAD("neox, all dims", c_neox, (16, 2, 5, 1)),
-    GRAD("neox, n_dims < ne0, freq_scale", c_neox_scale, (10, 3, 5, 1)),
-    GRAD("neox, YaRN (ramp inside)", c_yarn, (64, 2, 5, 1)),
-    GRAD("normal, YaRN ext 0.5, attn 0.8", c_yarn_half, (34, 3, 5, 1)),
-    GRAD("normal, YaRN, both dims clamped", c_yarn_clamp, (16, 2, 5, 1)),
-    GRAD("neox, YaRN + frequency factors", c_yarn_ff, (20, 2, 5, 1)),
+    CASE("normal, all dims", c_normal, 0, (8, 3, 13, 2), 0, 1.0),
+    CASE("neox, all dims", c_neox, 0, (16, 2, 13, 1), 0, 1.0),
+    CASE("normal, n_dims < ne0 (odd ne0)", c_partial, 0, (7, 5, 13, 1), 0, 1.0),
+    CASE("neox, n_dims < ne0, freq_scale", c_neox_scale, 0, (10, 3, 14, 3), 0, 1.0),
+    CASE("neox, 1 token, 1 head", c_tiny, 0, (2, 1, 1, 1), 0, 1.0),
+    CASE("neox, YaRN (ramp inside)", c_yarn, 0, (64, 2, 13, 1), 0, 1.2965),             /* (1 + 0.1 ln 4)^2 */
+    CASE("normal, YaRN ext 0.5, attn 0.8", c_yarn_half, 0, (34, 3, 13, 1), 0, 0.9339),  /* (0.8 (1 + 0.1 ln 8))^2 */
+    CASE("neox, YaRN, beta_slow > beta_fast", c_yarn_slow, 0, (24, 2, 13, 1), 0, 1.1435),  /* (1 + 0.1 ln 2)^2 */
+    CASE("normal, YaRN, both dims clamped", c_yarn_clamp, 0, (16, 2, 13, 1), 0, 1.1435),
+    CASE("normal, frequency factors", c_ff, 6, (12, 2, 13, 1), 0, 1.0),
+    CASE("neox, YaRN + frequency factors", c_yarn_ff, 8, (20, 2, 13, 1), 0, 1.6466),    /* (1.2 (1 + 0.1 ln 2))^2 */
+    CASE("normal, transposed input", c_tr, 0, (10, 7, 13, 1), OPS_TRANSPOSED, 1.0),
+    CASE("neox, transposed input, YaRN", c_tr_yarn, 0, (12, 3, 13, 2), OPS_TRANSPOSED, 1.2965),
+    GRAD("normal, all dims", c_normal, 0, (8, 3, 5, 1)),
+    GRAD("neox, all dims", c_neox, 0, (16, 2, 5, 1)),
+    GRAD("neox, n_dims < ne0, freq_scale", c_neox_scale, 0, (10, 3, 5, 1)),
+    GRAD("neox, YaRN (ramp inside)", c_yarn, 0, (64, 2, 5, 1)),
+    GRAD("normal, YaRN ext 0.5, attn 0.8", c_yarn_half, 0, (34, 3, 5, 1)),
+    GRAD("normal, YaRN, both dims clamped", c_yarn_clamp, 0, (16, 2, 5, 1)),
+    GRAD("neox, YaRN + frequency factors", c_yarn_ff, 8, (20, 2, 5, 1)),
     REFUSED("ROPE", b_rope, r_rope), REFUSED("ROPE_BACK", b_rope_back, r_rope_back),
 };
 
