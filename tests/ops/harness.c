@@ -167,8 +167,21 @@ static void run_forward(struct ggml_context * ctx, const struct ops_row * row, c
     free(ref);
 }
 
+/* A context for a row's tensors: its inputs, its result and what build
+ * makes alongside (cpy's destination, a shape tensor: each the size of the
+ * result at most), a few times over. Small, since its memory is zeroed. */
+static struct ggml_context * row_ctx(const struct ops_row * row) {
+    int64_t ne_out[4], n = 0;
+    int64_t ne[OPS_MAX_IN][4];
+    for (int i = 0; i < row->n_in; i++) { memcpy(ne[i], row->in[i].ne, sizeof ne[i]); n += ops_nel(ne[i]); }
+    if (row->shape) row->shape((const int64_t (*)[4]) ne, row->params, ne_out);
+    else memcpy(ne_out, ne[0], sizeof ne_out);
+    n += 3 * ops_nel(ne_out);
+    return tc_ctx(1 + (size_t) n * 4 * 4 / (1024 * 1024));
+}
+
 static void check_forward(const struct ops_row * row, const unsigned * lay, int n_threads, const char * what) {
-    struct ggml_context * ctx = tc_ctx(8);
+    struct ggml_context * ctx = row_ctx(row);
     struct fwd_inputs x;
     for (int i = 0; i < row->n_in; i++) {
         memcpy(x.ne[i], row->in[i].ne, sizeof x.ne[i]);
@@ -224,7 +237,7 @@ static void check_gradient(const struct ops_row * row, const unsigned * lay, con
 /* A backward through the row's node fails with a message and leaves the
  * graph as it was. */
 static void check_refused(const struct ops_row * row, const unsigned * lay, const char * what) {
-    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_context * ctx = row_ctx(row);
     struct ggml_tensor * in[OPS_MAX_IN];
     for (int i = 0; i < row->n_in; i++) {
         struct ggml_tensor * base = new_base(ctx, &row->in[i], lay[i]);
