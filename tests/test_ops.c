@@ -6,6 +6,7 @@
 #include "ops/harness.h"
 #include "ops/grad.h"  /* white-box: which ops have a backward rule */
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,6 +26,36 @@ static const struct { const char * op, * reason; } exempt[] = {
 
 /* ARGMAX has no rule and an I32 result: no F32 loss can reach it, so there is no refusal to see. */
 static const char * const k_no_refusal_row = "ARGMAX";
+
+/* Each family file is named after the src/ops/<family>.c that creates its
+ * rows' ops (the file names GGML_OP_<op>). */
+static void check_family_files(void) {
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        char path[512], * text = NULL;
+        snprintf(path, sizeof path, "%s/src/ops/%s.c", GGMLR_SOURCE_DIR, families[f]->name);
+        FILE * fp = fopen(path, "rb");
+        if (!CHECK(fp != NULL, "family %s: no %s", families[f]->name, path)) continue;
+        size_t n = 0, cap = 0, got;
+        do {
+            if (n + 4096 + 1 > cap) text = realloc(text, cap = 2 * cap + 4096 + 1);
+            got = fread(text + n, 1, 4096, fp);
+            n += got;
+        } while (got > 0);
+        fclose(fp);
+        text[n] = '\0';
+        for (int r = 0; r < families[f]->n_rows; r++) {
+            char sym[64];
+            snprintf(sym, sizeof sym, "GGML_OP_%s", families[f]->rows[r].op);
+            bool found = false;  /* a whole name: GGML_OP_SUM is not GGML_OP_SUM_ROWS */
+            for (const char * at = strstr(text, sym); at && !found; at = strstr(at + 1, sym)) {
+                const char c = at[strlen(sym)];
+                found = !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
+            }
+            CHECK(found, "family %s: row %s's op is not made in %s", families[f]->name, families[f]->rows[r].op, path);
+        }
+        free(text);
+    }
+}
 
 static void check_coverage(void) {
     for (int op = 0; op < GGML_OP_COUNT; op++) {
@@ -59,6 +90,7 @@ static void check_coverage(void) {
 int main(void) {
     tc_seed(11);
     check_coverage();
+    check_family_files();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         const int before = tc_checks;
         const clock_t t0 = clock();
