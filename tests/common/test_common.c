@@ -122,9 +122,14 @@ void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads
 
 int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_params, const int64_t (*shapes)[4],
                  double lo, double hi, double eps, double atol, double rtol) {
-    struct ggml_context * ctx = tc_ctx(256);
     struct ggml_tensor * params[8];
     if (n_params > 8) { fprintf(stderr, "tc_gradcheck: too many params\n"); exit(2); }
+    /* room for the forward and backward graphs' tensors: a few hundred times
+     * the parameters (a context's memory is zeroed, so no more than that) */
+    size_t param_bytes = 0;
+    for (int p = 0; p < n_params; p++) param_bytes += (size_t) (shapes[p][0] * shapes[p][1] * shapes[p][2] * shapes[p][3]) * sizeof(float);
+    const size_t mb = 32 + param_bytes * 512 / (1024 * 1024);
+    struct ggml_context * ctx = tc_ctx(mb < 256 ? mb : 256);
     for (int p = 0; p < n_params; p++) {
         params[p] = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, shapes[p][0], shapes[p][1], shapes[p][2], shapes[p][3]);
         tc_fill_uniform(params[p], lo, hi);
