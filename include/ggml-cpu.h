@@ -29,6 +29,7 @@ GGML_API void             ggml_cpu_set_profile(bool enable);
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
+GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
 #ifdef __cplusplus
 }

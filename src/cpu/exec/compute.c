@@ -31,6 +31,12 @@ static size_t shared_size(const struct ggml_tensor * t) {
 
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op]->compute(p, t); }
 
+bool ggmlr_cpu_supports_op(const struct ggml_tensor * t) {
+    if (!t || t->op < 0 || t->op >= GGML_OP_COUNT || !ggmlr_type_is_supported(t->type)) return false;
+    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s] && !ggmlr_type_is_supported(t->src[s]->type)) return false;
+    return is_noop(t) || ggmlr_kernels[t->op]->compute != NULL;
+}
+
 /* Every tensor a kernel will touch must have memory. */
 static bool check_graph(const struct ggml_cgraph * g) {
     for (int i = 0; i < g->n_nodes; i++) {
