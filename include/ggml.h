@@ -29,6 +29,33 @@ extern "C" {
 #define GGML_API extern
 #endif
 
+/* ---- upstream's utility macros, abort and timing (for programs written
+ * against upstream; the library itself never aborts, see the top) ---- */
+#define GGML_UNUSED(x) (void) (x)
+#define GGML_PAD(x, n) (((x) + (n) - 1) & ~((n) - 1))
+#if defined(__cplusplus)
+#define GGML_NORETURN [[noreturn]]
+#else
+#define GGML_NORETURN _Noreturn
+#endif
+/* prints file:line and the message to stderr, then abort() */
+GGML_NORETURN GGML_API void ggml_abort(const char * file, int line, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+#define GGML_ABORT(...) ggml_abort(__FILE__, __LINE__, __VA_ARGS__)
+#define GGML_ASSERT(x) if (!(x)) GGML_ABORT("GGML_ASSERT(%s) failed", #x)
+/* custom ops: as many tasks as threads */
+#define GGML_N_TASKS_MAX (-1)
+/* if not NULL, asked before a compute; returning true aborts it (ggml-cpu.h) */
+typedef bool (*ggml_abort_callback)(void * data);
+GGML_API void    ggml_time_init(void);  /* optional: the clocks need no set-up */
+GGML_API int64_t ggml_time_ms(void);    /* monotonic */
+GGML_API int64_t ggml_time_us(void);
+GGML_API int64_t ggml_cycles(void);     /* CPU time of the process in clock() ticks */
+GGML_API int64_t ggml_cycles_per_ms(void);
+
 #define GGML_MAX_DIMS           4
 #define GGML_MAX_SRC            10
 #define GGML_MAX_NAME           64
@@ -147,6 +174,7 @@ struct ggml_tensor {
     void * data;
     char   name[GGML_MAX_NAME];
     void * extra;
+    char   padding[8];  /* upstream's size and layout */
 };
 
 struct ggml_init_params {
@@ -222,6 +250,8 @@ GGML_API struct ggml_tensor * ggml_new_f32(struct ggml_context * ctx, float valu
 GGML_API struct ggml_tensor * ggml_dup_tensor(struct ggml_context * ctx, const struct ggml_tensor * src);
 GGML_API struct ggml_tensor * ggml_view_tensor(struct ggml_context * ctx, struct ggml_tensor * src);
 
+GGML_API void *               ggml_get_data(const struct ggml_tensor * tensor);
+GGML_API float *              ggml_get_data_f32(const struct ggml_tensor * tensor); /* NULL unless F32 */
 GGML_API struct ggml_tensor * ggml_set_name(struct ggml_tensor * tensor, const char * name);
 GGML_API const char *         ggml_get_name(const struct ggml_tensor * tensor);
 

@@ -344,6 +344,9 @@ struct ggml_tensor * ggml_set_name(struct ggml_tensor * t, const char * name) {
 
 const char * ggml_get_name(const struct ggml_tensor * t) { return t ? t->name : NULL; }
 
+void * ggml_get_data(const struct ggml_tensor * t) { return t ? t->data : NULL; }
+float * ggml_get_data_f32(const struct ggml_tensor * t) { return t && t->type == GGML_TYPE_F32 ? (float *) t->data : NULL; }
+
 /* ---- element access ---- */
 
 static bool check_cpu_data(const struct ggml_tensor * t, const char * fn) {

@@ -1,0 +1,180 @@
+/* test_registry.c -- upstream's API surface beyond ops: the registry and its
+ * one CPU device, buffer types and buffers, tensor memset/copy, the compute
+ * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks. */
+#include "common/test_common.h"
+
+#include "ggml-alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void test_registry(void) {
+    ggml_backend_load_all();
+    CHECK(ggml_backend_reg_count() == 1 && ggml_backend_dev_count() == 1, "one backend, one device");
+    ggml_backend_reg_t reg = ggml_backend_reg_get(0);
+    ggml_backend_dev_t dev = ggml_backend_dev_get(0);
+    CHECK(reg && strcmp(ggml_backend_reg_name(reg), "CPU") == 0 && ggml_backend_reg_by_name("cpu") == reg, "the CPU backend, found by name in any case");
+    CHECK(ggml_backend_reg_get(1) == NULL && ggml_backend_dev_get(1) == NULL && ggml_backend_reg_by_name("CUDA") == NULL, "nothing else");
+    CHECK(ggml_backend_reg_dev_count(reg) == 1 && ggml_backend_reg_dev_get(reg, 0) == dev && ggml_backend_dev_backend_reg(dev) == reg, "reg <-> dev");
+    CHECK(dev && strcmp(ggml_backend_dev_name(dev), "CPU") == 0 && ggml_backend_dev_description(dev)[0], "device name and description");
+    CHECK(ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU && ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) == dev, "a CPU device");
+    CHECK(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU) == NULL && ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_GPU, NULL) == NULL &&
+          ggml_last_error()[0], "no GPU, with a message");
+    size_t free_b = 0, total_b = 0;
+    ggml_backend_dev_memory(dev, &free_b, &total_b);
+    CHECK(total_b > ((size_t) 64 << 20) && free_b <= total_b, "device memory: %zu of %zu bytes free", free_b, total_b);
+    struct ggml_backend_dev_props props;
+    ggml_backend_dev_get_props(dev, &props);
+    CHECK(props.name == ggml_backend_dev_name(dev) && props.type == GGML_BACKEND_DEVICE_TYPE_CPU && props.memory_total == total_b, "props");
+    CHECK(ggml_backend_dev_buffer_type(dev) == ggml_backend_cpu_buffer_type() && ggml_backend_buft_get_device(ggml_backend_cpu_buffer_type()) == dev,
+          "the device's buffer type is the CPU one");
+    CHECK(ggml_backend_load("libggml-cuda.so") == NULL && strstr(ggml_last_error(), "not loaded dynamically"), "load refuses with a message");
+
+    ggml_backend_t backends[3] = {ggml_backend_dev_init(dev, NULL), ggml_backend_init_by_name("CPU", NULL), ggml_backend_init_best()};
+    for (int i = 0; i < 3; i++) CHECK(backends[i] && ggml_backend_is_cpu(backends[i]) && ggml_backend_get_device(backends[i]) == dev, "backend %d is a CPU backend", i);
+    CHECK(ggml_backend_init_by_name("Metal", NULL) == NULL, "no Metal backend");
+    ggml_backend_set_n_threads_t set_n = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    CHECK(set_n != NULL && ggml_backend_reg_get_proc_address(reg, "ggml_backend_split_buffer_type") == NULL, "proc address of set_n_threads only");
+
+    /* supports_op: by op and type; a graph computed on a backend set to one thread */
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 3), * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 5);
+    struct ggml_tensor * p = ggml_mul_mat(ctx, a, b);
+    CHECK(ggml_backend_supports_op(backends[0], p) && ggml_backend_dev_supports_op(dev, p), "mul_mat is supported");
+    struct ggml_tensor fake = *p;
+    fake.op = GGML_OP_COUNT;
+    CHECK(!ggml_backend_supports_op(backends[0], &fake) && !ggml_backend_supports_op(NULL, p), "an unknown op is not");
+    if (set_n) set_n(backends[0], 1);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(b, -1, 1);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, p);
+    CHECK(ggml_backend_graph_compute_async(backends[0], g) == GGML_STATUS_SUCCESS, "compute on the device's backend");
+    ggml_backend_synchronize(backends[0]);
+    double ref = 0;
+    for (int k = 0; k < 8; k++) ref += (double) ggml_get_f32_nd(a, k, 2, 0, 0) * ggml_get_f32_nd(b, k, 4, 0, 0);
+    CHECK(fabs(ggml_get_f32_nd(p, 2, 4, 0, 0) - ref) <= 1e-5 * (1 + fabs(ref)), "its result");
+    ggml_free(ctx);
+    for (int i = 0; i < 3; i++) ggml_backend_free(backends[i]);
+}
+
+static void test_buffers(void) {
+    ggml_backend_buffer_type_t buft = ggml_backend_cpu_buffer_type();
+    CHECK(strcmp(ggml_backend_buft_name(buft), "CPU") == 0 && ggml_backend_buft_get_alignment(buft) == 64 && ggml_backend_buft_is_host(buft) &&
+          ggml_backend_buft_get_max_size(buft) == SIZE_MAX, "the CPU buffer type");
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, 1000);
+    if (!CHECK(buf != NULL, "alloc_buffer: %s", ggml_last_error())) return;
+    const unsigned char * base = ggml_backend_buffer_get_base(buf);
+    int nonzero = 0;
+    for (int i = 0; i < 1000; i++) nonzero += base[i] != 0;
+    CHECK(nonzero == 0 && ggml_backend_buffer_get_size(buf) == 1000 && (uintptr_t) base % 64 == 0, "zeroed, sized, aligned");
+    CHECK(ggml_backend_buffer_get_type(buf) == buft && ggml_backend_buffer_is_host(buf) && strcmp(ggml_backend_buffer_name(buf), "CPU") == 0, "its type");
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    CHECK(ggml_backend_buffer_get_usage(buf) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS, "usage");
+    ggml_backend_buffer_clear(buf, 0xAB);
+    CHECK(base[0] == 0xAB && base[999] == 0xAB, "clear fills the buffer");
+
+    struct ggml_init_params ip = {8 * ggml_tensor_overhead(), NULL, true};
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 100), * u = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 100);
+    struct ggml_tensor * big = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 300);
+    CHECK(ggml_backend_buffer_get_alloc_size(buf, t) == 400 && ggml_backend_buft_get_alloc_size(buft, t) == 400, "alloc size = nbytes");
+    CHECK(ggml_backend_tensor_alloc(buf, t, (char *) base + 64) == GGML_STATUS_SUCCESS && t->buffer == buf, "tensor_alloc inside");
+    CHECK(ggml_backend_tensor_alloc(buf, big, (char *) base + 64) == GGML_STATUS_FAILED && big->data == NULL, "tensor_alloc past the end is refused");
+    CHECK(ggml_backend_tensor_alloc(buf, u, (char *) base + 512) == GGML_STATUS_SUCCESS, "a second tensor");
+    ggml_backend_tensor_memset(t, 0, 0, ggml_nbytes(t));
+    ggml_backend_tensor_memset(t, 0x3F, 8, 4);
+    float x[100];
+    ggml_backend_tensor_get(t, x, 0, sizeof x);
+    CHECK(x[0] == 0 && x[1] == 0 && x[2] != 0 && x[3] == 0, "memset writes its byte range only");
+    ggml_clear_error();
+    ggml_backend_tensor_memset(t, 0, 396, 8);
+    CHECK(strstr(ggml_last_error(), "out of bounds") != NULL, "memset out of bounds is refused");
+    ggml_backend_tensor_copy(t, u);
+    CHECK(memcmp(t->data, u->data, ggml_nbytes(t)) == 0, "tensor_copy");
+    CHECK(ggml_get_data(t) == t->data && ggml_get_data_f32(t) == t->data, "get_data");
+    ggml_backend_buffer_free(buf);
+
+    /* a buffer over the caller's memory is not freed with it */
+    void * mine = aligned_alloc(64, 256);
+    ggml_backend_buffer_t view = ggml_backend_cpu_buffer_from_ptr(mine, 256);
+    CHECK(view && ggml_backend_buffer_get_base(view) == mine && ggml_backend_buffer_get_size(view) == 256, "buffer from a pointer");
+    ggml_backend_buffer_free(view);
+    memset(mine, 1, 256);  /* still ours (AddressSanitizer would catch a use after free) */
+    CHECK(ggml_backend_cpu_buffer_from_ptr((char *) mine + 1, 8) == NULL, "an unaligned pointer is refused");
+    free(mine);
+    ggml_free(ctx);
+}
+
+static bool abort_now(void * data) { return *(bool *) data; }
+
+static void test_cplan(void) {
+    struct ggml_context * ctx = tc_ctx(4);
+    struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 33, 9);
+    tc_fill_uniform(s, -3, 3);
+    struct ggml_tensor * y = ggml_soft_max(ctx, s);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    struct ggml_cplan plan = ggml_graph_plan(g, 2, NULL);
+    CHECK(plan.n_threads == 2 && plan.work_data == NULL, "plan for 2 threads, needing %zu bytes", plan.work_size);
+    if (plan.work_size > 0) CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_FAILED && ggml_last_error()[0], "no work_data: refused");
+    uint8_t * work = malloc(plan.work_size + 1);
+    plan.work_data = work;
+    bool stop = true;
+    plan.abort_callback = abort_now;
+    plan.abort_callback_data = &stop;
+    ggml_set_f32(y, -1.0f);
+    CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_ABORTED && ggml_get_f32_1d(y, 0) == -1.0f, "the abort callback stops it before any node");
+    stop = false;
+    CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_SUCCESS, "compute with the plan: %s", ggml_last_error());
+    double max_err = 0;
+    for (int r = 0; r < 9; r++) {
+        double m = -INFINITY, z = 0;
+        for (int i = 0; i < 33; i++) m = fmax(m, ggml_get_f32_nd(s, i, r, 0, 0));
+        for (int i = 0; i < 33; i++) z += exp(ggml_get_f32_nd(s, i, r, 0, 0) - m);
+        for (int i = 0; i < 33; i++) max_err = fmax(max_err, fabs(ggml_get_f32_nd(y, i, r, 0, 0) - exp(ggml_get_f32_nd(s, i, r, 0, 0) - m) / z));
+    }
+    CHECK(max_err < 1e-6, "softmax through the plan against float64 (max error %.3g)", max_err);
+    free(work);
+    ggml_free(ctx);
+}
+
+static void test_features_and_time(void) {
+    /* the CPU's own words: /proc/cpuinfo flags, when there is such a file */
+    FILE * f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        found = true;
+        CHECK(ggml_cpu_has_avx2() == (strstr(line, " avx2") != NULL), "avx2 as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_fma() == (strstr(line, " fma") != NULL), "fma as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_f16c() == (strstr(line, " f16c") != NULL), "f16c as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_avx512() == (strstr(line, " avx512f") != NULL), "avx512 as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_ssse3() == (strstr(line, " ssse3") != NULL), "ssse3 as /proc/cpuinfo says");
+        break;
+    }
+    if (f) fclose(f);
+    if (!found) printf("no /proc/cpuinfo flags: feature queries not cross-checked\n");
+    CHECK(ggml_cpu_has_neon() == 0 || ggml_cpu_has_avx() == 0, "not both ARM and x86");
+    ggml_cpu_init();
+    ggml_time_init();
+    const int64_t t0 = ggml_time_us(), m0 = ggml_time_ms(), c0 = ggml_cycles();
+    volatile double sink = 0;
+    while (ggml_time_us() - t0 < 20000) sink += 1;  /* 20 ms of work */
+    const int64_t dt = ggml_time_us() - t0, dm = ggml_time_ms() - m0;
+    CHECK(dt >= 20000 && dm >= 19 && dm <= dt / 1000 + 1, "clocks: %lld us, %lld ms", (long long) dt, (long long) dm);
+    CHECK(ggml_cycles() > c0 && ggml_cycles_per_ms() > 0, "cycles advance");
+    GGML_ASSERT(GGML_PAD(13, 8) == 16 && GGML_N_TASKS_MAX == -1);
+    GGML_UNUSED(sink);
+}
+
+int main(void) {
+    tc_seed(3);
+    test_registry();
+    test_buffers();
+    test_cplan();
+    test_features_and_time();
+    return tc_finish("registry");
+}
