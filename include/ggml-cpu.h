@@ -18,6 +18,15 @@ GGML_API const char *     ggml_cpu_simd_name(void);
  * on n_threads. See docs/threading.md. */
 GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
 
+/* I32 element access (upstream declares it here; the F32 one is in ggml.h):
+ * values convert like ggml_set_f32's, NULL / 0 with a message on bad input. */
+GGML_API struct ggml_tensor * ggml_new_i32(struct ggml_context * ctx, int32_t value);
+GGML_API struct ggml_tensor * ggml_set_i32(struct ggml_tensor * tensor, int32_t value); /* fill */
+GGML_API int32_t ggml_get_i32_1d(const struct ggml_tensor * tensor, int i);
+GGML_API void    ggml_set_i32_1d(const struct ggml_tensor * tensor, int i, int32_t value);
+GGML_API int32_t ggml_get_i32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3);
+GGML_API void    ggml_set_i32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3, int32_t value);
+
 /* Upstream's compute plan. ggml_graph_plan sizes the scratch (work_size) for
  * n_threads; the caller gives work_data of that many bytes (or NULL when it
  * is 0). The threadpool argument and field are not used (the calling thread

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>  /* as upstream's ggml.h: programs written against it rely on it */
 
 #ifdef __cplusplus
 extern "C" {

@@ -41,7 +41,7 @@ for src in "$UP"/tests/*.c "$UP"/tests/*.cpp; do
     *.cpp) cc=${CXX:-g++}; std=-std=c++17 ;;
   esac
   bin="$WORK/${name%.*}"
-  if "$cc" $std -O1 -I"$PREFIX/include" "$src" -o "$bin" -L"$LIBDIR" -lggmlr -lm -lpthread >"$WORK/log" 2>&1; then
+  if LC_ALL=C "$cc" $std -O1 -I"$PREFIX/include" "$src" -o "$bin" -L"$LIBDIR" -lggmlr -lm -lpthread >"$WORK/log" 2>&1; then
     compiled=$((compiled + 1))
     # each program in a scratch directory of its own; 300 s at most
     mkdir -p "$WORK/run-$name"
@@ -54,9 +54,15 @@ for src in "$UP"/tests/*.c "$UP"/tests/*.cpp; do
       echo "$name: COMPILES, $verdict"
     fi
   else
-    # the first error names what is missing
-    err=$(grep -m 1 -E 'error|undefined reference' "$WORK/log" | sed "s|$UP/tests/||; s|^[^ ]*: ||" || true)
-    echo "$name: does not compile: $err"
+    # what is missing: every undeclared name, unknown type, missing header or
+    # undefined symbol the compiler and linker name (else the first error)
+    missing=$(sed -n -E "s/.*'([A-Za-z0-9_.-]+)' (was not declared|undeclared|does not name a type|has no member).*/\1/p;
+                         s/.*implicit declaration of function '([A-Za-z0-9_]+)'.*/\1/p;
+                         s/.*unknown type name '([A-Za-z0-9_]+)'.*/\1/p;
+                         s/.*undefined reference to \`([A-Za-z0-9_]+)'.*/\1/p;
+                         s/.*fatal error: ([A-Za-z0-9_.-]+): No such file.*/\1/p" "$WORK/log" | sort -u | tr '\n' ' ')
+    [ -n "$missing" ] || missing=$(grep -m 1 -E 'error' "$WORK/log" | sed "s|$UP/tests/||" || true)
+    echo "$name: does not compile; missing: $missing"
   fi
 done
 echo "upstream tests: $compiled of $n compile, $passed of $n pass"

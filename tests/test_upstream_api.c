@@ -1,6 +1,7 @@
-/* test_registry.c -- upstream's API surface beyond ops: the registry and its
+/* test_upstream_api.c -- upstream's API surface beyond ops: the registry and its
  * one CPU device, buffer types and buffers, tensor memset/copy, the compute
- * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks. */
+ * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks,
+ * I32 element access. */
 #include "common/test_common.h"
 
 #include "ggml-alloc.h"
@@ -170,11 +171,36 @@ static void test_features_and_time(void) {
     GGML_UNUSED(sink);
 }
 
+static void test_i32_access(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    const int32_t big = (1 << 24) + 1;  /* no float holds it */
+    struct ggml_tensor * one = ggml_new_i32(ctx, big);
+    CHECK(one && one->type == GGML_TYPE_I32 && ggml_get_i32_1d(one, 0) == big && *(int32_t *) one->data == big, "new_i32 keeps 2^24 + 1 exactly");
+    struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 2);
+    ggml_set_i32(m, -7);
+    ggml_set_i32_nd(m, 2, 1, 0, 0, INT32_MAX);
+    ggml_set_i32_1d(m, 1, INT32_MIN);
+    const int32_t * d = m->data;
+    CHECK(d[0] == -7 && d[1] == INT32_MIN && d[4] == -7 && d[5] == INT32_MAX && ggml_get_i32_nd(m, 2, 1, 0, 0) == INT32_MAX, "set/get i32 1d/nd");
+    struct ggml_tensor * h = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 4), * f = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    ggml_set_i32(h, 3);
+    ggml_set_i32_1d(h, 2, -2049);  /* F16 rounds it to -2048 (ties to even) */
+    ggml_set_f32_1d(f, 0, 3.0e9f);
+    ggml_set_f32_1d(f, 1, -2.5f);
+    CHECK(ggml_get_f32_1d(h, 0) == 3.0f && ggml_get_i32_1d(h, 2) == -2048, "i32 into F16 converts as ggml_set_f32 does");
+    CHECK(ggml_get_i32_1d(f, 0) == INT32_MAX && ggml_get_i32_1d(f, 1) == -2, "F32 read as i32: saturates, truncates toward 0");
+    ggml_clear_error();
+    CHECK(ggml_get_i32_1d(m, 6) == 0 && strstr(ggml_last_error(), "out of range"), "index out of range: 0 and a message");
+    CHECK(ggml_get_i32_nd(m, 0, 2, 0, 0) == 0 && ggml_set_i32(NULL, 1) == NULL, "nd out of range; NULL tensor");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(3);
     test_registry();
     test_buffers();
     test_cplan();
     test_features_and_time();
-    return tc_finish("registry");
+    test_i32_access();
+    return tc_finish("upstream_api");
 }
