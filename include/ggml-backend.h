@@ -122,9 +122,16 @@ GGML_API bool                       ggml_backend_dev_offload_op(ggml_backend_dev
 GGML_API const char *       ggml_backend_reg_name(ggml_backend_reg_t reg);
 GGML_API size_t             ggml_backend_reg_dev_count(ggml_backend_reg_t reg);
 GGML_API ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index);
-/* Knows "ggml_backend_set_n_threads" (a ggml_backend_set_n_threads_t); NULL otherwise. */
+/* Knows "ggml_backend_set_n_threads" (a ggml_backend_set_n_threads_t) and
+ * "ggml_backend_get_features" (the CPU's instruction sets and the kernels'
+ * SIMD path, "SIMD"); NULL otherwise. */
 GGML_API void *             ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name);
 typedef void (*ggml_backend_set_n_threads_t)(ggml_backend_t backend, int n_threads);
+struct ggml_backend_feature {
+    const char * name;
+    const char * value;
+};
+typedef struct ggml_backend_feature * (*ggml_backend_get_features_t)(ggml_backend_reg_t reg);  /* NULL-terminated */
 
 GGML_API size_t             ggml_backend_reg_count(void);
 GGML_API ggml_backend_reg_t ggml_backend_reg_get(size_t index);
@@ -141,6 +148,24 @@ GGML_API ggml_backend_reg_t ggml_backend_load(const char * path);
 GGML_API void               ggml_backend_unload(ggml_backend_reg_t reg);
 GGML_API void               ggml_backend_load_all(void);
 GGML_API void               ggml_backend_load_all_from_path(const char * dir_path);
+
+/* A copy of graph's tensors in a new context, the data they hold copied into
+ * one buffer of backend; buffer is NULL (with a message) on failure. */
+struct ggml_backend_graph_copy {
+    ggml_backend_buffer_t buffer;
+    struct ggml_context * ctx_allocated;
+    struct ggml_context * ctx_unallocated;  /* NULL: views are in ctx_allocated */
+    struct ggml_cgraph * graph;
+};
+GGML_API struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph * graph);
+GGML_API void                           ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy);
+/* graph computed on backend1 and a copy of it on backend2: node by node, the
+ * callback sees each computed pair and stops the walk by returning false; with
+ * test_nodes, the whole graph first, then the callback for those nodes only. */
+typedef bool (*ggml_backend_eval_callback)(int node_index, struct ggml_tensor * t1, struct ggml_tensor * t2, void * user_data);
+GGML_API bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph,
+                                                 ggml_backend_eval_callback callback, void * user_data,
+                                                 struct ggml_tensor const * const * test_nodes, size_t num_test_nodes);
 
 /*
  * Scheduler (upstream's entry points, for CPU backends only). It gives memory

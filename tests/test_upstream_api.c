@@ -1,7 +1,8 @@
 /* test_upstream_api.c -- upstream's API surface beyond ops: the registry and its
  * one CPU device, buffer types and buffers, tensor memset/copy, the compute
  * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks,
- * I32 element access. */
+ * I32 element access, graph editing and naming, backend features, graph
+ * copies and the comparison of two backends. */
 #include "common/test_common.h"
 
 #include "ggml-alloc.h"
@@ -195,6 +196,121 @@ static void test_i32_access(void) {
     ggml_free(ctx);
 }
 
+static int log_hits;
+static void count_log(enum ggml_log_level level, const char * text, void * user) {
+    (void) level;
+    if (strstr(text, (const char *) user)) log_hits++;
+}
+
+static void test_graph_editing(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    struct ggml_tensor * s = ggml_add(ctx, a, b), * g = ggml_gelu(ctx, s);
+    ggml_format_name(g, "gelu_%d_%s", 7, "of_a_name_long_enough_to_be_cut_at_sixty_three_characters_xxxxxxxxxx");
+    CHECK(strncmp(ggml_get_name(g), "gelu_7_of_a_name", 16) == 0 && strlen(ggml_get_name(g)) == GGML_MAX_NAME - 1, "format_name, truncated");
+    CHECK(strcmp(ggml_op_desc(g), "GELU") == 0 && strcmp(ggml_op_desc(s), "ADD") == 0, "op_desc: the activation of UNARY, else the op");
+    CHECK(ggml_is_matrix(a) && !ggml_is_vector(a) && ggml_is_vector(b) && ggml_is_matrix(b), "is_vector / is_matrix");
+    GGML_TENSOR_LOCALS(int64_t, ne, a, ne);
+    GGML_TENSOR_LOCALS(size_t, nb, a, nb);
+    CHECK(ne0 == 4 && ne1 == 3 && ne2 == 1 && ne3 == 1 && nb1 == 16 && nb3 == 48, "GGML_TENSOR_LOCALS");
+
+    struct ggml_cgraph * g1 = ggml_new_graph(ctx), * g2 = ggml_new_graph_custom(ctx, 8, false), * tiny = ggml_new_graph_custom(ctx, 1, false);
+    ggml_set_name(s, "the sum");
+    ggml_build_forward_expand(g1, g);
+    ggml_graph_cpy(g1, g2);
+    CHECK(ggml_graph_n_nodes(g2) == 2 && ggml_graph_node(g2, 0) == s && ggml_graph_node(g2, 1) == g, "graph_cpy copies the nodes");
+    CHECK(ggml_graph_get_tensor(g2, "the sum") == s && ggml_graph_get_tensor(g2, "nothing") == NULL, "graph_get_tensor by name");
+    ggml_graph_cpy(g1, tiny);
+    CHECK(ggml_graph_n_nodes(tiny) == 0 && strstr(ggml_last_error(), "holds 1"), "graph_cpy into a graph too small is refused");
+    struct ggml_tensor * extra = ggml_sqr(ctx, g);
+    ggml_graph_add_node(g2, extra);
+    CHECK(ggml_graph_n_nodes(g2) == 3 && ggml_graph_node(g2, -1) == extra, "graph_add_node appends");
+    ggml_build_forward_expand(g2, extra);
+    CHECK(ggml_graph_n_nodes(g2) == 3, "an added node is in the graph's set (not added twice)");
+    ggml_log_set(count_log, (void *) "the sum");
+    ggml_graph_print(g2);
+    ggml_log_set(NULL, NULL);
+    CHECK(log_hits == 1, "graph_print names each node once (%d)", log_hits);
+    ggml_graph_clear(g2);
+    CHECK(ggml_graph_n_nodes(g2) == 0 && ggml_graph_get_tensor(g2, "the sum") == NULL, "graph_clear");
+    ggml_free(ctx);
+
+    CHECK(strcmp(ggml_version(), "0.1.0") == 0 && ggml_commit()[0], "version %s, commit %s", ggml_version(), ggml_commit());
+    FILE * f = ggml_fopen("/dev/null", "rb");
+    CHECK(f != NULL && ggml_fopen(NULL, "r") == NULL, "fopen");
+    if (f) fclose(f);
+}
+
+static void test_features(void) {
+    ggml_backend_get_features_t get = (ggml_backend_get_features_t) ggml_backend_reg_get_proc_address(ggml_backend_cpu_reg(), "ggml_backend_get_features");
+    if (!CHECK(get != NULL, "ggml_backend_get_features is known")) return;
+    const struct ggml_backend_feature * f = get(ggml_backend_cpu_reg());
+    bool simd = false, avx2 = false;
+    int n = 0;
+    for (; f[n].name && n < 32; n++) {
+        simd |= strcmp(f[n].name, "SIMD") == 0 && strcmp(f[n].value, ggml_cpu_simd_name()) == 0;
+        avx2 |= strcmp(f[n].name, "AVX2") == 0;
+    }
+    CHECK(n < 32 && simd && avx2 == (ggml_cpu_has_avx2() != 0), "features: %d, NULL-terminated, SIMD path and AVX2 as queried", n);
+}
+
+struct compare_log { int calls, stop_after, differ; int nodes[16]; };
+static bool on_pair(int i, struct ggml_tensor * t1, struct ggml_tensor * t2, void * user) {
+    struct compare_log * log = user;
+    if (log->calls < 16) log->nodes[log->calls] = i;
+    log->calls++;
+    log->differ += ggml_nbytes(t1) != ggml_nbytes(t2) || t1 == t2 || memcmp(t1->data, t2->data, ggml_nbytes(t1)) != 0;
+    return log->calls != log->stop_after;
+}
+
+static void test_graph_copy_and_compare(void) {
+    ggml_backend_t b1 = ggml_backend_cpu_init(), b2 = ggml_backend_cpu_init();
+    ggml_backend_cpu_set_n_threads(b2, 1);
+    struct ggml_context * ctx = tc_ctx(2);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 8), * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 5);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(w, -1, 1);
+    struct ggml_tensor * p = ggml_mul_mat(ctx, w, a);                 /* [5, 8] */
+    struct ggml_tensor * t = ggml_cont(ctx, ggml_transpose(ctx, p));  /* a view, then a copy */
+    struct ggml_tensor * y = ggml_soft_max(ctx, ggml_scale(ctx, t, 0.5f));
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    tc_compute(ctx, g, 2);
+    struct ggml_backend_graph_copy c = ggml_backend_graph_copy(b2, g);
+    if (!CHECK(c.buffer && c.graph && ggml_graph_n_nodes(c.graph) == ggml_graph_n_nodes(g), "graph_copy: %s", ggml_last_error())) goto done;
+    int same_meta = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        const struct ggml_tensor * o = ggml_graph_node(g, i), * k = ggml_graph_node(c.graph, i);
+        same_meta += o != k && o->op == k->op && ggml_are_same_shape(o, k) && memcmp(o->nb, k->nb, sizeof o->nb) == 0 &&
+                     strcmp(o->name, k->name) == 0 && k->buffer == c.buffer && (o->view_src == NULL) == (k->view_src == NULL);
+    }
+    CHECK(same_meta == ggml_graph_n_nodes(g), "the copy's nodes are new tensors like the originals, in its buffer (%d of %d)", same_meta, ggml_graph_n_nodes(g));
+    struct ggml_tensor * cy = ggml_graph_node(c.graph, -1);
+    CHECK(memcmp(cy->data, y->data, ggml_nbytes(y)) == 0, "the data held is copied");
+    ggml_set_f32(cy, 0.0f);
+    CHECK(ggml_backend_graph_compute(b2, c.graph) == GGML_STATUS_SUCCESS && memcmp(cy->data, y->data, ggml_nbytes(y)) == 0 && cy->data != y->data,
+          "the copy computes the same result in its own memory");
+    ggml_backend_graph_copy_free(c);
+
+    struct compare_log log = {0};
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &log, NULL, 0), "compare: %s", ggml_last_error());
+    /* nodes: mul_mat, transpose (a view: skipped), cont, scale, soft_max */
+    CHECK(ggml_graph_n_nodes(g) == 5 && log.calls == 4 && log.nodes[0] == 0 && log.nodes[1] == 2 && log.nodes[3] == 4,
+          "the callback sees each computed node (%d calls)", log.calls);
+    CHECK(log.differ == 0, "both backends agree bit for bit on every node");
+    struct compare_log stop = {.stop_after = 2};
+    ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &stop, NULL, 0);
+    CHECK(stop.calls == 2, "returning false stops the walk");
+    struct compare_log one = {0};
+    const struct ggml_tensor * wanted[1] = {y};
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &one, wanted, 1) && one.calls == 1 && one.nodes[0] == 4 && one.differ == 0,
+          "with test nodes: the whole graph, then those nodes");
+done:
+    ggml_free(ctx);
+    ggml_backend_free(b1);
+    ggml_backend_free(b2);
+}
+
 int main(void) {
     tc_seed(3);
     test_registry();
@@ -202,5 +318,8 @@ int main(void) {
     test_cplan();
     test_features_and_time();
     test_i32_access();
+    test_graph_editing();
+    test_features();
+    test_graph_copy_and_compare();
     return tc_finish("upstream_api");
 }

@@ -30,12 +30,34 @@ ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index
     return &cpu_device;
 }
 
+/* The features ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features")
+ * lists: the instruction sets this CPU has, and the SIMD path of the kernels;
+ * a NULL-terminated array, per thread (valid while the thread lives). */
+
+static struct ggml_backend_feature * cpu_features(ggml_backend_reg_t reg) {
+    (void) reg;
+    static _Thread_local struct ggml_backend_feature features[16];
+    static const struct { const char * name; int (*has)(void); } known[] = {
+        {"SSE3", ggml_cpu_has_sse3}, {"SSSE3", ggml_cpu_has_ssse3}, {"AVX", ggml_cpu_has_avx}, {"AVX2", ggml_cpu_has_avx2},
+        {"F16C", ggml_cpu_has_f16c}, {"FMA", ggml_cpu_has_fma}, {"BMI2", ggml_cpu_has_bmi2}, {"AVX512", ggml_cpu_has_avx512},
+        {"AVX512_VBMI", ggml_cpu_has_avx512_vbmi}, {"AVX512_VNNI", ggml_cpu_has_avx512_vnni}, {"AVX512_BF16", ggml_cpu_has_avx512_bf16},
+        {"AVX_VNNI", ggml_cpu_has_avx_vnni}, {"AMX_INT8", ggml_cpu_has_amx_int8},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (known[i].has()) features[n++] = (struct ggml_backend_feature) {known[i].name, "1"};
+    features[n++] = (struct ggml_backend_feature) {"SIMD", ggml_cpu_simd_name()};  /* the kernels' path (GGMLR_SIMD) */
+    features[n] = (struct ggml_backend_feature) {NULL, NULL};
+    return features;
+}
+
 void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name) {
-    /* a function pointer handed out as void *, as upstream's API does (POSIX allows the conversion) */
+    /* function pointers handed out as void *, as upstream's API does (POSIX allows the conversion) */
     static ggml_backend_set_n_threads_t const set_n_threads = ggml_backend_cpu_set_n_threads;
-    if (!reg || !name || strcmp(name, "ggml_backend_set_n_threads") != 0) return NULL;
-    void * p;
-    memcpy(&p, &set_n_threads, sizeof p);
+    static ggml_backend_get_features_t const get_features = cpu_features;
+    void * p = NULL;
+    if (!reg || !name) return NULL;
+    if (strcmp(name, "ggml_backend_set_n_threads") == 0) memcpy(&p, &set_n_threads, sizeof p);
+    if (strcmp(name, "ggml_backend_get_features") == 0) memcpy(&p, &get_features, sizeof p);
     return p;
 }
 

@@ -226,6 +226,8 @@ bool ggml_is_contiguous(const struct ggml_tensor * t) {
 bool ggml_is_scalar(const struct ggml_tensor * t) {
     return t && t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
 }
+bool ggml_is_vector(const struct ggml_tensor * t) { return t && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+bool ggml_is_matrix(const struct ggml_tensor * t) { return t && t->ne[2] == 1 && t->ne[3] == 1; }
 
 bool ggml_are_same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b) {
     return a && b && a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
@@ -345,6 +347,15 @@ struct ggml_tensor * ggml_set_name(struct ggml_tensor * t, const char * name) {
 }
 
 const char * ggml_get_name(const struct ggml_tensor * t) { return t ? t->name : NULL; }
+
+struct ggml_tensor * ggml_format_name(struct ggml_tensor * t, const char * fmt, ...) {
+    if (!t || !fmt) return t;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->name, sizeof t->name, fmt, ap);  /* truncated to GGML_MAX_NAME - 1 characters */
+    va_end(ap);
+    return t;
+}
 
 void * ggml_get_data(const struct ggml_tensor * t) { return t ? t->data : NULL; }
 float * ggml_get_data_f32(const struct ggml_tensor * t) { return t && t->type == GGML_TYPE_F32 ? (float *) t->data : NULL; }
