@@ -33,6 +33,28 @@ static void make_leafs(struct ggml_context * ctx, struct model * m) {
     m->b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, 1);
 }
 
+/* The reference's leafs, with random values (parameters for a backward graph). */
+static void reference_leafs(struct ggml_context * ctx, struct model * m, bool params) {
+    make_leafs(ctx, m);
+    tc_fill_uniform(m->x, -1, 1);
+    for (int l = 0; l < LAYERS; l++) tc_fill_uniform(m->w[l], -0.3, 0.3);
+    tc_fill_uniform(m->b, -0.1, 0.1);
+    for (int l = 0; params && l < LAYERS; l++) ggml_set_param(m->w[l]);
+    if (params) ggml_set_param(m->b);
+}
+
+/* The same leafs in a backend buffer of their own, holding the reference's values. */
+static ggml_backend_buffer_t backend_leafs(struct ggml_context * ctx, struct model * m, const struct model * ref, ggml_backend_t be, bool params) {
+    make_leafs(ctx, m);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, be);
+    ggml_backend_tensor_set(m->x, ref->x->data, 0, ggml_nbytes(ref->x));
+    ggml_backend_tensor_set(m->b, ref->b->data, 0, ggml_nbytes(ref->b));
+    for (int l = 0; l < LAYERS; l++) ggml_backend_tensor_set(m->w[l], ref->w[l]->data, 0, ggml_nbytes(ref->w[l]));
+    for (int l = 0; params && l < LAYERS; l++) ggml_set_param(m->w[l]);
+    if (params) ggml_set_param(m->b);
+    return buf;
+}
+
 static bool same_bytes(const struct ggml_tensor * a, const struct ggml_tensor * b) {
     return a && b && a->data && b->data && ggml_nbytes(a) == ggml_nbytes(b) && memcmp(a->data, b->data, ggml_nbytes(a)) == 0;
 }
@@ -81,10 +103,7 @@ static void test_model_forward(ggml_backend_t be) {
     /* reference: a context with memory for everything */
     struct ggml_context * ca = tc_ctx(8);
     struct model ma;
-    make_leafs(ca, &ma);
-    tc_fill_uniform(ma.x, -1, 1);
-    for (int l = 0; l < LAYERS; l++) tc_fill_uniform(ma.w[l], -0.3, 0.3);
-    tc_fill_uniform(ma.b, -0.1, 0.1);
+    reference_leafs(ca, &ma, false);
     build(ca, &ma);
     struct ggml_cgraph * ga = ggml_new_graph(ca);
     ggml_build_forward_expand(ga, ma.y);
@@ -95,10 +114,7 @@ static void test_model_forward(ggml_backend_t be) {
     struct ggml_init_params pg = {256 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true};
     struct ggml_context * cw = ggml_init(pw), * cg = ggml_init(pg);
     struct model mb;
-    make_leafs(cw, &mb);
-    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors(cw, be);
-    ggml_backend_tensor_set(mb.x, ma.x->data, 0, ggml_nbytes(ma.x));
-    for (int l = 0; l < LAYERS; l++) ggml_backend_tensor_set(mb.w[l], ma.w[l]->data, 0, ggml_nbytes(ma.w[l]));
+    ggml_backend_buffer_t wbuf = backend_leafs(cw, &mb, &ma, be, false);
     /* b is a leaf of the graph context (no memory yet), flagged as an input */
     struct ggml_tensor * b_in = ggml_new_tensor_2d(cg, GGML_TYPE_F32, K, 1);
     ggml_set_input(b_in);
@@ -204,11 +220,7 @@ static struct ggml_tensor * loss_of(struct ggml_context * ctx, struct model * m)
 static void test_model_backward(ggml_backend_t be) {
     struct ggml_context * ca = tc_ctx(16);
     struct model ma;
-    make_leafs(ca, &ma);
-    tc_fill_uniform(ma.x, -1, 1);
-    for (int l = 0; l < LAYERS; l++) { tc_fill_uniform(ma.w[l], -0.3, 0.3); ggml_set_param(ma.w[l]); }
-    tc_fill_uniform(ma.b, -0.1, 0.1);
-    ggml_set_param(ma.b);
+    reference_leafs(ca, &ma, true);
     struct ggml_cgraph * ga = ggml_new_graph_custom(ca, GGML_DEFAULT_GRAPH_SIZE, true);
     ggml_build_forward_expand(ga, loss_of(ca, &ma));
     CHECK(ggml_build_backward_expand(ca, ga, NULL) == GGML_STATUS_SUCCESS, "backward (context): %s", ggml_last_error());
@@ -219,12 +231,7 @@ static void test_model_backward(ggml_backend_t be) {
     struct ggml_init_params pg = {1024 * ggml_tensor_overhead() + ggml_graph_overhead_custom(GGML_DEFAULT_GRAPH_SIZE, true), NULL, true};
     struct ggml_context * cw = ggml_init(pw), * cg = ggml_init(pg);
     struct model mb;
-    make_leafs(cw, &mb);
-    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors(cw, be);
-    ggml_backend_tensor_set(mb.x, ma.x->data, 0, ggml_nbytes(ma.x));
-    ggml_backend_tensor_set(mb.b, ma.b->data, 0, ggml_nbytes(ma.b));
-    ggml_set_param(mb.b);
-    for (int l = 0; l < LAYERS; l++) { ggml_backend_tensor_set(mb.w[l], ma.w[l]->data, 0, ggml_nbytes(ma.w[l])); ggml_set_param(mb.w[l]); }
+    ggml_backend_buffer_t wbuf = backend_leafs(cw, &mb, &ma, be, true);
     struct ggml_cgraph * gb = ggml_new_graph_custom(cg, GGML_DEFAULT_GRAPH_SIZE, true);
     ggml_build_forward_expand(gb, loss_of(cg, &mb));
     CHECK(ggml_build_backward_expand(cg, gb, NULL) == GGML_STATUS_SUCCESS, "backward (allocator): %s", ggml_last_error());
