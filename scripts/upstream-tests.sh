@@ -1,6 +1,7 @@
 #!/bin/sh
-# Compiles upstream ggml's own test programs (its tests/*.c and tests/*.cpp),
-# unchanged, against the installed ggmlr, and runs those that link.
+# Compiles upstream ggml's own test programs (its tests/*.c and tests/*.cpp)
+# and examples/simple, unchanged, against the installed ggmlr, and runs those
+# that link.
 #
 #   scripts/upstream-tests.sh UPSTREAM_CHECKOUT [PREFIX]
 #
@@ -32,7 +33,8 @@ LIBDIR="$PREFIX/lib"
 [ -d "$LIBDIR" ] || LIBDIR="$PREFIX/lib64"
 
 n=0; compiled=0; passed=0
-for src in "$UP"/tests/*.c "$UP"/tests/*.cpp; do
+# upstream's tests, then its examples/simple (they need no downloaded data)
+for src in "$UP"/tests/*.c "$UP"/tests/*.cpp "$UP"/examples/simple/*.cpp; do
   [ -f "$src" ] || continue
   name=$(basename "$src")
   n=$((n + 1))
@@ -65,4 +67,4 @@ for src in "$UP"/tests/*.c "$UP"/tests/*.cpp; do
     echo "$name: does not compile; missing: $missing"
   fi
 done
-echo "upstream tests: $compiled of $n compile, $passed of $n pass"
+echo "upstream tests and examples/simple: $compiled of $n compile, $passed of $n pass"
