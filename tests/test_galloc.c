@@ -285,6 +285,99 @@ static void test_tallocr(ggml_backend_t be) {
     ggml_free(ctx);
 }
 
+/* Random graphs: a program of ops over a pool of tensors, built twice (in a
+ * context with memory, and for the allocator), with tensors read by several
+ * nodes, views, zero-sized rows, outputs in the middle. What every result and
+ * output holds after the compute must be the same bit for bit. */
+enum { PROG_LEN = 40, POOL = 64 };
+struct step { int op, a, b; bool output; };
+
+static int random_program(struct step * prog, int64_t * rows) {
+    *rows = 1 + tc_randint(0, 3);
+    int n = 0, pool = 3;  /* three leafs */
+    for (int i = 0; i < PROG_LEN && pool < POOL; i++) {
+        struct step st = {tc_randint(0, 6), tc_randint(0, pool - 1), tc_randint(0, pool - 1), tc_randint(0, 9) == 0};
+        /* bias towards recent tensors: long live ranges and short ones both occur */
+        if (tc_randint(0, 1)) st.a = pool - 1 - tc_randint(0, pool - 1 < 3 ? pool - 1 : 3);
+        prog[n++] = st;
+        pool++;
+    }
+    return n;
+}
+
+/* Builds the program in ctx over leafs x0..x2 [w, rows]; returns the pool size. */
+static int build_program(struct ggml_context * ctx, const struct step * prog, int n, struct ggml_tensor ** pool) {
+    int np = 3;
+    for (int i = 0; i < n; i++) {
+        struct ggml_tensor * a = pool[prog[i].a], * b = pool[prog[i].b], * t = NULL;
+        switch (prog[i].op) {
+            case 0: t = ggml_add(ctx, a, b); break;
+            case 1: t = ggml_mul(ctx, a, b); break;
+            case 2: t = ggml_tanh(ctx, a); break;
+            case 3: t = ggml_scale(ctx, a, 0.75f); break;
+            case 4: t = ggml_sub(ctx, a, ggml_sqr(ctx, b)); break;
+            case 5: t = ggml_add(ctx, ggml_view_2d(ctx, a, a->ne[0], a->ne[1], a->nb[1], 0), b); break;  /* a view read, then summed */
+            default: t = ggml_neg(ctx, ggml_add_inplace(ctx, ggml_dup(ctx, a), b)); break;  /* an in-place node (a view of its result) */
+        }
+        if (prog[i].output) ggml_set_output(t);
+        pool[np++] = t;
+    }
+    return np;
+}
+
+static void test_random_graphs(ggml_backend_t be) {
+    static const int64_t widths[] = {0, 1, 3, 17};
+    int mismatches = 0, overlaps = 0, graphs = 0, failures = 0;
+    size_t planned = 0, summed = 0;
+    for (int seed = 0; seed < 60; seed++) {
+        tc_seed(1000 + (uint64_t) seed);
+        struct step prog[PROG_LEN];
+        int64_t rows;
+        const int n = random_program(prog, &rows);
+        const int64_t w = widths[seed % 4];
+        struct ggml_tensor * pa[POOL + 8], * pb[POOL + 8];
+        struct ggml_context * ca = tc_ctx(4);
+        struct ggml_init_params pg = {(8 * POOL) * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true};
+        struct ggml_context * cg = ggml_init(pg);
+        for (int i = 0; i < 3; i++) {
+            pa[i] = ggml_new_tensor_2d(ca, GGML_TYPE_F32, w, rows);
+            tc_fill_uniform(pa[i], -1, 1);
+            pb[i] = ggml_new_tensor_2d(cg, GGML_TYPE_F32, w, rows);
+            if (i == 0) ggml_set_input(pb[i]);
+        }
+        const int np = build_program(ca, prog, n, pa);
+        build_program(cg, prog, n, pb);
+        struct ggml_cgraph * ga = ggml_new_graph(ca), * gb = ggml_new_graph(cg);
+        for (int i = 3; i < np; i++) { ggml_build_forward_expand(ga, pa[i]); ggml_build_forward_expand(gb, pb[i]); }
+        tc_compute(ca, ga, 2);
+        ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+        if (!ggml_gallocr_alloc_graph(galloc, gb)) { failures++; goto next; }
+        for (int i = 0; i < 3; i++) ggml_backend_tensor_set(pb[i], pa[i]->data, 0, ggml_nbytes(pa[i]));
+        overlaps += live_overlaps(gb, pb[np - 1]->buffer ? pb[np - 1]->buffer : pb[0]->buffer);
+        if (ggml_backend_graph_compute(be, gb) != GGML_STATUS_SUCCESS) { failures++; goto next; }
+        /* every node no other node reads, and every output, as the reference */
+        for (int i = 0; i < ggml_graph_n_nodes(gb); i++) {
+            const struct ggml_tensor * t = ggml_graph_node(gb, i);
+            bool read = false;
+            for (int j = i + 1; j < ggml_graph_n_nodes(gb) && !read; j++)
+                for (int s = 0; s < GGML_MAX_SRC; s++) read |= ggml_graph_node(gb, j)->src[s] && base_of(ggml_graph_node(gb, j)->src[s]) == base_of(t);
+            if (!t->view_src) summed += (ggml_nbytes(t) + 63) / 64 * 64;
+            if (read && !(t->flags & GGML_TENSOR_FLAG_OUTPUT)) continue;
+            mismatches += !(ggml_nbytes(t) == 0 || same_bytes(t, ggml_graph_node(ga, i)));
+        }
+        planned += ggml_gallocr_get_buffer_size(galloc, 0);
+        graphs++;
+    next:
+        ggml_gallocr_free(galloc);
+        ggml_free(cg);
+        ggml_free(ca);
+    }
+    CHECK(failures == 0, "%d of 60 random graphs failed to allocate or compute: %s", failures, ggml_last_error());
+    CHECK(overlaps == 0, "random graphs: %d pairs of live tensors share memory", overlaps);
+    CHECK(mismatches == 0, "random graphs: %d results or outputs differ from the context-allocated ones", mismatches);
+    printf("random graphs: %d computed, allocator buffers %zu bytes in all, their computed tensors %zu\n", graphs, planned, summed);
+}
+
 static void test_refusals(void) {
     CHECK(ggml_gallocr_new(NULL) == NULL && ggml_last_error()[0], "gallocr_new without a CPU buffer type fails with a message");
     ggml_backend_buffer_type_t two[2] = {ggml_backend_cpu_buffer_type(), ggml_backend_cpu_buffer_type()};
@@ -312,6 +405,7 @@ int main(void) {
     test_chain_peak(be);
     test_model_backward(be);
     test_tallocr(be);
+    test_random_graphs(be);
     test_refusals();
     ggml_backend_free(be);
     return tc_finish("galloc");
