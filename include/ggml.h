@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>  /* as upstream's ggml.h: programs written against it rely on it */
 
 #ifdef __cplusplus
 extern "C" {
@@ -233,6 +234,7 @@ struct ggml_tensor {
     void * data;
     char   name[GGML_MAX_NAME];
     void * extra;
+    char   padding[8];  /* upstream's size and layout */
 };
 
 struct ggml_init_params {
@@ -308,6 +310,8 @@ GGML_API struct ggml_tensor * ggml_new_f32(struct ggml_context * ctx, float valu
 GGML_API struct ggml_tensor * ggml_dup_tensor(struct ggml_context * ctx, const struct ggml_tensor * src);
 GGML_API struct ggml_tensor * ggml_view_tensor(struct ggml_context * ctx, struct ggml_tensor * src);
 
+GGML_API void *               ggml_get_data(const struct ggml_tensor * tensor);
+GGML_API float *              ggml_get_data_f32(const struct ggml_tensor * tensor); /* NULL unless F32 */
 GGML_API struct ggml_tensor * ggml_set_name(struct ggml_tensor * tensor, const char * name);
 GGML_API const char *         ggml_get_name(const struct ggml_tensor * tensor);
 
@@ -480,6 +484,71 @@ GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph *
 GGML_API int                  ggml_graph_size(const struct ggml_cgraph * graph);
 GGML_API int                  ggml_graph_n_nodes(const struct ggml_cgraph * graph);
 GGML_API struct ggml_tensor * ggml_graph_node(const struct ggml_cgraph * graph, int i); /* i < 0 counts from the end */
+
+/* ---- upstream's utility macros, abort and timing (for programs written
+ * against upstream; the library itself never aborts, see the top) ---- */
+#define GGML_UNUSED(x) (void) (x)
+#define GGML_PAD(x, n) (((x) + (n) - 1) & ~((n) - 1))
+#if defined(__cplusplus)
+#define GGML_NORETURN [[noreturn]]
+#else
+#define GGML_NORETURN _Noreturn
+#endif
+/* prints file:line and the message to stderr, then abort() */
+GGML_NORETURN GGML_API void ggml_abort(const char * file, int line, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+#define GGML_ABORT(...) ggml_abort(__FILE__, __LINE__, __VA_ARGS__)
+#define GGML_ASSERT(x) if (!(x)) GGML_ABORT("GGML_ASSERT(%s) failed", #x)
+/* custom ops: as many tasks as threads */
+#define GGML_N_TASKS_MAX (-1)
+/* if not NULL, asked before a compute; returning true aborts it (ggml-cpu.h) */
+typedef bool (*ggml_abort_callback)(void * data);
+GGML_API void    ggml_time_init(void);  /* optional: the clocks need no set-up */
+GGML_API int64_t ggml_time_ms(void);    /* monotonic */
+GGML_API int64_t ggml_time_us(void);
+GGML_API int64_t ggml_cycles(void);     /* CPU time of the process in clock() ticks */
+GGML_API int64_t ggml_cycles_per_ms(void);
+GGML_API FILE *  ggml_fopen(const char * fname, const char * mode);
+GGML_API const char * ggml_version(void);
+GGML_API const char * ggml_commit(void);  /* "unknown": a build does not record its commit */
+
+/* const type prefix0..prefix3 = pointer->array[0..3] (0 for a NULL pointer) */
+#define GGML_TENSOR_LOCALS_1(type, prefix, pointer, array) \
+    const type prefix##0 = (pointer) ? (pointer)->array[0] : 0; \
+    GGML_UNUSED(prefix##0);
+#define GGML_TENSOR_LOCALS_2(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_1(type, prefix, pointer, array) \
+    const type prefix##1 = (pointer) ? (pointer)->array[1] : 0; \
+    GGML_UNUSED(prefix##1);
+#define GGML_TENSOR_LOCALS_3(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_2(type, prefix, pointer, array) \
+    const type prefix##2 = (pointer) ? (pointer)->array[2] : 0; \
+    GGML_UNUSED(prefix##2);
+#define GGML_TENSOR_LOCALS(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_3(type, prefix, pointer, array) \
+    const type prefix##3 = (pointer) ? (pointer)->array[3] : 0; \
+    GGML_UNUSED(prefix##3);
+
+GGML_API bool                 ggml_is_vector(const struct ggml_tensor * tensor);  /* ne[1..3] == 1 */
+GGML_API bool                 ggml_is_matrix(const struct ggml_tensor * tensor);  /* ne[2..3] == 1 */
+GGML_API const char *         ggml_op_desc(const struct ggml_tensor * tensor);    /* the activation for UNARY, else the op */
+GGML_API struct ggml_tensor * ggml_format_name(struct ggml_tensor * tensor, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* graph editing: add_node appends a node as it is (no sources); cpy copies
+ * src's nodes and leafs (and gradients, when both have them) into dst */
+GGML_API void                 ggml_graph_add_node(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+GGML_API void                 ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
+GGML_API void                 ggml_graph_clear(struct ggml_cgraph * graph);
+GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * graph, const char * name);
+GGML_API void                 ggml_graph_print(const struct ggml_cgraph * graph);  /* to the log */
+
 
 #ifdef __cplusplus
 }

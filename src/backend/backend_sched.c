@@ -7,14 +7,13 @@
  * zeroed block to the tensors that still lack memory; the scheduler remembers
  * them, and ggml_backend_sched_reset frees the blocks and clears their data
  * pointers, so a later graph never sees memory that is gone. */
-#include "core/internal.h"
+#include "backend/backend_internal.h"
 
 #include "ggml-cpu.h"
 
 #include <stdlib.h>
 
 #define SCHED_MAX_BACKENDS 16
-#define SCHED_ALIGN        64
 
 struct ggml_backend_sched {
     ggml_backend_t backends[SCHED_MAX_BACKENDS];
@@ -84,8 +83,6 @@ bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *
     return true;
 }
 
-static size_t align_up(size_t x) { return (x + SCHED_ALIGN - 1) / SCHED_ALIGN * SCHED_ALIGN; }
-
 static bool needs_block_memory(const struct ggml_tensor * t) { return !t->data && !t->view_src; }
 
 /* Every tensor of the graph in order: leafs, then nodes (sources first). */
@@ -100,7 +97,7 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
         if (t->data) continue;
         n_new++;  /* a base that needs a block, or a view of one */
         if (!needs_block_memory(t)) continue;
-        const size_t bytes = align_up(ggml_nbytes(t));
+        const size_t bytes = ggmlr_align_up(ggml_nbytes(t));
         if (bytes > SIZE_MAX - total) { ggmlr_set_error("ggml_backend_sched_alloc_graph: graph memory overflows"); return false; }
         total += bytes;
     }
@@ -115,18 +112,8 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     ggml_backend_buffer_t * more_blocks = ggmlr_realloc(sched->blocks, (sched->n_blocks + 1) * sizeof *more_blocks);
     if (!more_blocks) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
     sched->blocks = more_blocks;
-    struct ggml_backend_buffer * block = ggmlr_calloc(1, sizeof *block);
-    if (!block) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
-    if (total > 0) {
-        block->data = ggmlr_aligned_alloc(SCHED_ALIGN, total);
-        if (!block->data) {
-            ggmlr_set_error("ggml_backend_sched_alloc_graph: cannot allocate %zu bytes", total);
-            free(block);
-            return false;
-        }
-        memset(block->data, 0, total);  /* nothing uninitialised is ever read back */
-    }
-    block->size = total;
+    ggml_backend_buffer_t block = ggmlr_buffer_new("ggml_backend_sched_alloc_graph", total);
+    if (!block) return false;
     sched->blocks[sched->n_blocks++] = block;
     /* bases first, then views: a view's base is a leaf or an earlier node, or
      * memory that was there before; view_src is always a base (context.c) */
@@ -136,7 +123,7 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
         if (!needs_block_memory(t)) continue;
         t->data = (char *) block->data + offs;
         t->buffer = block;
-        offs += align_up(ggml_nbytes(t));
+        offs += ggmlr_align_up(ggml_nbytes(t));
         sched->assigned[sched->n_assigned++] = t;
     }
     for (int i = 0; i < n; i++) {

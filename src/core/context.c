@@ -6,6 +6,8 @@
  * needs that). Nothing in a context is freed individually. */
 #include "core/internal.h"
 
+#include "ggml-cpu.h"  /* the I32 element access declared there */
+
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -224,6 +226,8 @@ bool ggml_is_contiguous(const struct ggml_tensor * t) {
 bool ggml_is_scalar(const struct ggml_tensor * t) {
     return t && t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
 }
+bool ggml_is_vector(const struct ggml_tensor * t) { return t && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+bool ggml_is_matrix(const struct ggml_tensor * t) { return t && t->ne[2] == 1 && t->ne[3] == 1; }
 
 bool ggml_are_same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b) {
     return a && b && a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
@@ -344,6 +348,18 @@ struct ggml_tensor * ggml_set_name(struct ggml_tensor * t, const char * name) {
 
 const char * ggml_get_name(const struct ggml_tensor * t) { return t ? t->name : NULL; }
 
+struct ggml_tensor * ggml_format_name(struct ggml_tensor * t, const char * fmt, ...) {
+    if (!t || !fmt) return t;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->name, sizeof t->name, fmt, ap);  /* truncated to GGML_MAX_NAME - 1 characters */
+    va_end(ap);
+    return t;
+}
+
+void * ggml_get_data(const struct ggml_tensor * t) { return t ? t->data : NULL; }
+float * ggml_get_data_f32(const struct ggml_tensor * t) { return t && t->type == GGML_TYPE_F32 ? (float *) t->data : NULL; }
+
 /* ---- element access ---- */
 
 static bool check_cpu_data(const struct ggml_tensor * t, const char * fn) {
@@ -381,23 +397,23 @@ struct ggml_tensor * ggml_set_f32(struct ggml_tensor * t, float value) {
 
 struct ggml_tensor * ggml_set_zero(struct ggml_tensor * t) { return ggml_set_f32(t, 0.0f); }
 
-float ggml_get_f32_1d(const struct ggml_tensor * t, int64_t i) {
-    if (!check_cpu_data(t, "ggml_get_f32_1d")) return NAN;
+static bool index_in_range(const struct ggml_tensor * t, int64_t i, const char * fn) {
     if (i < 0 || i >= ggml_nelements(t)) {
-        ggmlr_set_error("ggml_get_f32_1d: index %lld out of range [0, %lld)", (long long) i, (long long) ggml_nelements(t));
-        return NAN;
+        ggmlr_set_error("%s: index %lld out of range [0, %lld)", fn, (long long) i, (long long) ggml_nelements(t));
+        return false;
     }
+    return true;
+}
+
+float ggml_get_f32_1d(const struct ggml_tensor * t, int64_t i) {
+    if (!check_cpu_data(t, "ggml_get_f32_1d") || !index_in_range(t, i, "ggml_get_f32_1d")) return NAN;
     int64_t idx[4];
     unravel(t, i, idx);
     return ggmlr_load_f32(t->type, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]));
 }
 
 void ggml_set_f32_1d(const struct ggml_tensor * t, int64_t i, float value) {
-    if (!check_cpu_data(t, "ggml_set_f32_1d")) return;
-    if (i < 0 || i >= ggml_nelements(t)) {
-        ggmlr_set_error("ggml_set_f32_1d: index %lld out of range [0, %lld)", (long long) i, (long long) ggml_nelements(t));
-        return;
-    }
+    if (!check_cpu_data(t, "ggml_set_f32_1d") || !index_in_range(t, i, "ggml_set_f32_1d")) return;
     int64_t idx[4];
     unravel(t, i, idx);
     ggmlr_store_f32(t->type, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
@@ -419,4 +435,60 @@ float ggml_get_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int 
 void ggml_set_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, float value) {
     if (!check_cpu_data(t, "ggml_set_f32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_set_f32_nd")) return;
     ggmlr_store_f32(t->type, ggmlr_elem_ptr(t, i0, i1, i2, i3), value);
+}
+
+/* I32 access: exact for I32 tensors (no trip through float, which holds
+ * integers exactly only up to 2^24); other types convert as ggml_set_f32 and
+ * ggml_get_f32_1d do, a float read back saturating like an I32 store. */
+static int32_t load_i32(const struct ggml_tensor * t, const void * p) {
+    int32_t v;
+    if (t->type == GGML_TYPE_I32) memcpy(&v, p, sizeof v);
+    else ggmlr_store_f32(GGML_TYPE_I32, &v, ggmlr_load_f32(t->type, p));
+    return v;
+}
+
+static void store_i32(const struct ggml_tensor * t, void * p, int32_t v) {
+    if (t->type == GGML_TYPE_I32) memcpy(p, &v, sizeof v);
+    else ggmlr_store_f32(t->type, p, (float) v);
+}
+
+struct ggml_tensor * ggml_new_i32(struct ggml_context * ctx, int32_t value) {
+    struct ggml_tensor * t = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
+    if (t && t->data) ggml_set_i32(t, value);
+    return t;
+}
+
+struct ggml_tensor * ggml_set_i32(struct ggml_tensor * t, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32")) return NULL;
+    const int64_t n = ggml_nelements(t);
+    int64_t idx[4];
+    for (int64_t i = 0; i < n; i++) {
+        unravel(t, i, idx);
+        store_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
+    }
+    return t;
+}
+
+int32_t ggml_get_i32_1d(const struct ggml_tensor * t, int i) {
+    if (!check_cpu_data(t, "ggml_get_i32_1d") || !index_in_range(t, i, "ggml_get_i32_1d")) return 0;
+    int64_t idx[4];
+    unravel(t, i, idx);
+    return load_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]));
+}
+
+void ggml_set_i32_1d(const struct ggml_tensor * t, int i, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32_1d") || !index_in_range(t, i, "ggml_set_i32_1d")) return;
+    int64_t idx[4];
+    unravel(t, i, idx);
+    store_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
+}
+
+int32_t ggml_get_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {
+    if (!check_cpu_data(t, "ggml_get_i32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_get_i32_nd")) return 0;
+    return load_i32(t, ggmlr_elem_ptr(t, i0, i1, i2, i3));
+}
+
+void ggml_set_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_set_i32_nd")) return;
+    store_i32(t, ggmlr_elem_ptr(t, i0, i1, i2, i3), value);
 }
