@@ -84,6 +84,7 @@ struct ggml_tensor * ggml_view_3d(struct ggml_context * ctx, struct ggml_tensor 
 
 struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor * a, int axis0, int axis1, int axis2, int axis3) {
     REQUIRE_CTX("ggml_permute"); REQUIRE("ggml_permute", a);
+    if (ggmlr_refuse_quantized("ggml_permute", a)) return NULL;
     const int axes[4] = {axis0, axis1, axis2, axis3};
     int seen = 0;
     for (int i = 0; i < 4; i++) {
