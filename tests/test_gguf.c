@@ -289,24 +289,20 @@ static void make_edge(struct bb * b) {
     bb_data(b, 12, 32);
 }
 
-/* A Q8_0 tensor of 64 elements (2 blocks of 34 bytes): loads with its data. */
-static void make_q8_0(struct bb * b) {
-    const int64_t ne[1] = {64};
+/* one 1-D tensor of ne0 elements of this type, nbytes of data */
+static void make_one_tensor(struct bb * b, const char * name, int64_t ne0, int type, size_t nbytes) {
     bb_header(b, 3, 1, 0);
-    bb_info(b, "q", 1, ne, 8, 0);
+    bb_info(b, name, 1, &ne0, type, 0);
     bb_pad(b, 32);
-    bb_data(b, 68, 32);
+    bb_data(b, nbytes, 32);
 }
+
+/* A Q8_0 tensor of 64 elements (2 blocks of 34 bytes): loads with its data. */
+static void make_q8_0(struct bb * b) { make_one_tensor(b, "q", 64, 8, 68); }
 
 /* An IQ2_XXS tensor of 256 elements (one block of 66 bytes): a type this
  * library names but cannot hold, so metadata only. */
-static void make_iq2_xxs(struct bb * b) {
-    const int64_t ne[1] = {256};
-    bb_header(b, 3, 1, 0);
-    bb_info(b, "grid", 1, ne, 16, 0);
-    bb_pad(b, 32);
-    bb_data(b, 66, 32);
-}
+static void make_iq2_xxs(struct bb * b) { make_one_tensor(b, "grid", 256, 16, 66); }
 
 static void make_huge_counts(struct bb * b) { bb_header(b, 3, INT64_MAX / 8, INT64_MAX / 16); bb_data(b, 64, 1); }
 static void make_overlap(struct bb * b) { make_two_f32(b, 0, 96); }

@@ -169,6 +169,19 @@ static float make_qkx2_quants(int n, int nmax, const float * x, const float * we
     return scale;
 }
 
+/* Q3_K's and Q6_K's first pass: the 16 sub-block scales of a super-block
+ * by `make`, and the one of largest magnitude (signed; *amax its magnitude). */
+static float symmetric_scales16(float (*make)(int, int, const float *, int8_t *), int nmax, const float * x, int8_t * L,
+                                float * scales, float * amax) {
+    float max_scale = 0;
+    *amax = 0;
+    for (int j = 0; j < QK_K / 16; j++) {
+        scales[j] = make(16, nmax, x + 16 * j, L + 16 * j);
+        if (fabsf(scales[j]) > *amax) { *amax = fabsf(scales[j]); max_scale = scales[j]; }
+    }
+    return max_scale;
+}
+
 /* 2 bits from each of 4 sub-rows of 32 into one byte: byte l of a 128-group
  * holds L[l], L[l+32], L[l+64], L[l+96] in bits 0-1, 2-3, 4-5, 6-7. Q2_K's qs
  * and Q3_K's low bits. */
@@ -246,11 +259,8 @@ void ggmlr_quantize_row_q3_K(const float * x, void * vy, int64_t k) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
-        float max_scale = 0, amax = 0;
-        for (int j = 0; j < QK_K / 16; j++) {
-            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
-            if (fabsf(scales[j]) > amax) { amax = fabsf(scales[j]); max_scale = scales[j]; }
-        }
+        float amax;
+        const float max_scale = symmetric_scales16(make_q3_quants, 4, x, L, scales, &amax);
         memset(y[i].scales, 0, sizeof y[i].scales);
         if (max_scale) {
             const float iscale = -32.0f / max_scale;
@@ -421,11 +431,8 @@ void ggmlr_quantize_row_q6_K(const float * x, void * vy, int64_t k) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
-        float max_scale = 0, max_abs_scale = 0;
-        for (int ib = 0; ib < QK_K / 16; ib++) {
-            scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
-            if (fabsf(scales[ib]) > max_abs_scale) { max_abs_scale = fabsf(scales[ib]); max_scale = scales[ib]; }
-        }
+        float max_abs_scale;
+        const float max_scale = symmetric_scales16(make_qx_quants, 32, x, L, scales, &max_abs_scale);
         if (max_abs_scale < GROUP_MAX_EPS) {   /* all zero: d = 0 and every byte 0 */
             memset(&y[i], 0, sizeof y[i]);
             continue;

@@ -28,12 +28,19 @@ static float signed_absmax(const float * x, int n) {
     return max;
 }
 
-static void min_max(const float * x, int n, float * min, float * max) {
-    *min = FLT_MAX; *max = -FLT_MAX;
-    for (int j = 0; j < n; j++) {
+/* Q4_1/Q5_1: d = (max - min) / nmax and m = min of the 32 values, stored in
+ * fp16; returns 1/d (0 for a constant block), *min the float minimum */
+static float affine_scale(const float * x, int nmax, ggml_fp16_t * d16, ggml_fp16_t * m16, float * min) {
+    float max = -FLT_MAX;
+    *min = FLT_MAX;
+    for (int j = 0; j < 32; j++) {
         if (x[j] < *min) *min = x[j];
-        if (x[j] > *max) *max = x[j];
+        if (x[j] > max) max = x[j];
     }
+    const float d = (max - *min) / nmax;
+    *d16 = ggml_fp32_to_fp16(d);
+    *m16 = ggml_fp32_to_fp16(*min);
+    return d ? 1.0f / d : 0.0f;
 }
 
 void ggmlr_quantize_row_q4_0(const float * x, void * vy, int64_t k) {
@@ -64,12 +71,8 @@ void ggmlr_dequantize_row_q4_0(const void * vx, float * y, int64_t k) {
 void ggmlr_quantize_row_q4_1(const float * x, void * vy, int64_t k) {
     block_q4_1 * y = vy;
     for (int64_t i = 0; i < k / QK4_1; i++, x += QK4_1) {
-        float min, max;
-        min_max(x, QK4_1, &min, &max);
-        const float d = (max - min) / 15;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[i].d = ggml_fp32_to_fp16(d);
-        y[i].m = ggml_fp32_to_fp16(min);
+        float min;
+        const float id = affine_scale(x, 15, &y[i].d, &y[i].m, &min);
         for (int j = 0; j < QK4_1 / 2; j++) {
             const int lo = imin(15, (int8_t) ggmlr_trunc_i32((x[j] - min) * id + 0.5f));
             const int hi = imin(15, (int8_t) ggmlr_trunc_i32((x[j + QK4_1 / 2] - min) * id + 0.5f));
@@ -133,12 +136,8 @@ void ggmlr_dequantize_row_q5_0(const void * vx, float * y, int64_t k) {
 void ggmlr_quantize_row_q5_1(const float * x, void * vy, int64_t k) {
     block_q5_1 * y = vy;
     for (int64_t i = 0; i < k / QK5_1; i++, x += QK5_1) {
-        float min, max;
-        min_max(x, QK5_1, &min, &max);
-        const float d = (max - min) / 31;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[i].d = ggml_fp32_to_fp16(d);
-        y[i].m = ggml_fp32_to_fp16(min);
+        float min;
+        const float id = affine_scale(x, 31, &y[i].d, &y[i].m, &min);
         int q[QK5_1];
         for (int j = 0; j < QK5_1; j++) q[j] = imin(31, (uint8_t) ggmlr_trunc_i32((x[j] - min) * id + 0.5f));
         pack5(q, y[i].qs, y[i].qh);
