@@ -9,8 +9,8 @@
 #                 upstream's quantize_<type> (ggml_quantize_chunk's path),
 #                 quantize_row_<type>_ref and dequantize_row_<type>, and through
 #                 ggml_quantize_chunk, from_float_ref and to_float here:
-#                 bytes per block and floats bit for bit; IQ4_* also with an
-#                 importance matrix
+#                 bytes per block and floats bit for bit; with an importance
+#                 matrix too for Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS
 #   compare_conv  every float bit pattern through upstream's and this
 #                 library's fp32->bf16 and fp32->fp16, every half back
 # Nothing of upstream is copied into the repository. Usage, from the
@@ -74,6 +74,12 @@ static const struct row rows[] = {
     R(IQ4_NL, iq4_nl), R(IQ4_XS, iq4_xs), R(MXFP4, mxfp4),
 };
 
+/* the types whose importance-matrix path is implemented here */
+static int with_imatrix(enum ggml_type t) {
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 ||
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS;
+}
+
 static uint64_t rng = 88172645463325252ull;
 static double urand(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (rng >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -124,7 +130,7 @@ int main(void) {
                     for (int64_t i = 0; i < n; i++) diff_deq += memcmp(&ya[i], &yb[i], 4) != 0;
                 }
                 /* importance matrix where implemented here */
-                if (rw->type == GGML_TYPE_IQ4_NL || rw->type == GGML_TYPE_IQ4_XS) {
+                if (with_imatrix(rw->type)) {
                     memset(a, 0, bytes); memset(b, 0, bytes);
                     rw->chunk(x, a, nrows, n_per_row, imat);
                     ggml_quantize_chunk(rw->type, x, b, 0, nrows, n_per_row, imat);
@@ -159,7 +165,7 @@ int main(void) {
                rw->chunk ? (diff_chunk ? "DIFFERS" : "identical") : "n/a (upstream has none)",
                !diff_ref ? "identical" : zero_only ? "identical but for all-zero blocks (upstream: leftover indices)" : "DIFFERS",
                rw->deq ? (diff_deq ? "DIFFERS" : "identical") : "n/a",
-               (rw->type == GGML_TYPE_IQ4_NL || rw->type == GGML_TYPE_IQ4_XS) ? (diff_imat ? ", imatrix DIFFERS" : ", imatrix identical") : "",
+               with_imatrix(rw->type) ? (diff_imat ? ", imatrix DIFFERS" : ", imatrix identical") : "",
                "");
         if (!ok) printf("        differing blocks: chunk %ld ref %ld (%ld of them all-zero input), floats %ld, imatrix %ld\n", diff_chunk, diff_ref, zero_ref, diff_deq, diff_imat);
     }

@@ -529,6 +529,22 @@ static void test_chunk(void) {
     ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x, whole, 0, 1, COLS, NULL);
     CHECK(ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x, part, 0, 1, COLS, imat) == ggml_row_size(GGML_TYPE_IQ4_XS, COLS) &&
           memcmp(whole, part, ggml_row_size(GGML_TYPE_IQ4_XS, COLS)) != 0, "IQ4_XS uses an imatrix");
+    ggml_quantize_chunk(GGML_TYPE_Q5_1, x, whole, 0, 1, COLS, NULL);
+    CHECK(ggml_quantize_chunk(GGML_TYPE_Q5_1, x, part, 0, 1, COLS, imat) == ggml_row_size(GGML_TYPE_Q5_1, COLS) &&
+          memcmp(whole, part, ggml_row_size(GGML_TYPE_Q5_1, COLS)) != 0, "Q5_1 uses an imatrix");
+    /* the weighted paths stay within the format's resolution (x uniform in [-2, 2]) */
+    static const enum ggml_type weighted[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                              GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS};
+    for (size_t i = 0; i < sizeof weighted / sizeof weighted[0]; i++) {
+        float y[ROWS * COLS];
+        CHECK(ggml_quantize_chunk(weighted[i], x, part, 0, ROWS, COLS, imat) == ROWS * ggml_row_size(weighted[i], COLS),
+              "%s with an imatrix", ggml_type_name(weighted[i]));
+        traits(weighted[i])->to_float(part, y, ROWS * COLS);
+        double e2 = 0, x2 = 0;
+        for (int j = 0; j < ROWS * COLS; j++) { e2 += ((double) y[j] - x[j]) * ((double) y[j] - x[j]); x2 += (double) x[j] * x[j]; }
+        CHECK(sqrt(e2 / x2) <= tc_quant_rms_bound(weighted[i]), "%s with an imatrix: relative RMS error %.4g",
+              ggml_type_name(weighted[i]), sqrt(e2 / x2));
+    }
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q4_K, x, part, 0, 1, COLS, imat) == 0 && strstr(ggml_last_error(), "importance"),
           "Q4_K with an imatrix is refused: %s", ggml_last_error());
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q4_0, x, part, 0, 1, 100, NULL) == 0 && strstr(ggml_last_error(), "multiple"), "n_per_row not whole blocks");

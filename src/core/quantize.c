@@ -2,7 +2,8 @@
  * quant/: argument checks with a message instead of upstream's asserts, and
  * the choice of the path upstream's ggml_quantize_chunk takes per type
  * (without an importance matrix its reference row quantizer, except IQ4_NL
- * and IQ4_XS, whose chunk path searches the scale). */
+ * and IQ4_XS, whose chunk path searches the scale; with one the weighted
+ * searches of Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS). */
 #include "core/internal.h"
 
 /* No type implemented here needs tables built first (upstream's init builds
@@ -19,7 +20,8 @@ bool ggml_quantize_requires_imatrix(enum ggml_type type) {
  * implemented here yet). */
 static int imatrix_use(enum ggml_type type) {
     switch (type) {
-        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return 1;
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS:
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: return 1;
         case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0: case GGML_TYPE_MXFP4: return 0;
         default: return -1;
     }
@@ -59,6 +61,10 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
         case GGML_TYPE_F32:    memcpy(out, in, (size_t) n * sizeof(float)); break;
         case GGML_TYPE_IQ4_NL: ggmlr_quantize_rows_iq4_nl(in, out, nrows, n_per_row, imatrix); break;
         case GGML_TYPE_IQ4_XS: ggmlr_quantize_rows_iq4_xs(in, out, nrows, n_per_row, imatrix); break;
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+            if (imatrix) ggmlr_quantize_rows_legacy(type, in, out, nrows, n_per_row, imatrix);
+            else ggml_get_type_traits(type)->from_float_ref(in, out, n);
+            break;
         default:               ggml_get_type_traits(type)->from_float_ref(in, out, n); break;
     }
     return (size_t) nrows * row_size;

@@ -10,173 +10,19 @@
  * few candidate scales, then the scales quantized, then every quant
  * recomputed against the scale actually stored. Same operations in the same
  * order (with -ffp-contract=off, CMakeLists.txt) give upstream's bytes. */
-#include "quant/quant.h"
+#include "quant/search.h"
 
 #include <math.h>
 #include <string.h>
 
-#define GROUP_MAX_EPS 1e-15f   /* a sub-block below this magnitude is all zero */
-
-static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* ---- scale searches ---- */
-
-/* Symmetric quants q in [-nmax, nmax) for x ~ scale*q, L = q + nmax. The
- * start is 1/iscale with iscale = -nmax/max (max: the signed absmax); then
- * 18 more iscales -(nmax + 0.1*is)/max are tried and the one with the best
- * weighted least-squares fit kept (weights x^2: rmse_type 1, the only one used
- * without an importance matrix). */
-static float make_qx_quants(int n, int nmax, const float * x, int8_t * L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        if (fabsf(x[i]) > amax) { amax = fabsf(x[i]); max = x[i]; }
-    }
-    if (amax < GROUP_MAX_EPS) { memset(L, 0, (size_t) n); return 0.0f; }
-    float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        const int l = clampi(ggmlr_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = (int8_t) (l + nmax);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    float scale = suml2 ? sumlx / suml2 : 0.0f;
-    float best = scale * sumlx;
-    for (int is = -9; is <= 9; is++) {
-        if (is == 0) continue;
-        iscale = -(nmax + 0.1f * is) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; i++) {
-            const int l = clampi(ggmlr_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-            const float w = x[i] * x[i];
-            sumlx += w * x[i] * l;
-            suml2 += w * l * l;
-        }
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++) L[i] = (int8_t) (nmax + clampi(ggmlr_nearest_int(iscale * x[i]), -nmax, nmax - 1));
-            scale = sumlx / suml2;
-            best = scale * sumlx;
-        }
-    }
-    return scale;
-}
-
-/* Q3_K's: symmetric, then up to 5 rounds of coordinate descent, each quant
- * moved to the level that improves the fit sumlx^2/suml2 (weights x^2). */
-static float make_q3_quants(int n, int nmax, const float * x, int8_t * L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        if (fabsf(x[i]) > amax) { amax = fabsf(x[i]); max = x[i]; }
-    }
-    if (amax < GROUP_MAX_EPS) { memset(L, 0, (size_t) n); return 0.0f; }
-    const float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        const int l = clampi(ggmlr_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = (int8_t) l;
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int itry = 0; itry < 5; itry++) {
-        int n_changed = 0;
-        for (int i = 0; i < n; i++) {
-            const float w = x[i] * x[i];
-            float slx = sumlx - w * x[i] * L[i];
-            if (!(slx > 0)) continue;   /* (a NaN skips too) */
-            float sl2 = suml2 - w * L[i] * L[i];
-            const int new_l = clampi(ggmlr_nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
-            if (new_l == L[i]) continue;
-            slx += w * x[i] * new_l;
-            sl2 += w * new_l * new_l;
-            if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
-                L[i] = (int8_t) new_l;
-                sumlx = slx;
-                suml2 = sl2;
-                n_changed++;
-            }
-        }
-        if (!n_changed) break;
-    }
-    for (int i = 0; i < n; i++) L[i] = (int8_t) (L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
-
-/* Affine quants L in [0, nmax] for x ~ scale*L - the_min (min <= 0 kept in
- * the block): start from (max - min)/nmax, then nstep+1 iscales
- * (rmin + rdelta*is + nmax)/(max - min), each followed by the weighted
- * least-squares scale and min of its L (min clamped to <= 0); the candidate
- * with the least weighted error (|.| with use_mad, else squared) wins. */
-static float make_qkx2_quants(int n, int nmax, const float * x, const float * weights, uint8_t * L, float * the_min,
-                              uint8_t * Laux, float rmin, float rdelta, int nstep, bool use_mad) {
-    float min = x[0], max = x[0];
-    float sum_w = weights[0], sum_x = sum_w * x[0];
-    for (int i = 1; i < n; i++) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-        sum_w += weights[i];
-        sum_x += weights[i] * x[i];
-    }
-    if (min > 0) min = 0;
-    if (max == min) {
-        memset(L, 0, (size_t) n);
-        *the_min = -min;
-        return 0.0f;
-    }
-    float iscale = nmax / (max - min);
-    float scale = 1 / iscale;
-    float best_error = 0;
-    for (int i = 0; i < n; i++) {
-        L[i] = (uint8_t) clampi(ggmlr_nearest_int(iscale * (x[i] - min)), 0, nmax);
-        float diff = scale * L[i] + min - x[i];
-        diff = use_mad ? fabsf(diff) : diff * diff;
-        best_error += weights[i] * diff;
-    }
-    for (int is = 0; is <= nstep; is++) {
-        iscale = (rmin + rdelta * is + nmax) / (max - min);
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; i++) {
-            const int l = clampi(ggmlr_nearest_int(iscale * (x[i] - min)), 0, nmax);
-            Laux[i] = (uint8_t) l;
-            const float w = weights[i];
-            sum_l += w * l;
-            sum_l2 += w * l * l;
-            sum_xl += w * l * x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (!(D > 0)) continue;
-        float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-        if (this_min > 0) {
-            this_min = 0;
-            this_scale = sum_xl / sum_l2;
-        }
-        float cur_error = 0;
-        for (int i = 0; i < n; i++) {
-            float diff = this_scale * Laux[i] + this_min - x[i];
-            diff = use_mad ? fabsf(diff) : diff * diff;
-            cur_error += weights[i] * diff;
-        }
-        if (cur_error < best_error) {
-            memcpy(L, Laux, (size_t) n);
-            best_error = cur_error;
-            scale = this_scale;
-            min = this_min;
-        }
-    }
-    *the_min = -min;
-    return scale;
-}
-
 /* Q3_K's and Q6_K's first pass: the 16 sub-block scales of a super-block
  * by `make`, and the one of largest magnitude (signed; *amax its magnitude). */
-static float symmetric_scales16(float (*make)(int, int, const float *, int8_t *), int nmax, const float * x, int8_t * L,
+static float symmetric_scales16(float (*make)(int, int, const float *, int8_t *, const float *), int nmax, const float * x, int8_t * L,
                                 float * scales, float * amax) {
     float max_scale = 0;
     *amax = 0;
     for (int j = 0; j < QK_K / 16; j++) {
-        scales[j] = make(16, nmax, x + 16 * j, L + 16 * j);
+        scales[j] = make(16, nmax, x + 16 * j, L + 16 * j, NULL);
         if (fabsf(scales[j]) > *amax) { *amax = fabsf(scales[j]); max_scale = scales[j]; }
     }
     return max_scale;
@@ -204,7 +50,7 @@ void ggmlr_quantize_row_q2_K(const float * x, void * vy, int64_t k) {
         float max_scale = 0, max_min = 0;
         for (int j = 0; j < QK_K / 16; j++) {
             for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+            scales[j] = ggmlr_make_qkx_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -260,7 +106,7 @@ void ggmlr_quantize_row_q3_K(const float * x, void * vy, int64_t k) {
     float scales[QK_K / 16];
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
         float amax;
-        const float max_scale = symmetric_scales16(make_q3_quants, 4, x, L, scales, &amax);
+        const float max_scale = symmetric_scales16(ggmlr_make_q3_quants, 4, x, L, scales, &amax);
         memset(y[i].scales, 0, sizeof y[i].scales);
         if (max_scale) {
             const float iscale = -32.0f / max_scale;
@@ -329,7 +175,7 @@ static void quantize_k4_scales(const float * x, int nmax, float rmin, int nstep,
         for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
         const float av_x = sqrtf(sum_x2 / 32);
         for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
+        scales[j] = ggmlr_make_qkx_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -432,7 +278,7 @@ void ggmlr_quantize_row_q6_K(const float * x, void * vy, int64_t k) {
     float scales[QK_K / 16];
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
         float max_abs_scale;
-        const float max_scale = symmetric_scales16(make_qx_quants, 32, x, L, scales, &max_abs_scale);
+        const float max_scale = symmetric_scales16(ggmlr_make_qx_quants, 32, x, L, scales, &max_abs_scale);
         if (max_abs_scale < GROUP_MAX_EPS) {   /* all zero: d = 0 and every byte 0 */
             memset(&y[i], 0, sizeof y[i]);
             continue;

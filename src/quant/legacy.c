@@ -11,7 +11,7 @@
  * The arithmetic (a reciprocal multiply, +0.5 then truncation, fp16 scales
  * rounded to nearest even) is upstream's reference order, so the bytes are
  * upstream's. An all-zero block gets d = 0 and q at the zero level. */
-#include "quant/quant.h"
+#include "quant/search.h"
 
 #include <float.h>
 #include <math.h>
@@ -194,5 +194,44 @@ void ggmlr_dequantize_row_q8_1(const void * vx, float * y, int64_t k) {
     for (int64_t i = 0; i < k / QK8_1; i++, y += QK8_1) {
         const float d = ggml_fp16_to_fp32(x[i].d);
         for (int j = 0; j < QK8_1; j++) y[j] = x[i].qs[j] * d;
+    }
+}
+
+/* The importance-matrix path (upstream's quantize_row_*_impl): per row
+ * sigma2 = mean(x^2), per element the weight imatrix[column] * sqrt(sigma2 +
+ * x^2); the symmetric types take the weighted symmetric search, the affine
+ * ones the weighted affine search (rmin -0.9, steps of 0.05, 36 of them,
+ * squared error), whose min is stored as m = -min. */
+void ggmlr_quantize_rows_legacy(enum ggml_type type, const float * x, void * vy, int64_t nrows, int64_t n_per_row,
+                                const float * imatrix) {
+    const bool affine = type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1;
+    const bool five = type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q5_1;
+    const int nmax = affine ? (five ? 31 : 15) : (five ? 16 : 8);
+    uint8_t * out = vy;
+    for (int64_t r = 0; r < nrows; r++, x += n_per_row) {
+        float sum_x2 = 0;
+        for (int64_t j = 0; j < n_per_row; j++) sum_x2 += x[j] * x[j];
+        const float sigma2 = sum_x2 / n_per_row;
+        for (int64_t ib = 0; ib < n_per_row / 32; ib++, out += ggml_type_size(type)) {
+            const float * xb = x + 32 * ib, * qw = imatrix + 32 * ib;
+            float w[32], d, min = 0;
+            int q[32];
+            for (int j = 0; j < 32; j++) w[j] = qw[j] * sqrtf(sigma2 + xb[j] * xb[j]);
+            if (affine) {
+                uint8_t L[32], Laux[32];
+                d = ggmlr_make_qkx_quants(32, nmax, xb, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
+                for (int j = 0; j < 32; j++) q[j] = L[j];
+            } else {
+                int8_t L[32];
+                d = ggmlr_make_qx_quants(32, nmax, xb, L, w);
+                for (int j = 0; j < 32; j++) q[j] = L[j];
+            }
+            /* d (and m) lead every one of these blocks; then qs, or qh and qs */
+            const ggml_fp16_t dm[2] = {ggml_fp32_to_fp16(d), ggml_fp32_to_fp16(-min)};
+            memcpy(out, dm, affine ? 4 : 2);
+            uint8_t * rest = out + (affine ? 4 : 2);
+            if (five) pack5(q, rest + 4, rest);
+            else for (int j = 0; j < 16; j++) rest[j] = (uint8_t) (q[j] | q[j + 16] << 4);
+        }
     }
 }

@@ -88,6 +88,10 @@ GGMLR_QUANT_PAIR(q5_0);
 GGMLR_QUANT_PAIR(q5_1);
 GGMLR_QUANT_PAIR(q8_0);
 GGMLR_QUANT_PAIR(q8_1);
+/* with an importance matrix (one weight per column of a row, not NULL):
+ * Q4_0, Q4_1, Q5_0, Q5_1 */
+void ggmlr_quantize_rows_legacy(enum ggml_type type, const float * x, void * y, int64_t nrows, int64_t n_per_row,
+                                const float * imatrix);
 /* k_quants.c: the 256-element super-blocks */
 GGMLR_QUANT_PAIR(q2_K);
 GGMLR_QUANT_PAIR(q3_K);
