@@ -219,18 +219,22 @@ void ggmlr_quantize_row_q4_K(const float * x, void * vy, int64_t k) {
     }
 }
 
+/* one Q4_K (qh NULL) or Q5_K super-block: x = d*sc*q - dmin*m */
+static void dequantize_k4_block(ggml_fp16_t d16, ggml_fp16_t dmin16, const uint8_t * scales, const uint8_t * qs,
+                                const uint8_t * qh, float * y) {
+    const float d = ggml_fp16_to_fp32(d16), dmin = ggml_fp16_to_fp32(dmin16);
+    for (int e = 0; e < QK_K; e++) {
+        uint8_t sc, m;
+        get_scale_min_k4(e / 32, scales, &sc, &m);
+        const uint8_t byte = qs[32 * (e / 64) + e % 32];
+        const int q = ((e / 32) % 2 ? byte >> 4 : byte & 0xf) + (qh && (qh[e % 32] >> (e / 32) & 1) ? 16 : 0);
+        y[e] = d * sc * q - dmin * m;
+    }
+}
+
 void ggmlr_dequantize_row_q4_K(const void * vx, float * y, int64_t k) {
     const block_q4_K * x = vx;
-    for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
-        const float d = ggml_fp16_to_fp32(x[i].d), dmin = ggml_fp16_to_fp32(x[i].dmin);
-        for (int e = 0; e < QK_K; e++) {
-            uint8_t sc, m;
-            get_scale_min_k4(e / 32, x[i].scales, &sc, &m);
-            const uint8_t byte = x[i].qs[32 * (e / 64) + e % 32];
-            const int q = (e / 32) % 2 ? byte >> 4 : byte & 0xf;
-            y[e] = d * sc * q - dmin * m;
-        }
-    }
+    for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) dequantize_k4_block(x[i].d, x[i].dmin, x[i].scales, x[i].qs, NULL, y);
 }
 
 /* Q5_K: Q4_K's nibbles plus a fifth bit: bit e/32 of qh[e%32] */
@@ -249,16 +253,7 @@ void ggmlr_quantize_row_q5_K(const float * x, void * vy, int64_t k) {
 
 void ggmlr_dequantize_row_q5_K(const void * vx, float * y, int64_t k) {
     const block_q5_K * x = vx;
-    for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
-        const float d = ggml_fp16_to_fp32(x[i].d), dmin = ggml_fp16_to_fp32(x[i].dmin);
-        for (int e = 0; e < QK_K; e++) {
-            uint8_t sc, m;
-            get_scale_min_k4(e / 32, x[i].scales, &sc, &m);
-            const uint8_t byte = x[i].qs[32 * (e / 64) + e % 32];
-            const int q = ((e / 32) % 2 ? byte >> 4 : byte & 0xf) + (x[i].qh[e % 32] >> (e / 32) & 1 ? 16 : 0);
-            y[e] = d * sc * q - dmin * m;
-        }
-    }
+    for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) dequantize_k4_block(x[i].d, x[i].dmin, x[i].scales, x[i].qs, x[i].qh, y);
 }
 
 /* ---- Q6_K ---- */

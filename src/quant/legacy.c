@@ -19,13 +19,16 @@
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
-/* the element of largest magnitude, with its sign (the first one on ties) */
-static float signed_absmax(const float * x, int n) {
+/* Q4_0/Q5_0: d = max / -half (max: the element of largest magnitude with
+ * its sign, the first on ties), stored in fp16; returns 1/d (0 for zeros) */
+static float symmetric_scale(const float * x, int half, ggml_fp16_t * d16) {
     float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < 32; j++) {
         if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); max = x[j]; }
     }
-    return max;
+    const float d = max / -half;
+    *d16 = ggml_fp32_to_fp16(d);
+    return d ? 1.0f / d : 0.0f;
 }
 
 /* Q4_1/Q5_1: d = (max - min) / nmax and m = min of the 32 values, stored in
@@ -46,9 +49,7 @@ static float affine_scale(const float * x, int nmax, ggml_fp16_t * d16, ggml_fp1
 void ggmlr_quantize_row_q4_0(const float * x, void * vy, int64_t k) {
     block_q4_0 * y = vy;
     for (int64_t i = 0; i < k / QK4_0; i++, x += QK4_0) {
-        const float d = signed_absmax(x, QK4_0) / -8;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[i].d = ggml_fp32_to_fp16(d);
+        const float id = symmetric_scale(x, 8, &y[i].d);
         for (int j = 0; j < QK4_0 / 2; j++) {
             const int lo = imin(15, (int8_t) ggmlr_trunc_i32(x[j] * id + 8.5f));
             const int hi = imin(15, (int8_t) ggmlr_trunc_i32(x[j + QK4_0 / 2] * id + 8.5f));
@@ -114,9 +115,7 @@ static void unpack5(const uint8_t qs[16], const uint8_t qh[4], int q[32]) {
 void ggmlr_quantize_row_q5_0(const float * x, void * vy, int64_t k) {
     block_q5_0 * y = vy;
     for (int64_t i = 0; i < k / QK5_0; i++, x += QK5_0) {
-        const float d = signed_absmax(x, QK5_0) / -16;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[i].d = ggml_fp32_to_fp16(d);
+        const float id = symmetric_scale(x, 16, &y[i].d);
         int q[QK5_0];
         for (int j = 0; j < QK5_0; j++) q[j] = imin(31, (int8_t) ggmlr_trunc_i32(x[j] * id + 16.5f));
         pack5(q, y[i].qs, y[i].qh);
