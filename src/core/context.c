@@ -37,30 +37,13 @@ struct ggml_context {
 
 /* ---- types ---- */
 
-size_t ggml_type_size(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_F32: return 4;
-        case GGML_TYPE_F16: return 2;
-        case GGML_TYPE_I32: return 4;
-        default:            return 0;
-    }
-}
-
-const char * ggml_type_name(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_F32: return "f32";
-        case GGML_TYPE_F16: return "f16";
-        case GGML_TYPE_I32: return "i32";
-        default:            return "unsupported";
-    }
-}
-
-bool ggmlr_type_is_supported(enum ggml_type type) { return ggml_type_size(type) != 0; }
+/* Names, sizes and converters are quant/traits.c's (the stage below). */
 
 float ggmlr_load_f32(enum ggml_type type, const void * p) {
     switch (type) {
         case GGML_TYPE_F32: { float v; memcpy(&v, p, 4); return v; }
         case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); return ggml_fp16_to_fp32(h); }
+        case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); return ggml_bf16_to_fp32(h); }
         case GGML_TYPE_I32: { int32_t v; memcpy(&v, p, 4); return (float) v; }
         default: return NAN;
     }
@@ -70,6 +53,7 @@ void ggmlr_store_f32(enum ggml_type type, void * p, float v) {
     switch (type) {
         case GGML_TYPE_F32: memcpy(p, &v, 4); break;
         case GGML_TYPE_F16: { ggml_fp16_t h = ggml_fp32_to_fp16(v); memcpy(p, &h, 2); break; }
+        case GGML_TYPE_BF16: { ggml_bf16_t h = ggml_fp32_to_bf16(v); memcpy(p, &h, 2); break; }
         case GGML_TYPE_I32: {
             /* saturate: a float outside int32 (or NaN) has no int32 value */
             int32_t i = isnan(v) ? 0 : v >= 2147483648.0f ? INT32_MAX : v < -2147483648.0f ? INT32_MIN : (int32_t) v;
@@ -198,10 +182,17 @@ int64_t ggml_nelements(const struct ggml_tensor * t) { return t ? t->ne[0] * t->
 int64_t ggml_nrows(const struct ggml_tensor * t)     { return t ? t->ne[1] * t->ne[2] * t->ne[3] : 0; }
 size_t  ggml_element_size(const struct ggml_tensor * t) { return t ? ggml_type_size(t->type) : 0; }
 
+/* A row of a block type is ne[0] / blck blocks of nb[0] bytes (as upstream). */
 size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t) {
     if (ggml_nelements(t) == 0) return 0;
-    size_t n = ggml_type_size(t->type);
-    for (int i = 0; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
+    const int64_t blck = ggml_blck_size(t->type);
+    if (blck <= 1) {
+        size_t n = ggml_type_size(t->type);
+        for (int i = 0; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
+        return n;
+    }
+    size_t n = (size_t) (t->ne[0] / blck) * t->nb[0];
+    for (int i = 1; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
     return n;
 }
 
@@ -215,10 +206,13 @@ int ggml_n_dims(const struct ggml_tensor * t) {
 
 bool ggml_is_contiguous(const struct ggml_tensor * t) {
     if (!t) return false;
+    /* dimension 0 counts in blocks: a row of one block is contiguous whatever nb[0] */
+    const int64_t blck = ggml_blck_size(t->type) > 0 ? ggml_blck_size(t->type) : 1;
     size_t expect = ggml_type_size(t->type);
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
-        if (t->ne[i] != 1 && t->nb[i] != expect) return false;
-        expect *= (size_t) t->ne[i];
+        const int64_t n = i == 0 ? t->ne[0] / blck : t->ne[i];
+        if (n != 1 && t->nb[i] != expect) return false;
+        expect *= (size_t) n;
     }
     return true;
 }
@@ -246,30 +240,39 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs) {
     if (!ctx) { ggmlr_set_error("ggml_new_tensor: context is NULL"); return NULL; }
     if (!ggmlr_type_is_supported(type)) {
-        ggmlr_set_error("ggml_new_tensor: type %d is not supported (use F32, F16 or I32)", (int) type);
+        ggmlr_set_error("ggml_new_tensor: type %d (%s) is not supported (F32, F16, BF16, I32 and the quantized types "
+                        "with a dequantizer: docs/quant-types.md)", (int) type, ggml_type_name(type));
         return NULL;
     }
+    const int64_t blck = ggml_blck_size(type);
     if (n_dims < 1 || n_dims > GGML_MAX_DIMS || !ne) {
         ggmlr_set_error("ggml_new_tensor: n_dims must be 1..4 (got %d)", n_dims);
+        return NULL;
+    }
+    if (ne[0] % blck != 0) {   /* rows are whole blocks */
+        ggmlr_set_error("ggml_new_tensor: ne[0] = %lld is not a multiple of %s's block size %lld", (long long) ne[0],
+                        ggml_type_name(type), (long long) blck);
         return NULL;
     }
     int64_t shape[GGML_MAX_DIMS] = {1, 1, 1, 1};
     /* The product of the nonzero dimensions must fit too, not just the size:
      * with a zero dimension the others would otherwise be unbounded, and row
-     * counts (ggml_nrows) or any partial product of them would overflow. */
+     * counts (ggml_nrows) or any partial product of them would overflow.
+     * nbytes multiplies blocks in the first dimension. */
     size_t nbytes = ggml_type_size(type), span = nbytes;
     for (int i = 0; i < n_dims; i++) {
         if (ne[i] < 0) {
             ggmlr_set_error("ggml_new_tensor: ne[%d] = %lld is negative", i, (long long) ne[i]);
             return NULL;
         }
+        const int64_t n = i == 0 ? ne[0] / blck : ne[i];
         shape[i] = ne[i];
         if (ne[i] != 0 && span > (size_t) INT64_MAX / (size_t) ne[i]) {
             ggmlr_set_error("ggml_new_tensor: size overflows (dimension %d = %lld)", i, (long long) ne[i]);
             return NULL;
         }
-        if (ne[i] != 0) span *= (size_t) ne[i];
-        nbytes *= (size_t) ne[i];
+        if (ne[i] != 0) span *= (size_t) ne[i];   /* (an upper bound of the bytes for a block type) */
+        nbytes *= (size_t) n;
     }
     /* bounds of a view are checked by its constructor (ops.c), which knows its strides */
     if (view_src && view_src->view_src) { view_offs += view_src->view_offs; view_src = view_src->view_src; }
@@ -287,7 +290,8 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
     t->view_offs = view_offs;
     for (int i = 0; i < GGML_MAX_DIMS; i++) t->ne[i] = shape[i];
     t->nb[0] = ggml_type_size(type);
-    for (int i = 1; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t) t->ne[i - 1];
+    t->nb[1] = t->nb[0] * (size_t) (t->ne[0] / blck);
+    for (int i = 2; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t) t->ne[i - 1];
     if (view_src) {
         t->buffer = view_src->buffer;
         if (view_src->data) t->data = (char *) view_src->data + view_offs;

@@ -195,7 +195,16 @@ void ggml_graph_reset(struct ggml_cgraph * g) {
     }
 }
 
-void ggml_set_param(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_PARAM; }
+/* A quantized tensor cannot be trained (no gradient step keeps its blocks):
+ * refused with a message, the flag left unset. */
+void ggml_set_param(struct ggml_tensor * t) {
+    if (t && ggml_is_quantized(t->type)) {
+        ggmlr_set_error("ggml_set_param: tensor '%s' is %s; a quantized tensor cannot be a parameter (train an F32 copy "
+                        "or adapters)", t->name, ggml_type_name(t->type));
+        return;
+    }
+    if (t) t->flags |= GGML_TENSOR_FLAG_PARAM;
+}
 void ggml_set_input(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_INPUT; }
 void ggml_set_output(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_OUTPUT; }
 

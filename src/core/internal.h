@@ -4,6 +4,7 @@
 
 #include "ggml.h"
 #include "ggml-backend.h"
+#include "quant/quant.h"   /* the tensor types (the stage below core) */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,12 +57,11 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs);
 void * ggmlr_ctx_alloc_object(struct ggml_context * ctx, size_t size); /* graphs; NULL + message when full */
 size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t);         /* bytes from data to last element */
-bool   ggmlr_type_is_supported(enum ggml_type type);
 /* Data pointer of element (i0,i1,i2,i3). */
 static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
-/* Element as float / store a float, for F32, F16 and I32. */
+/* Element as float / store a float, for F32, F16, BF16 and I32 (NaN / nothing for a block type). */
 float ggmlr_load_f32(enum ggml_type type, const void * p);
 void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 

@@ -220,3 +220,21 @@ struct ggml_tensor * tc_weighted_sum(struct ggml_context * ctx, struct ggml_tens
     tc_fill_uniform(w, -1, 1);
     return ggml_sum(ctx, ggml_mul(ctx, t, w));
 }
+
+/* expected relative RMS error of an ideal grid of N levels spread over the
+ * data's range, for uniform data: step/sqrt(12) over rms = range/sqrt(12)
+ * gives 1/(N-1). N per type: the quant levels over the sub-block's range; for
+ * the non-uniform grids the range over the widest gap (IQ4: 240/24 = 10, so
+ * 11; MXFP4: 12/2 = 6, so 7). The bound allows 1.25 times that. */
+double tc_quant_rms_bound(enum ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_Q2_K: return 1.25 / 3;
+        case GGML_TYPE_Q3_K: return 1.25 / 7;
+        case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q5_K: return 1.25 / 31;
+        case GGML_TYPE_Q6_K: return 1.25 / 63;
+        case GGML_TYPE_Q8_0: case GGML_TYPE_Q8_1: case GGML_TYPE_Q8_K: return 1.25 / 254;
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return 1.25 / 10;
+        case GGML_TYPE_MXFP4: return 1.25 / 6;
+        default: return 1.25 / 15;   /* the 4-bit types */
+    }
+}
