@@ -124,10 +124,20 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     sched->gallocs = more;
     ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
     if (!ga) goto fail;
-    sched->gallocs[sched->n_gallocs++] = ga;  /* reset frees it, and what it placed */
-    if (ggml_gallocr_alloc_graph(ga, g)) return true;
+    if (ggml_gallocr_alloc_graph(ga, g)) {
+        sched->gallocs[sched->n_gallocs++] = ga;  /* reset frees it, and what it placed */
+        return true;
+    }
+    ggml_gallocr_free(ga);
 fail:
-    return false;  /* what was tracked stays tracked; reset clears it */
+    /* all or nothing: the graph's tensors are as they were, and none is
+     * tracked (their context may be freed before the scheduler) */
+    for (size_t i = first; i < sched->n_assigned; i++) {
+        sched->assigned[i]->data = NULL;
+        sched->assigned[i]->buffer = NULL;
+    }
+    sched->n_assigned = first;
+    return false;
 }
 
 enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * g) {
