@@ -554,6 +554,13 @@ GGML_API struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_t
 GGML_API struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c);
 /* [ceil((stop - start) / step)] F32: start + step * i; stop > start, step > 0. */
 GGML_API struct ggml_tensor * ggml_arange(struct ggml_context * ctx, float start, float stop, float step);
+/* Mixture of experts (upstream's shapes). add_id: dst[i0, i1, i2, i3] = a[i0, i1, i2, i3] + b[i0, ids[i1, i2]],
+ * a F32 [ne0, n_used, n_tokens, ne3], b F32 [ne0, n_expert], ids I32 [n_used, n_tokens].
+ * mul_mat_id: c[:, e, t] = mul_mat(as[:, :, ids[e, t]], b[:, e % b->ne[1], t]), as F32 [K, M, n_expert],
+ * b F32 [K, n_b, n_tokens] (n_used % n_b == 0), ids I32 [n_used, n_tokens] -> [M, n_used, n_tokens].
+ * An expert id outside [0, n_expert) fails the compute with a message. */
+GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids);
+GGML_API struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids);
 
 /* a = gradient of y, b = y = soft_max_ext(x, mask, scale, max_bias): the gradient with respect to x. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias);

@@ -324,6 +324,33 @@ static void test_write_mask_fill_errors(void) {
     ggml_free(ctx);
 }
 
+/* add_id and mul_mat_id: shapes as upstream's; an expert id out of range fails the compute */
+static void test_moe_errors(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    const int64_t na[4] = {6, 2, 3, 1}, nb[4] = {6, 4, 1, 1}, nas[4] = {6, 5, 4, 1}, nbm[4] = {6, 1, 3, 1};
+    struct ggml_tensor * a = rand_tensor(ctx, GGML_TYPE_F32, na, -1, 1), * b = rand_tensor(ctx, GGML_TYPE_F32, nb, -1, 1);
+    struct ggml_tensor * as = rand_tensor(ctx, GGML_TYPE_F32, nas, -1, 1), * bm = rand_tensor(ctx, GGML_TYPE_F32, nbm, -1, 1);
+    const int32_t neg[6] = {0, 1, 2, 3, -1, 0}, past[6] = {0, 1, 4, 3, 2, 0}, ok[6] = {0, 1, 2, 3, 3, 0};
+    check_fails(ctx, ggml_add_id(ctx, a, b, indices(ctx, 2, 3, 1, neg, 0)), "expert id -1", "add_id id -1");
+    check_fails(ctx, ggml_add_id(ctx, a, b, indices(ctx, 2, 3, 1, past, 0)), "expert id 4", "add_id id = experts");
+    check_fails(ctx, ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 1, neg, 0)), "expert id -1", "mul_mat_id id -1");
+    check_fails(ctx, ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 1, past, 0)), "expert id 4", "mul_mat_id id = experts");
+    struct ggml_tensor * ids = indices(ctx, 2, 3, 1, ok, 0);
+    EXPECT_NULL(ggml_add_id(NULL, a, b, ids), "add_id NULL context");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, NULL), "add_id NULL ids");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 3)), "add_id F32 ids");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, indices(ctx, 3, 2, 1, NULL, 4)), "add_id ids [3,2] for a [6,2,3]");
+    EXPECT_NULL(ggml_add_id(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 4), ids), "add_id b->ne[0] != a->ne[0]");
+    EXPECT_NULL(ggml_add_id(ctx, a, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 4, 2), ids), "add_id 3-D b");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, bm, NULL), "mul_mat_id NULL ids");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 6, 5, 4, 2), bm, ids), "mul_mat_id 4-D as");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 5, 1, 3), ids), "mul_mat_id K mismatch");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 3, 3), ids), "mul_mat_id n_used % n_b != 0");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 1, 2), ids), "mul_mat_id tokens mismatch");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 2, NULL, 4)), "mul_mat_id 3-D ids");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(20240611);
     test_out_of_range();
@@ -332,5 +359,6 @@ int main(void) {
     test_rope_errors();
     test_out_prod_errors();
     test_write_mask_fill_errors();
+    test_moe_errors();
     return tc_finish("op_refusals");
 }

@@ -72,6 +72,8 @@ ggml_fill_inplace <- function(ctx, a, c) .Call(C_ggml_fill_inplace, ctx, a, c)
 ggml_arange <- function(ctx, start, stop, step) .Call(C_ggml_arange, ctx, start, stop, step)
 ggml_mul_mat <- function(ctx, a, b) .Call(C_ggml_mul_mat, ctx, a, b)
 ggml_out_prod <- function(ctx, a, b) .Call(C_ggml_out_prod, ctx, a, b)
+ggml_mul_mat_id <- function(ctx, as, b, ids) .Call(C_ggml_mul_mat_id, ctx, as, b, ids)
+ggml_add_id <- function(ctx, a, b, ids) .Call(C_ggml_add_id, ctx, a, b, ids)
 ggml_soft_max <- function(ctx, a) .Call(C_ggml_soft_max, ctx, a)
 ggml_soft_max_ext <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext, ctx, a, mask, scale, max_bias)

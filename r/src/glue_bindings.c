@@ -417,6 +417,24 @@ SEXP R_ggml_out_prod(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_out_prod", ggml_out_prod(ctx->ctx, a, b));
 }
 
+/* ggml_mul_mat_id(ctx, as, b, ids) */
+SEXP R_ggml_mul_mat_id(SEXP r_ctx, SEXP r_as, SEXP r_b, SEXP r_ids) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * as = TENSOR(ctx, r_as, "as");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * ids = TENSOR(ctx, r_ids, "ids");
+    return FINISH(r_ctx, "ggml_mul_mat_id", ggml_mul_mat_id(ctx->ctx, as, b, ids));
+}
+
+/* ggml_add_id(ctx, a, b, ids) */
+SEXP R_ggml_add_id(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ids) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * ids = TENSOR(ctx, r_ids, "ids");
+    return FINISH(r_ctx, "ggml_add_id", ggml_add_id(ctx->ctx, a, b, ids));
+}
+
 /* ggml_soft_max(ctx, a) */
 SEXP R_ggml_soft_max(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -214,4 +214,8 @@ static inline struct ggmlr_set_rows_srcs ggmlr_set_rows_srcs_decode(const struct
     return s;
 }
 
+/* ---- ADD_ID, MUL_MAT_ID: the expert ids (upstream's src[2]) ---- */
+static inline void ggmlr_expert_ids_encode(struct ggml_tensor * t, struct ggml_tensor * ids) { t->src[2] = ids; }
+static inline struct ggml_tensor * ggmlr_expert_ids_decode(const struct ggml_tensor * t) { return t->src[2]; }
+
 #endif

@@ -93,3 +93,19 @@ RULE(grad_set_rows) {
 }
 
 GRAD_RULE(set_rows, refuse_set_rows, grad_set_rows);
+
+/* ---- the mixture-of-experts backward's row moves (ops_internal.h) ---- */
+
+static struct ggml_tensor * flat_ids(struct ggml_context * ctx, struct ggml_tensor * ids) {
+    struct ggml_tensor * c = ggmlr_grad_contiguous(ctx, ids);
+    return c ? ggml_reshape_1d(ctx, c, ggml_nelements(ids)) : NULL;
+}
+
+struct ggml_tensor * ggmlr_gather_by_ids(struct ggml_context * ctx, struct ggml_tensor * table, struct ggml_tensor * ids) {
+    return ggml_get_rows(ctx, table, flat_ids(ctx, ids));
+}
+
+struct ggml_tensor * ggmlr_scatter_by_ids(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * ids, int64_t n_rows) {
+    struct ggml_tensor * shape = x ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, x->ne[0], n_rows) : NULL;
+    return shape ? ggml_get_rows_back(ctx, x, flat_ids(ctx, ids), shape) : NULL;
+}

@@ -524,6 +524,7 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
         case GGML_OP_SET: case GGML_OP_DIAG: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_TRI:  /* input elements or zeros */
+        case GGML_OP_ADD_ID: case GGML_OP_MUL_MAT_ID:
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
@@ -1054,14 +1055,14 @@ static struct ggml_tensor * same_shape_partner(struct fuzz * f, struct ggml_cont
     return new_filled(f, ctx, chance(0.9) ? GGML_TYPE_F32 : rand_type(false), a->ne);
 }
 
-/* set_rows, set, the masks and the generators, with sane or wild arguments */
+/* set_rows, set, the masks, the generators and the experts' ops, with sane or wild arguments */
 static void act_write_mask(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
     struct ggml_tensor * a = pick(f), * b = pick(f), * t = NULL;
     const int n = chance(0.9) ? (int) rnd(9) : PICK(((const int[]) {-1, INT_MIN, INT_MAX}));
     char da[128];
     TRACE("write_mask(%s, %d)", describe(a, da, sizeof da), n);
-    switch (rnd(8)) {
+    switch (rnd(9)) {
         case 0: {  /* rows of b written into a: the indices may repeat or run out of range (the compute fails) */
             if (a && chance(0.7)) {
                 const int64_t ne[4] = {a->ne[0], small_dim(), a->ne[2], a->ne[3]};
@@ -1088,6 +1089,19 @@ static void act_write_mask(struct fuzz * f) {
             break;
         case 5: t = CALL(f, "ggml_tri", !ctx || !a, ggml_tri(ctx, a, (enum ggml_tri_type) n)); break;
         case 6: t = CALL(f, "ggml_fill", !ctx || !a, ggml_fill(ctx, a, rand_param())); break;
+        case 7: {  /* experts: b [ne0, n_expert] picked by ids, or a as the experts [K, M, n_expert] */
+            struct ggml_tensor * ids = a && chance(0.8) ? new_indices(f, data_ctx, 1 + (int64_t) rnd(4), a->ne[1], a->ne[2], 1) : pick(f);
+            if (chance(0.5)) {
+                if (a && chance(0.7)) b = new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {a->ne[0], 4, 1, 1});
+                t = CALL(f, "ggml_add_id", !ctx || !a || !b || !ids, ggml_add_id(ctx, a, b, ids));
+                if (t) CHECK(ggml_are_same_shape(t, a), "add_id: shaped like a");
+            } else {
+                if (a && ids && chance(0.7)) b = new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {a->ne[0], 1, ids->ne[1], 1});
+                t = CALL(f, "ggml_mul_mat_id", !ctx || !a || !b || !ids, ggml_mul_mat_id(ctx, a, b, ids));
+                if (t) CHECK(t->ne[0] == a->ne[1] && t->ne[1] == ids->ne[0] && t->ne[2] == b->ne[2], "mul_mat_id: [M, n_used, n_tokens]");
+            }
+            break;
+        }
         default: {
             const float start = rand_param(), step = rand_param();
             t = CALL(f, "ggml_arange", !ctx, ggml_arange(ctx, start, start + (float) n, step));
@@ -1272,11 +1286,12 @@ static void act_params(struct fuzz * f) {
     }
 }
 
-/* The graph has a node whose compute can fail on its data: indices or class labels out of range, a row set twice. */
+/* The graph has a node whose compute can fail on its data: indices, expert ids or class labels out of range, a row set twice. */
 static bool fails_on_data(const struct ggml_cgraph * g) {
     for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
         const struct ggml_tensor * t = ggml_graph_node(g, i);
         if (t->op == GGML_OP_GET_ROWS || t->op == GGML_OP_GET_ROWS_BACK || t->op == GGML_OP_SET_ROWS) return true;
+        if (t->op == GGML_OP_ADD_ID || t->op == GGML_OP_MUL_MAT_ID) return true;
         if ((t->op == GGML_OP_CROSS_ENTROPY_LOSS || t->op == GGML_OP_CROSS_ENTROPY_LOSS_BACK) && t->src[1]->type == GGML_TYPE_I32) return true;
     }
     return false;
