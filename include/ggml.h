@@ -561,6 +561,12 @@ GGML_API struct ggml_tensor * ggml_arange(struct ggml_context * ctx, float start
  * An expert id outside [0, n_expert) fails the compute with a message. */
 GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids);
 GGML_API struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids);
+/* a (F32, any layout) with its elements moved by shift_d along each dim d, wrapping around:
+ * y[i0, i1, i2, i3] = a[(i0 - shift0) mod ne0, ...]; |shift_d| < ne_d. */
+GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
+/* timesteps F32 [N] -> [dim, N]: row i = cos(t_i f_j) for j < dim/2, then sin(t_i f_j), then 0 when dim is odd,
+ * f_j = exp(-ln(max_period) j / (dim/2)) (diffusion models' sinusoidal embedding). */
+GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx, struct ggml_tensor * timesteps, int dim, int max_period);
 
 /* a = gradient of y, b = y = soft_max_ext(x, mask, scale, max_bias): the gradient with respect to x. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias);

@@ -348,6 +348,14 @@ static void test_moe_errors(void) {
     EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 3, 3), ids), "mul_mat_id n_used % n_b != 0");
     EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 1, 2), ids), "mul_mat_id tokens mismatch");
     EXPECT_NULL(ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 2, NULL, 4)), "mul_mat_id 3-D ids");
+    /* roll and timestep_embedding: upstream's bounds */
+    EXPECT_NULL(ggml_roll(ctx, a, 6, 0, 0, 0), "roll shift0 = ne0");
+    EXPECT_NULL(ggml_roll(ctx, a, 0, -2, 0, 0), "roll shift1 = -ne1");
+    EXPECT_NULL(ggml_roll(ctx, a, 0, 0, 0, 1), "roll shift3 with ne3 = 1");
+    EXPECT_NULL(ggml_roll(ctx, ids, 0, 0, 0, 0), "roll I32");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, a, 8, 10000), "timestep_embedding of a matrix");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), 0, 10000), "timestep_embedding dim 0");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), 8, 0), "timestep_embedding max_period 0");
     ggml_free(ctx);
 }
 

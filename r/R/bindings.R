@@ -70,6 +70,12 @@ ggml_tri <- function(ctx, a, type) .Call(C_ggml_tri, ctx, a, type)
 ggml_fill <- function(ctx, a, c) .Call(C_ggml_fill, ctx, a, c)
 ggml_fill_inplace <- function(ctx, a, c) .Call(C_ggml_fill_inplace, ctx, a, c)
 ggml_arange <- function(ctx, start, stop, step) .Call(C_ggml_arange, ctx, start, stop, step)
+ggml_roll <- function(ctx, a, shift0, shift1 = 0, shift2 = 0, shift3 = 0) {
+  .Call(C_ggml_roll, ctx, a, shift0, shift1, shift2, shift3)
+}
+ggml_timestep_embedding <- function(ctx, timesteps, dim, max_period = 10000) {
+  .Call(C_ggml_timestep_embedding, ctx, timesteps, dim, max_period)
+}
 ggml_mul_mat <- function(ctx, a, b) .Call(C_ggml_mul_mat, ctx, a, b)
 ggml_out_prod <- function(ctx, a, b) .Call(C_ggml_out_prod, ctx, a, b)
 ggml_mul_mat_id <- function(ctx, as, b, ids) .Call(C_ggml_mul_mat_id, ctx, as, b, ids)

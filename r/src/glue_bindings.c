@@ -401,6 +401,26 @@ SEXP R_ggml_arange(SEXP r_ctx, SEXP r_start, SEXP r_stop, SEXP r_step) {
     return FINISH(r_ctx, "ggml_arange", ggml_arange(ctx->ctx, start, stop, step));
 }
 
+/* ggml_roll(ctx, a, shift0, shift1 = 0, shift2 = 0, shift3 = 0) */
+SEXP R_ggml_roll(SEXP r_ctx, SEXP r_a, SEXP r_shift0, SEXP r_shift1, SEXP r_shift2, SEXP r_shift3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int shift0 = rg_int(r_shift0, "shift0");
+    const int shift1 = rg_int(r_shift1, "shift1");
+    const int shift2 = rg_int(r_shift2, "shift2");
+    const int shift3 = rg_int(r_shift3, "shift3");
+    return FINISH(r_ctx, "ggml_roll", ggml_roll(ctx->ctx, a, shift0, shift1, shift2, shift3));
+}
+
+/* ggml_timestep_embedding(ctx, timesteps, dim, max_period = 10000) */
+SEXP R_ggml_timestep_embedding(SEXP r_ctx, SEXP r_timesteps, SEXP r_dim, SEXP r_max_period) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * timesteps = TENSOR(ctx, r_timesteps, "timesteps");
+    const int dim = rg_int(r_dim, "dim");
+    const int max_period = rg_int(r_max_period, "max_period");
+    return FINISH(r_ctx, "ggml_timestep_embedding", ggml_timestep_embedding(ctx->ctx, timesteps, dim, max_period));
+}
+
 /* ggml_mul_mat(ctx, a, b) */
 SEXP R_ggml_mul_mat(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

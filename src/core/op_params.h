@@ -218,4 +218,18 @@ static inline struct ggmlr_set_rows_srcs ggmlr_set_rows_srcs_decode(const struct
 static inline void ggmlr_expert_ids_encode(struct ggml_tensor * t, struct ggml_tensor * ids) { t->src[2] = ids; }
 static inline struct ggml_tensor * ggmlr_expert_ids_decode(const struct ggml_tensor * t) { return t->src[2]; }
 
+/* ---- ROLL (upstream's layout: [0..3] the shifts) ---- */
+struct ggmlr_roll_params { int32_t shift[4]; };
+static inline void ggmlr_roll_params_encode(struct ggml_tensor * t, const struct ggmlr_roll_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_roll_params ggmlr_roll_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_roll_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- TIMESTEP_EMBEDDING (upstream's layout: [0] dim, [1] max_period) ---- */
+struct ggmlr_timestep_params { int32_t dim, max_period; };
+static inline void ggmlr_timestep_params_encode(struct ggml_tensor * t, const struct ggmlr_timestep_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_timestep_params ggmlr_timestep_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_timestep_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
 #endif

@@ -524,7 +524,7 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
         case GGML_OP_SET: case GGML_OP_DIAG: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_TRI:  /* input elements or zeros */
-        case GGML_OP_ADD_ID: case GGML_OP_MUL_MAT_ID:
+        case GGML_OP_ADD_ID: case GGML_OP_MUL_MAT_ID: case GGML_OP_ROLL: case GGML_OP_TIMESTEP_EMBEDDING:
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
@@ -1055,14 +1055,14 @@ static struct ggml_tensor * same_shape_partner(struct fuzz * f, struct ggml_cont
     return new_filled(f, ctx, chance(0.9) ? GGML_TYPE_F32 : rand_type(false), a->ne);
 }
 
-/* set_rows, set, the masks, the generators and the experts' ops, with sane or wild arguments */
+/* set_rows, set, the masks, the generators, the experts' ops, roll and timestep_embedding, with sane or wild arguments */
 static void act_write_mask(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
     struct ggml_tensor * a = pick(f), * b = pick(f), * t = NULL;
     const int n = chance(0.9) ? (int) rnd(9) : PICK(((const int[]) {-1, INT_MIN, INT_MAX}));
     char da[128];
     TRACE("write_mask(%s, %d)", describe(a, da, sizeof da), n);
-    switch (rnd(9)) {
+    switch (rnd(11)) {
         case 0: {  /* rows of b written into a: the indices may repeat or run out of range (the compute fails) */
             if (a && chance(0.7)) {
                 const int64_t ne[4] = {a->ne[0], small_dim(), a->ne[2], a->ne[3]};
@@ -1102,6 +1102,16 @@ static void act_write_mask(struct fuzz * f) {
             }
             break;
         }
+        case 8: {
+            const int s0 = chance(0.8) && a ? (int) rnd((uint64_t) a->ne[0]) : n;
+            t = CALL(f, "ggml_roll", !ctx || !a, ggml_roll(ctx, a, s0, chance(0.5) ? 0 : -n, 0, 0));
+            if (t) CHECK(ggml_are_same_shape(t, a), "roll: shaped like a");
+            break;
+        }
+        case 9:
+            t = CALL(f, "ggml_timestep_embedding", !ctx || !a, ggml_timestep_embedding(ctx, a, n, chance(0.9) ? 10000 : n));
+            if (t) CHECK(t->ne[0] == n && t->ne[1] == a->ne[0], "timestep_embedding: [dim, N]");
+            break;
         default: {
             const float start = rand_param(), step = rand_param();
             t = CALL(f, "ggml_arange", !ctx, ggml_arange(ctx, start, start + (float) n, step));
