@@ -201,6 +201,13 @@ enum ggml_glu_op {
     GGML_GLU_OP_COUNT
 };
 
+/* Pooling of ggml_pool_1d / ggml_pool_2d (upstream's values) */
+enum ggml_op_pool {
+    GGML_OP_POOL_MAX,
+    GGML_OP_POOL_AVG,
+    GGML_OP_POOL_COUNT,
+};
+
 /* ggml_rope_ext modes (upstream values) */
 #define GGML_ROPE_TYPE_NORMAL 0
 #define GGML_ROPE_TYPE_NEOX   2
@@ -415,6 +422,45 @@ GGML_API struct ggml_tensor * ggml_swiglu_split(struct ggml_context * ctx, struc
 GGML_API struct ggml_tensor * ggml_geglu_erf_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_geglu_quick_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float alpha, float limit);
+
+/*
+ * Convolution (upstream's layouts, ne0 fastest). 2-D: kernel a [KW, KH, IC, OC],
+ * data b [IW, IH, IC, N]; 1-D: a [K, IC, OC], b [IW, IC, N]. Output size per
+ * axis (I + 2p - d(K - 1) - 1) / s + 1. ggml_im2col: the patches, F32
+ * [IC*KH*KW, OW, OH, N] (1-D: [IC*K, OW, N]), element ic*KH*KW + kh*KW + kw
+ * (zero outside b); a is read for its shape only. ggml_im2col_back: its
+ * adjoint, as upstream's kernel reads it: a = the gradient of an im2col result,
+ * b = the kernel (shape only), ne = the data's shape -> F32 [ne]. The convolutions are
+ * im2col + mul_mat (F32 kernels): conv_1d -> [OW, OC, N], conv_2d -> [OW, OH, OC, N];
+ * _ph: padding K/2, conv_2d_sk_p0: stride = kernel size and no padding, conv_2d_s1_ph:
+ * stride 1 and padding K/2. ggml_conv_2d_dw: depthwise, a [KW, KH, 1, C], b [IW, IH, C, N].
+ */
+GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                          int p1, int d0, int d1, bool is_2D, enum ggml_type dst_type);
+GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t * ne, int s0,
+                                               int s1, int p0, int p1, int d0, int d1, bool is_2D);
+GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s, int d);
+GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                           int p1, int d0, int d1);
+GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                              int p1, int d0, int d1);
+
+/*
+ * Pooling of F32 a along ne0 (1-D) or ne0, ne1 (2-D), each plane apart; output
+ * size (I + 2p - k) / s + 1, windows start at o*s - p and skip what lies outside a.
+ * MAX: the largest element inside; AVG: 1-D divides by the elements inside,
+ * 2-D by k0*k1 (upstream's). Paddings are whole numbers (p0, p1 are float in
+ * upstream's signature). ggml_pool_2d_back: a = the gradient of a pool_2d
+ * result, af = its input -> F32 shaped like af (MAX: to the first largest).
+ */
+GGML_API struct ggml_tensor * ggml_pool_1d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op, int k0, int s0, int p0);
+GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op, int k0, int k1, int s0,
+                                           int s1, float p0, float p1);
+GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * af, enum ggml_op_pool op,
+                                                int k0, int k1, int s0, int s1, float p0, float p1);
 
 /* Row-wise normalisation along ne0: (x - mean) / sqrt(var + eps), and x / sqrt(mean(x^2) + eps). */
 GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);

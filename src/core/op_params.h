@@ -80,6 +80,43 @@ static inline struct ggmlr_glu_params ggmlr_glu_params_decode(const struct ggml_
     struct ggmlr_glu_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- IM2COL, IM2COL_BACK (upstream's layout: s0, s1, p0, p1, d0, d1, is_2D);
+ * 1-D (is_2d 0) reads only s0, p0, d0 ---- */
+
+struct ggmlr_im2col_params { int32_t s0, s1, p0, p1, d0, d1, is_2d; };
+static inline void ggmlr_im2col_params_encode(struct ggml_tensor * t, const struct ggmlr_im2col_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_im2col_params ggmlr_im2col_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_im2col_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- POOL_1D, POOL_2D, POOL_2D_BACK: one struct for the three, upstream's
+ * slots per op: POOL_1D [op, k0, s0, p0]; POOL_2D and POOL_2D_BACK
+ * [op, k0, k1, s0, s1, p0, p1], and POOL_2D_BACK adds ggmlr's [7] avg_in:
+ * the average divides by the elements inside the input, not by k0*k1
+ * (POOL_1D's average, whose backward POOL_2D_BACK is too). POOL_1D decodes as
+ * a 2-D pool with k1 = s1 = 1, p1 = 0 and avg_in set. ---- */
+
+struct ggmlr_pool_params { int32_t op, k0, k1, s0, s1, p0, p1, avg_in; };
+static inline void ggmlr_pool_params_encode(struct ggml_tensor * t, const struct ggmlr_pool_params * p) {
+    if (t->op == GGML_OP_POOL_1D) {
+        const int32_t s[4] = {p->op, p->k0, p->s0, p->p0};
+        ggmlr_params_put(t, s, sizeof s);
+    } else {
+        ggmlr_params_put(t, p, t->op == GGML_OP_POOL_2D ? 7 * sizeof(int32_t) : sizeof *p);
+    }
+}
+static inline struct ggmlr_pool_params ggmlr_pool_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_pool_params p = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (t->op == GGML_OP_POOL_1D) {
+        int32_t s[4];
+        ggmlr_params_get(t, s, sizeof s);
+        const struct ggmlr_pool_params q = {s[0], s[1], 1, s[2], 1, s[3], 0, 1};
+        return q;
+    }
+    ggmlr_params_get(t, &p, t->op == GGML_OP_POOL_2D ? 7 * sizeof(int32_t) : sizeof p);
+    return p;
+}
+
 /* ---- ROPE, ROPE_BACK (upstream's layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats) ---- */
 
 struct ggmlr_rope_params {
