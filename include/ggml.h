@@ -448,6 +448,14 @@ GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
                                               int p1, int d0, int d1);
 
+/* Transposed convolution (the adjoint of a strided convolution, no padding):
+ * y[l s + k, oc] += sum_ic a[k, oc, ic] b[l, ic]. 1-D: a [K, OC, IC], b [IL, IC]
+ * (a matrix; p0 must be 0, d0 1, as upstream's) -> [(IL - 1) s0 + K, OC];
+ * 2-D: a [KW, KH, OC, IC], b [IW, IH, IC, N] -> [(IW - 1) s + KW, (IH - 1) s + KH, OC, N]. F32. */
+GGML_API struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0,
+                                                     int d0);
+GGML_API struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int stride);
+
 /*
  * Pooling of F32 a along ne0 (1-D) or ne0, ne1 (2-D), each plane apart; output
  * size (I + 2p - k) / s + 1, windows start at o*s - p and skip what lies outside a.

@@ -89,6 +89,19 @@ static inline struct ggmlr_im2col_params ggmlr_im2col_params_decode(const struct
     struct ggmlr_im2col_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- CONV_TRANSPOSE_1D (upstream's layout: s0, p0, d0; p0 = 0 and d0 = 1
+ * the only ones upstream and ggmlr take) and CONV_TRANSPOSE_2D ([0] stride) ---- */
+
+struct ggmlr_conv_transpose_params { int32_t s0, p0, d0; };
+static inline void ggmlr_conv_transpose_params_encode(struct ggml_tensor * t, const struct ggmlr_conv_transpose_params * p) {
+    ggmlr_params_put(t, p, t->op == GGML_OP_CONV_TRANSPOSE_1D ? sizeof *p : sizeof p->s0);
+}
+static inline struct ggmlr_conv_transpose_params ggmlr_conv_transpose_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_conv_transpose_params p = {0, 0, 1};
+    ggmlr_params_get(t, &p, t->op == GGML_OP_CONV_TRANSPOSE_1D ? sizeof p : sizeof p.s0);
+    return p;
+}
+
 /* ---- POOL_1D, POOL_2D, POOL_2D_BACK: one struct for the three, upstream's
  * slots per op: POOL_1D [op, k0, s0, p0]; POOL_2D and POOL_2D_BACK
  * [op, k0, k1, s0, s1, p0, p1], and POOL_2D_BACK adds ggmlr's [7] avg_in:

@@ -1,6 +1,7 @@
-/* conv.c -- convolution: IM2COL, its adjoint IM2COL_BACK and their backward
- * rules (kernels: cpu/kernels/conv.c), and the convolutions built from
- * im2col + mul_mat as upstream builds them, so they run through the GEMM.
+/* conv.c -- convolution: IM2COL, its adjoint IM2COL_BACK, the transposed
+ * convolutions CONV_TRANSPOSE_1D/_2D and their backward rules (kernels:
+ * cpu/kernels/conv.c), and the convolutions built from im2col + mul_mat as
+ * upstream builds them, so they run through the GEMM.
  *
  * im2col gathers each output position's receptive field into one row,
  * col[(ic, kh, kw), ow, oh, n] = b[ow s0 + kw d0 - p0, oh s1 + kh d1 - p1, ic, n]
@@ -151,6 +152,39 @@ struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tens
     return r ? ggml_reshape_4d(ctx, r, col->ne[1], col->ne[2], b->ne[2], b->ne[3]) : NULL;
 }
 
+/* ---- transposed convolutions (a direct kernel) ---- */
+
+static struct ggml_tensor * conv_transpose_node(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,
+                                                struct ggml_tensor * b, const struct ggmlr_conv_transpose_params * p) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE_F32(fn, a); REQUIRE_F32(fn, b);
+    const bool d2 = op == GGML_OP_CONV_TRANSPOSE_2D;
+    if (p->s0 <= 0 || p->p0 != 0 || p->d0 != 1) {
+        ggmlr_set_error("%s: the stride must be > 0, the padding 0 and the dilation 1 (got %d, %d, %d)", fn, p->s0, p->p0, p->d0);
+        return NULL;
+    }
+    if (d2 ? a->ne[3] != b->ne[2] : (a->ne[2] != b->ne[1] || a->ne[3] != 1 || b->ne[2] != 1 || b->ne[3] != 1)) {
+        char sa[64], sb[64];
+        ggmlr_set_error("%s: kernel %s and data %s disagree on the input channels (%s)", fn, ggmlr_shape_str(a, sa, sizeof sa),
+                        ggmlr_shape_str(b, sb, sizeof sb), d2 ? "a [KW, KH, OC, IC], b [IW, IH, IC, N]" : "a [K, OC, IC], b a matrix [IL, IC]");
+        return NULL;
+    }
+    const int64_t ne[4] = {(b->ne[0] - 1) * p->s0 + a->ne[0], d2 ? (b->ne[1] - 1) * p->s0 + a->ne[1] : a->ne[1], d2 ? a->ne[2] : 1,
+                           d2 ? b->ne[3] : 1};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, a, b);
+    if (t) ggmlr_conv_transpose_params_encode(t, p);
+    return t;
+}
+
+struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0) {
+    const struct ggmlr_conv_transpose_params p = {s0, p0, d0};
+    return conv_transpose_node("ggml_conv_transpose_1d", ctx, GGML_OP_CONV_TRANSPOSE_1D, a, b, &p);
+}
+
+struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int stride) {
+    const struct ggmlr_conv_transpose_params p = {stride, 0, 1};
+    return conv_transpose_node("ggml_conv_transpose_2d_p0", ctx, GGML_OP_CONV_TRANSPOSE_2D, a, b, &p);
+}
+
 /* ---- backward ---- */
 
 /* IM2COL: d b = im2col_back(g) (A is the kernel, shape only) */
@@ -167,5 +201,26 @@ RULE(grad_im2col_back) {
     return ggmlr_grad_acc(ctx, gph, A, ggml_im2col(ctx, B, g, p.s0, p.s1, p.p0, p.p1, p.d0, p.d1, p.is_2d, GGML_TYPE_F32));
 }
 
+/* CONV_TRANSPOSE_*: y = conv^T(a, b), so d b = conv(a, g) with the same
+ * kernel tensor (its [K.., OC, IC] is a convolution kernel from OC to IC
+ * channels), and d a[(oc, kh, kw), ic] = sum_(x, n) im2col(g)[(oc, kh, kw), x, n] b[x, ic, n]:
+ * g's patches times b with its channels first (out_prod contracts ne1). */
+RULE(grad_conv_transpose) {
+    const int s = ggmlr_conv_transpose_params_decode(node).s0;
+    const bool d2 = node->op == GGML_OP_CONV_TRANSPOSE_2D;
+    struct ggml_tensor * a = ggmlr_grad_contiguous(ctx, A);
+    if (!a) return false;
+    if (need[1] && !ggmlr_grad_acc(ctx, gph, B, d2 ? ggml_conv_2d(ctx, a, g, s, s, 0, 0, 1, 1) : ggml_conv_1d(ctx, a, g, s, 0, 1))) return false;
+    if (!need[0]) return true;
+    struct ggml_tensor * col = ggml_im2col(ctx, a, g, s, s, 0, 0, 1, 1, d2, GGML_TYPE_F32);
+    struct ggml_tensor * c2 = col ? ggml_reshape_2d(ctx, col, col->ne[0], ggml_nelements(col) / col->ne[0]) : NULL;
+    struct ggml_tensor * bt = ggml_permute(ctx, B, 1, d2 ? 2 : 0, d2 ? 0 : 2, 3);  /* [IC, IW, IH, N] */
+    bt = bt ? ggml_cont(ctx, bt) : NULL;
+    struct ggml_tensor * b2 = bt ? ggml_reshape_2d(ctx, bt, bt->ne[0], ggml_nelements(bt) / bt->ne[0]) : NULL;
+    struct ggml_tensor * da = c2 && b2 ? ggml_out_prod(ctx, c2, b2) : NULL;
+    return ggmlr_grad_acc(ctx, gph, A, da ? ggml_reshape_4d(ctx, da, A->ne[0], A->ne[1], A->ne[2], A->ne[3]) : NULL);
+}
+
+GRAD_RULE(conv_transpose, NULL, grad_conv_transpose);
 GRAD_RULE(im2col, NULL, grad_im2col);
 GRAD_RULE(im2col_back, NULL, grad_im2col_back);

@@ -1,9 +1,12 @@
-/* conv.c -- rows of IM2COL and its adjoint IM2COL_BACK. The kernel tensor is
- * read for its shape only, so the builders make it themselves and the rows'
- * inputs are the image (IM2COL) or the patches' gradient (IM2COL_BACK). The
+/* conv.c -- rows of IM2COL, its adjoint IM2COL_BACK and the transposed
+ * convolutions. IM2COL reads the kernel tensor for its shape only, so the
+ * builders make it themselves and the rows' inputs are the image (IM2COL)
+ * or the patches' gradient (IM2COL_BACK). The
  * references follow the definition: im2col reads each patch entry from the
  * image, im2col_back scatters each patch entry back onto it (the kernel
- * gathers instead). The convolutions built on them: test_conv. */
+ * gathers instead); the transposed convolutions scatter each input entry
+ * through the kernel (the kernel gathers). The convolutions built on
+ * im2col: test_conv. */
 #include "ops/harness.h"
 
 #include <math.h>
@@ -82,6 +85,37 @@ static const struct im2col_case c2_basic = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0,
                                 c1_odd = {{4, 3, 5, 1}, {11, 3, 2, 1}, 2, 0, 3, 0, 2, 0, false},
                                 c1_full = {{5, 1, 1, 1}, {5, 1, 3, 1}, 3, 0, 2, 0, 1, 0, false};
 
+/* ---- transposed convolutions: every input entry scattered through the kernel ---- */
+
+struct ct_case { bool d2; int s; };
+
+static struct ggml_tensor * b_conv_transpose(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    const struct ct_case * c = p;
+    return c->d2 ? ggml_conv_transpose_2d_p0(ctx, in[0], in[1], c->s) : ggml_conv_transpose_1d(ctx, in[0], in[1], c->s, 0, 1);
+}
+
+/* y[l s + k, oc] += a[k, oc, ic] b[l, ic], over 2 axes in 2-D (1-D: KH = IH = 1, N = 1) */
+static void r_conv_transpose(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    const struct ct_case * c = p;
+    const int64_t KW = ne[0][0], KH = c->d2 ? ne[0][1] : 1, OC = c->d2 ? ne[0][2] : ne[0][1], IC = c->d2 ? ne[0][3] : ne[0][2];
+    const int64_t IW = ne[1][0], IH = c->d2 ? ne[1][1] : 1, N = c->d2 ? ne[1][3] : 1;
+    const int64_t OW = (IW - 1) * c->s + KW, OH = (IH - 1) * c->s + KH, n_out = OW * OH * OC * N;
+    for (int64_t i = 0; i < n_out; i++) out[i] = 0.0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ic = 0; ic < IC; ic++)
+            for (int64_t ly = 0; ly < IH; ly++)
+                for (int64_t lx = 0; lx < IW; lx++)
+                    for (int64_t oc = 0; oc < OC; oc++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++)
+                                out[((n * OC + oc) * OH + ly * c->s + kh) * OW + lx * c->s + kw] +=
+                                    in[0][((ic * OC + oc) * KH + kh) * KW + kw] * in[1][((n * IC + ic) * IH + ly) * IW + lx];
+    if (n_out != no[0] * no[1] * no[2] * no[3])
+        for (int64_t i = 0; i < no[0] * no[1] * no[2] * no[3]; i++) out[i] = NAN;
+}
+
+static const struct ct_case ct1_s1 = {false, 1}, ct1_s3 = {false, 3}, ct2_s1 = {true, 1}, ct2_s2 = {true, 2}, ct2_s3 = {true, 3};
+
 #define FD 1e-2, 1e-3, 1e-2
 static const struct ops_row rows[] = {
     {"IM2COL", "2-D 3x3 [7,6,3,2]", b_im2col, &c2_basic, 1, {{{7, 6, 3, 2}, -2, 2}}, r_im2col, 1e-6, true, FD},
@@ -100,6 +134,16 @@ static const struct ops_row rows[] = {
      r_im2col_back, 1e-6, true, FD},
     {"IM2COL_BACK", "1-D s 2 p 3 d 2", b_im2col_back, &c1_odd, 1, {{{12, 6, 2, 1}, -2, 2}}, r_im2col_back, 1e-6, true, FD},
     {"IM2COL_BACK", "1-D kernel = data, s 3", b_im2col_back, &c1_full, 1, {{{5, 2, 3, 1}, -2, 2}}, r_im2col_back, 1e-6, true, FD},
+    {"CONV_TRANSPOSE_1D", "K 3 s 1", b_conv_transpose, &ct1_s1, 2, {{{3, 2, 3, 1}, -1, 1}, {{6, 3, 1, 1}, -1, 1}}, r_conv_transpose, 1e-6,
+     true, FD},
+    {"CONV_TRANSPOSE_1D", "K 2 s 3 (gaps), odd", b_conv_transpose, &ct1_s3, 2, {{{2, 3, 2, 1}, -1, 1}, {{5, 2, 1, 1}, -1, 1}}, r_conv_transpose,
+     1e-6, true, FD},
+    {"CONV_TRANSPOSE_2D", "3x3 s 1", b_conv_transpose, &ct2_s1, 2, {{{3, 3, 2, 3}, -1, 1}, {{4, 3, 3, 1}, -1, 1}}, r_conv_transpose, 1e-6,
+     true, FD},
+    {"CONV_TRANSPOSE_2D", "3x2 s 2 (overlap), batch 2", b_conv_transpose, &ct2_s2, 2, {{{3, 2, 2, 2}, -1, 1}, {{3, 4, 2, 2}, -1, 1}},
+     r_conv_transpose, 1e-6, true, FD},
+    {"CONV_TRANSPOSE_2D", "2x2 s 3 (gaps)", b_conv_transpose, &ct2_s3, 2, {{{2, 2, 1, 2}, -1, 1}, {{3, 2, 2, 1}, -1, 1}}, r_conv_transpose,
+     1e-6, true, FD},
 };
 
 const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0]};

@@ -1,4 +1,5 @@
-/* conv.c -- IM2COL and IM2COL_BACK (constructors and the maths: ops/conv.c).
+/* conv.c -- IM2COL, IM2COL_BACK, CONV_TRANSPOSE_1D and _2D (constructors and
+ * the maths: ops/conv.c).
  *
  * The image is [IW, IH, IC, N] (1-D: [IW, IC, N], IH = KH = OH = 1), the
  * patches [IC*KH*KW, OW, OH, N] (1-D: [IC*K, OW, N]); patch element
@@ -7,7 +8,8 @@
  * patch row per output position; IM2COL_BACK gathers, for each image element,
  * the patch entries that read it (those with iw + p0 - kw d0 a multiple of s0,
  * the quotient an output position), so each thread owns whole image rows and
- * the sums run in a fixed order. Every tensor is read through its strides. */
+ * the sums run in a fixed order. The transposed convolutions gather the
+ * same way. Every tensor is read through its strides. */
 #include "cpu/kernels/kernels.h"
 
 /* The axes of one convolution, from the image and kernel tensors. */
@@ -82,5 +84,41 @@ static void im2col_backward(const struct ggmlr_compute_params * p, struct ggml_t
     }
 }
 
+/* CONV_TRANSPOSE_1D / _2D: y[x, y', oc, n] = sum over the taps (kw, kh) with
+ * x - kw = s lx and y' - kh = s ly inside b, and over ic, of
+ * a[kw, kh, oc, ic] b[lx, ly, ic, n] (1-D: KH = IH = 1, a [K, OC, IC], b [IL, IC]).
+ * One dst row (y', oc, n) per step: a gather, in a fixed order. */
+static void conv_transpose_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const int32_t s = ggmlr_conv_transpose_params_decode(dst).s0;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const bool d2 = dst->op == GGML_OP_CONV_TRANSPOSE_2D;
+    const int64_t kw_n = a->ne[0], kh_n = d2 ? a->ne[1] : 1, ic_n = d2 ? a->ne[3] : a->ne[2];
+    const int64_t iw = b->ne[0], ih = d2 ? b->ne[1] : 1;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int64_t y = d2 ? i1 : 0, oc = d2 ? i2 : i1, n = i3;
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t x = 0; x < dst->ne[0]; x++) {
+            float sum = 0.0f;
+            for (int64_t kh = 0; kh < kh_n; kh++) {
+                const int64_t ly = tap_source(y, kh, s, 0, 1, ih);
+                if (ly < 0) continue;
+                for (int64_t kw = 0; kw < kw_n; kw++) {
+                    const int64_t lx = tap_source(x, kw, s, 0, 1, iw);
+                    if (lx < 0) continue;
+                    for (int64_t ic = 0; ic < ic_n; ic++) {
+                        const float av = *(const float *) (d2 ? ggmlr_elem_ptr(a, kw, kh, oc, ic) : ggmlr_elem_ptr(a, kw, oc, ic, 0));
+                        const float bv = *(const float *) (d2 ? ggmlr_elem_ptr(b, lx, ly, ic, n) : ggmlr_elem_ptr(b, lx, ic, 0, 0));
+                        sum += av * bv;
+                    }
+                }
+            }
+            out[x] = sum;
+        }
+    }
+}
+
+GGMLR_KERNEL(conv_transpose, conv_transpose_forward, NULL, NULL);
 GGMLR_KERNEL(im2col, im2col_forward, NULL, NULL);
 GGMLR_KERNEL(im2col_back, im2col_backward, NULL, NULL);
