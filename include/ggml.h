@@ -160,6 +160,7 @@ enum ggml_op {
     GGML_OP_NORM_BACK,           /* LayerNorm backward (internal to autodiff) */
     GGML_OP_UNARY_BACK,          /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
     GGML_OP_GLU_BACK,            /* the gradient of a GLU's a or b (internal to autodiff) */
+    GGML_OP_UPSCALE_BACK,        /* the gradient of an UPSCALE's input (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -206,6 +207,19 @@ enum ggml_op_pool {
     GGML_OP_POOL_MAX,
     GGML_OP_POOL_AVG,
     GGML_OP_POOL_COUNT,
+};
+
+/* Resampling of ggml_upscale / ggml_interpolate (upstream's values): the mode
+ * in the low byte, or-ed with flags */
+enum ggml_scale_mode {
+    GGML_SCALE_MODE_NEAREST  = 0,
+    GGML_SCALE_MODE_BILINEAR = 1,
+    GGML_SCALE_MODE_BICUBIC  = 2,  /* not implemented yet: refused */
+    GGML_SCALE_MODE_COUNT
+};
+enum ggml_scale_flag {
+    GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* not implemented yet: refused */
 };
 
 /* ggml_rope_ext modes (upstream values) */
@@ -469,6 +483,27 @@ GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggm
                                            int s1, float p0, float p1);
 GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * af, enum ggml_op_pool op,
                                                 int k0, int k1, int s0, int s1, float p0, float p1);
+
+/*
+ * Shape ops (upstream's meaning). ggml_concat: a and b joined along dim, the
+ * other dims equal, one type. ggml_pad_ext: lp zeros before and rp after
+ * each dim (>= 0); ggml_pad: after only. ggml_interpolate: F32 a resampled to
+ * [ne0, ne1, ne2, ne3], scale factor sf = ne / a->ne per dim; NEAREST reads
+ * a[floor(i / sf)] on every dim; BILINEAR mixes the 2x2 neighbours of
+ * x = (i + 0.5) / sf - 0.5 on dims 0, 1 (clamped to the edges; with
+ * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1)) and
+ * is NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
+ * ggml_upscale_ext: ggml_interpolate with int sizes (upstream deprecates it).
+ */
+GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
+GGML_API struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
+GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
+                                           int lp3, int rp3);
+GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode);
+GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_tensor * a, int ne0, int ne1, int ne2, int ne3,
+                                               enum ggml_scale_mode mode);
+GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                                               int64_t ne3, uint32_t mode);
 
 /* Row-wise normalisation along ne0: (x - mean) / sqrt(var + eps), and x / sqrt(mean(x^2) + eps). */
 GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static const struct ops_family * const families[] = {&ops_elementwise, &ops_soft_max, &ops_glu, &ops_conv, &ops_pool};
+static const struct ops_family * const families[] = {&ops_elementwise, &ops_soft_max, &ops_glu, &ops_conv, &ops_pool, &ops_shape};
 
 /* Ops whose checks live elsewhere, each with where and why. */
 static const struct { const char * op, * reason; } exempt[] = {

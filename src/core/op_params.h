@@ -28,6 +28,11 @@ static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
 
+/* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags) ---- */
+
+static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
+static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
 /* ---- VIEW: the byte offset into the viewed tensor (its backward needs it) ---- */
 
 static inline void   ggmlr_view_params_encode(struct ggml_tensor * t, size_t offset) { ggmlr_params_put(t, &offset, sizeof offset); }
@@ -127,6 +132,22 @@ static inline struct ggmlr_pool_params ggmlr_pool_params_decode(const struct ggm
         return q;
     }
     ggmlr_params_get(t, &p, t->op == GGML_OP_POOL_2D ? 7 * sizeof(int32_t) : sizeof p);
+    return p;
+}
+
+/* ---- PAD (upstream's layout: lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular
+ * (always 0 here)) ---- */
+
+struct ggmlr_pad_params { int32_t lp[4], rp[4]; int32_t circular; };
+struct ggmlr_pad_slots { int32_t lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular; };
+static inline void ggmlr_pad_params_encode(struct ggml_tensor * t, const struct ggmlr_pad_params * p) {
+    const struct ggmlr_pad_slots s = {p->lp[0], p->rp[0], p->lp[1], p->rp[1], p->lp[2], p->rp[2], p->lp[3], p->rp[3], p->circular};
+    ggmlr_params_put(t, &s, sizeof s);
+}
+static inline struct ggmlr_pad_params ggmlr_pad_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_pad_slots s;
+    ggmlr_params_get(t, &s, sizeof s);
+    const struct ggmlr_pad_params p = {{s.lp0, s.lp1, s.lp2, s.lp3}, {s.rp0, s.rp1, s.rp2, s.rp3}, s.circular};
     return p;
 }
 

@@ -43,6 +43,8 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
 struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);
 /* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
 struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
+/* shape.c: the gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
+struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
 
 /* rope.c: a ROPE or ROPE_BACK node (checked as ggml_rope_ext checks). */

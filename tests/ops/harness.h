@@ -40,7 +40,7 @@ struct ops_family {
     int n_rows;
 };
 
-extern const struct ops_family ops_elementwise, ops_soft_max, ops_glu, ops_conv, ops_pool;
+extern const struct ops_family ops_elementwise, ops_soft_max, ops_glu, ops_conv, ops_pool, ops_shape;
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);
