@@ -450,9 +450,9 @@ GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct 
  * stride 1 and padding K/2. ggml_conv_2d_dw: depthwise, a [KW, KH, 1, C], b [IW, IH, C, N].
  */
 GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
-                                          int p1, int d0, int d1, bool is_2D, enum ggml_type dst_type);
+                                          int p1, int d0, int d1, bool is_2d, enum ggml_type dst_type);
 GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t * ne, int s0,
-                                               int s1, int p0, int p1, int d0, int d1, bool is_2D);
+                                               int s1, int p0, int p1, int d0, int d1, bool is_2d);
 GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
 GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s, int d);
 GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,

@@ -26,6 +26,14 @@ GGML_GLU_OP_SWIGLU_OAI <- 3L
 GGML_GLU_OP_GEGLU_ERF <- 4L
 GGML_GLU_OP_GEGLU_QUICK <- 5L
 
+# GGML_OP_POOL_* (upstream numbering): the pooling of ggml_pool_1d / ggml_pool_2d
+GGML_OP_POOL_MAX <- 0L
+GGML_OP_POOL_AVG <- 1L
+
+# GGML_SCALE_MODE_* (upstream numbering): the resampling of ggml_upscale / ggml_upscale_ext
+GGML_SCALE_MODE_NEAREST <- 0L
+GGML_SCALE_MODE_BILINEAR <- 1L
+
 # ggml_rope_ext modes (upstream values)
 GGML_ROPE_TYPE_NORMAL <- 0L
 GGML_ROPE_TYPE_NEOX <- 2L

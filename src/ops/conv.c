@@ -46,14 +46,14 @@ static bool im2col_shape(const char * fn, const struct ggml_tensor * a, const in
 }
 
 struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0, int p1,
-                                 int d0, int d1, bool is_2D, enum ggml_type dst_type) {
+                                 int d0, int d1, bool is_2d, enum ggml_type dst_type) {
     const char * fn = "ggml_im2col";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE_F32(fn, b);
     if (dst_type != GGML_TYPE_F32) {
         ggmlr_set_error("%s: dst_type must be F32 (got %s; ggmlr's mul_mat takes F32 patches)", fn, ggml_type_name(dst_type));
         return NULL;
     }
-    const struct ggmlr_im2col_params p = {s0, s1, p0, p1, d0, d1, is_2D};
+    const struct ggmlr_im2col_params p = {s0, s1, p0, p1, d0, d1, is_2d};
     int64_t ne[4];
     if (!im2col_params_ok(fn, &p) || !im2col_shape(fn, a, b->ne, &p, ne)) return NULL;
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_IM2COL, GGML_TYPE_F32, ne, a, b);
@@ -62,10 +62,10 @@ struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor *
 }
 
 struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t * ne, int s0, int s1,
-                                      int p0, int p1, int d0, int d1, bool is_2D) {
+                                      int p0, int p1, int d0, int d1, bool is_2d) {
     const char * fn = "ggml_im2col_back";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, ne); REQUIRE_F32(fn, a);
-    const struct ggmlr_im2col_params p = {s0, s1, p0, p1, d0, d1, is_2D};
+    const struct ggmlr_im2col_params p = {s0, s1, p0, p1, d0, d1, is_2d};
     int64_t col[4];
     for (int i = 0; i < 4; i++)
         if (ne[i] <= 0) { ggmlr_set_error("%s: the data's shape must be positive (ne[%d] = %lld)", fn, i, (long long) ne[i]); return NULL; }
