@@ -7,6 +7,7 @@
  * and IM2COL_BACK themselves have rows in tests/ops/conv.c. */
 #include "common/test_common.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,16 @@ static void check_refused(void) {
     struct ggml_tensor * kdw = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 1, 3);
     CHECK(!ggml_conv_2d_dw(ctx, kdw, x2, 1, 1, 1, 1, 1, 1), "conv_2d_dw refuses a kernel of other channels");
     CHECK(!ggml_conv_1d(ctx, NULL, x2, 1, 0, 1), "conv_1d refuses a NULL kernel");
+    /* sizes past 2^62 are refused before any int64_t arithmetic could overflow */
+    ggml_set_no_alloc(ctx, true);
+    struct ggml_tensor * huge = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, (int64_t) 1 << 60), * h16 = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, (int64_t) 1 << 61);
+    if (CHECK(huge && h16, "metadata-only tensors of 2^60 and 2^61 elements (%s)", ggml_last_error())) {
+        CHECK(!ggml_concat(ctx, h16, h16, 0) && strstr(ggml_last_error(), "overflow"), "concat refuses 2^62 elements");
+        CHECK(!ggml_upscale(ctx, huge, 8, GGML_SCALE_MODE_NEAREST) && strstr(ggml_last_error(), "overflow"), "upscale refuses 2^63");
+        CHECK(ggml_pad(ctx, huge, INT_MAX, 0, 0, 0) != NULL, "pad to 2^61 + 2^31 fits (%s)", ggml_last_error());
+        CHECK(!ggml_conv_transpose_1d(ctx, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2, 1, 1), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, (int64_t) 1 << 60, 1),
+                                      8, 0, 1) && strstr(ggml_last_error(), "overflow"), "conv_transpose_1d refuses 2^63");
+    }
     ggml_free(ctx);
 }
 

@@ -33,6 +33,11 @@ static bool im2col_shape(const char * fn, const struct ggml_tensor * a, const in
                         (long long) bne[p->is_2d ? 2 : 1], p->is_2d ? "" : ", or the 1-D data has ne3 > 1");
         return false;
     }
+    const double kdim = (double) a->ne[0] * (double) a->ne[1] * (double) a->ne[2];
+    if (!ggmlr_check_size_bound(fn, (double) bne[0] + 2.0 * p->p0 + (double) p->d0 * (double) a->ne[0]) ||
+        !ggmlr_check_size_bound(fn, p->is_2d ? (double) bne[1] + 2.0 * p->p1 + (double) p->d1 * (double) a->ne[1] : 0.0) ||
+        !ggmlr_check_size_bound(fn, kdim))
+        return false;
     const int64_t ow = conv_out_size(bne[0], a->ne[0], p->s0, p->p0, p->d0);
     const int64_t oh = p->is_2d ? conv_out_size(bne[1], a->ne[1], p->s1, p->p1, p->d1) : 1;
     if (ow <= 0 || oh <= 0) {
@@ -168,6 +173,9 @@ static struct ggml_tensor * conv_transpose_node(const char * fn, struct ggml_con
                         ggmlr_shape_str(b, sb, sizeof sb), d2 ? "a [KW, KH, OC, IC], b [IW, IH, IC, N]" : "a [K, OC, IC], b a matrix [IL, IC]");
         return NULL;
     }
+    if (!ggmlr_check_size_bound(fn, (double) b->ne[0] * p->s0 + (double) a->ne[0]) ||
+        !ggmlr_check_size_bound(fn, (double) b->ne[1] * p->s0 + (double) a->ne[1]))
+        return NULL;
     const int64_t ne[4] = {(b->ne[0] - 1) * p->s0 + a->ne[0], d2 ? (b->ne[1] - 1) * p->s0 + a->ne[1] : a->ne[1], d2 ? a->ne[2] : 1,
                            d2 ? b->ne[3] : 1};
     struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, a, b);

@@ -28,6 +28,10 @@ struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, 
 bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, size_t * span);
 /* a and b F32 of one shape (the gradient ops' operands) */
 bool ggmlr_check_same_f32_pair(const char * fn, const struct ggml_tensor * a, const struct ggml_tensor * b);
+/* false (message set) when bound, an upper bound in double of every
+ * intermediate of a size a constructor computes, reaches 2^62: checked
+ * before the int64_t arithmetic so that it cannot overflow */
+bool ggmlr_check_size_bound(const char * fn, double bound);
 /* an attention or softmax mask is F16 or F32 */
 static inline bool ggmlr_mask_type_ok(const struct ggml_tensor * m) { return m->type == GGML_TYPE_F16 || m->type == GGML_TYPE_F32; }
 

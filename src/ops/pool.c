@@ -22,6 +22,7 @@ static bool pool_shape(const char * fn, const struct ggmlr_pool_params * p, cons
                         p->p0, p->p1);
         return false;
     }
+    if (!ggmlr_check_size_bound(fn, (double) in[0] + 2.0 * p->p0) || !ggmlr_check_size_bound(fn, (double) in[1] + 2.0 * p->p1)) return false;
     ne[0] = pool_out_size(in[0], p->k0, p->s0, p->p0);
     ne[1] = pool_out_size(in[1], p->k1, p->s1, p->p1);
     ne[2] = in[2]; ne[3] = in[3];

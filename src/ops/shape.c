@@ -16,6 +16,7 @@ struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor *
     int64_t ne[4];
     for (int d = 0; d < 4; d++) {
         if (d != dim && a->ne[d] != b->ne[d]) return ggmlr_fail_shapes(fn, "the dims other than dim must be equal", a, b);
+        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + (double) b->ne[d])) return NULL;
         ne[d] = d == dim ? a->ne[d] + b->ne[d] : a->ne[d];
     }
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_CONCAT, a->type, ne, a, b);
@@ -34,6 +35,7 @@ struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor 
             ggmlr_set_error("%s: paddings must be >= 0 (dim %d: %d before, %d after)", fn, d, p.lp[d], p.rp[d]);
             return NULL;
         }
+        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + p.lp[d] + p.rp[d])) return NULL;
         ne[d] = a->ne[d] + p.lp[d] + p.rp[d];
     }
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_PAD, GGML_TYPE_F32, ne, a, NULL);
@@ -85,6 +87,9 @@ struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode) {
     REQUIRE("ggml_upscale", a);
     if (scale_factor <= 1) { ggmlr_set_error("ggml_upscale: scale_factor must be > 1 (got %d)", scale_factor); return NULL; }
+    if (!ggmlr_check_size_bound("ggml_upscale", (double) a->ne[0] * scale_factor) ||
+        !ggmlr_check_size_bound("ggml_upscale", (double) a->ne[1] * scale_factor))
+        return NULL;
     const int64_t ne[4] = {a->ne[0] * scale_factor, a->ne[1] * scale_factor, a->ne[2], a->ne[3]};
     return upscale_node("ggml_upscale", ctx, GGML_OP_UPSCALE, a, ne, (uint32_t) mode);
 }
