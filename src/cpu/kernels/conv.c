@@ -12,6 +12,8 @@
  * same way. Every tensor is read through its strides. */
 #include "cpu/kernels/kernels.h"
 
+#include <string.h>
+
 /* The axes of one convolution, from the image and kernel tensors. */
 struct conv_geom {
     int64_t iw, ih, ic, kw, kh, ow, oh;
@@ -37,15 +39,14 @@ static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_te
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const int64_t oh = cp.is_2d ? i2 : 0, n = cp.is_2d ? i3 : i2;
         float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const int64_t x0 = i1 * cp.s0 - cp.p0;
         for (int64_t c = 0; c < g.ic; c++)
-            for (int64_t kh = 0; kh < g.kh; kh++) {
-                const int64_t y = oh * cp.s1 + kh * cp.d1 - cp.p1;
-                for (int64_t kw = 0; kw < g.kw; kw++) {
-                    const int64_t x = i1 * cp.s0 + kw * cp.d0 - cp.p0;
-                    const bool in = x >= 0 && x < g.iw && (!cp.is_2d || (y >= 0 && y < g.ih));
-                    out[(c * g.kh + kh) * g.kw + kw] =
-                        in ? *(const float *) ((const char *) b->data + x * g.nbw + y * g.nbh + c * g.nbc + n * g.nbn) : 0.0f;
-                }
+            for (int64_t kh = 0; kh < g.kh; kh++, out += g.kw) {
+                const int64_t y = cp.is_2d ? oh * cp.s1 + kh * cp.d1 - cp.p1 : 0;
+                if (y < 0 || y >= g.ih) { memset(out, 0, (size_t) g.kw * sizeof(float)); continue; }
+                const char * row = (const char *) b->data + (size_t) y * g.nbh + (size_t) c * g.nbc + (size_t) n * g.nbn;
+                for (int64_t kw = 0, x = x0; kw < g.kw; kw++, x += cp.d0)
+                    out[kw] = x >= 0 && x < g.iw ? *(const float *) (row + (size_t) x * g.nbw) : 0.0f;
             }
     }
 }
