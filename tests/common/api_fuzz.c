@@ -1189,10 +1189,12 @@ static void act_conv(struct fuzz * f) {
             t = CALL(f, "ggml_concat", !ctx || !a || !b, ggml_concat(ctx, a, b, dim));
             break;
         }
-        case 5:
-            TRACE("pad_ext(%s, %d %d %d %d)", da, p0, p1, s0, d1);
-            t = CALL(f, "ggml_pad_ext", !ctx || !a, ggml_pad_ext(ctx, a, p0, p1, s0 - 1, 0, 0, d1 - 1, 1, 0));
+        case 5: {
+            const int lp1 = small_param(0), rp2 = small_param(0);
+            TRACE("pad_ext(%s, %d %d %d %d)", da, p0, p1, lp1, rp2);
+            t = CALL(f, "ggml_pad_ext", !ctx || !a, ggml_pad_ext(ctx, a, p0, p1, lp1, 0, 0, rp2, 1, 0));
             break;
+        }
         case 6: {
             const uint32_t mode = chance(0.9) ? (uint32_t) rnd(2) | (chance(0.3) ? GGML_SCALE_FLAG_ALIGN_CORNERS : 0)
                                               : PICK(((const uint32_t[]) {2, 3, 255, GGML_SCALE_FLAG_ANTIALIAS | 1u, 0xFFFFFFFFu}));
