@@ -10,9 +10,14 @@ weight decay 0.1 on the matrices only), gradient clipping at norm 1, warm-up
 then cosine learning rate, batches of 12 x 64 random windows of the text.
 PyTorch 1.13 has no fused CPU attention: softmax(q k^T / sqrt(D) + mask) v.
 
+--precision bf16 runs forward and loss under torch.autocast("cpu", bfloat16)
+(oneDNN's bf16 GEMMs, on AMX where the CPU has it); fp32 is plain float.
+Run it with OPENBLAS_NUM_THREADS=1: OpenBLAS threads under torch's own
+threads oversubscribe the cores (2.6x slower on 2 cores).
+
 Prints tokens/s (wall clock) per logging interval and their median, and
 tokens per CPU second of the steps (all threads; steadier on a loaded machine):
-    python3 gpt_torch.py [--threads N] [--iters N] [--data FILE] [--log-interval N]
+    python3 gpt_torch.py [--threads N] [--iters N] [--data FILE] [--log-interval N] [--precision fp32|bf16]
 """
 import argparse
 import math
@@ -97,6 +102,7 @@ def main():
     ap.add_argument("--log-interval", type=int, default=20)
     ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--ctx", type=int, default=64)
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1337)
@@ -111,7 +117,7 @@ def main():
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), vocabulary {len(vocab)}, "
+    print(f"torch {torch.__version__} {a.precision}, {torch.get_num_threads()} thread(s), vocabulary {len(vocab)}, "
           f"{sum(p.numel() for p in model.parameters())} weights, batch {a.batch} x {a.ctx}")
     rates, t_int, tokens_int, cpu_steps = [], 0.0, 0, 0.0
     for step in range(a.iters):
@@ -121,7 +127,8 @@ def main():
         t0, c0 = time.perf_counter(), time.process_time()
         for g in opt.param_groups:
             g["lr"] = lr_at(step, 1e-3, 1e-4, 100, 2000)
-        loss = model(x, y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -17,6 +17,64 @@ GGML_API const char *     ggml_cpu_simd_name(void);
  * cores) kept by the calling thread between computes; results do not depend
  * on n_threads. See docs/threading.md. */
 GGML_API enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads);
+
+/* I32 element access (upstream declares it here; the F32 one is in ggml.h):
+ * values convert like ggml_set_f32's, NULL / 0 with a message on bad input. */
+GGML_API struct ggml_tensor * ggml_new_i32(struct ggml_context * ctx, int32_t value);
+GGML_API struct ggml_tensor * ggml_set_i32(struct ggml_tensor * tensor, int32_t value); /* fill */
+GGML_API int32_t ggml_get_i32_1d(const struct ggml_tensor * tensor, int i);
+GGML_API void    ggml_set_i32_1d(const struct ggml_tensor * tensor, int i, int32_t value);
+GGML_API int32_t ggml_get_i32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3);
+GGML_API void    ggml_set_i32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3, int32_t value);
+
+/* Upstream's compute plan. ggml_graph_plan sizes the scratch (work_size) for
+ * n_threads; the caller gives work_data of that many bytes (or NULL when it
+ * is 0). The threadpool argument and field are not used (the calling thread
+ * keeps its workers, as above); abort_callback is asked once, before the
+ * compute (true: GGML_STATUS_ABORTED, nothing computed); use_ref is ignored. */
+struct ggml_threadpool;
+struct ggml_cplan {
+    size_t    work_size;
+    uint8_t * work_data;
+    int n_threads;
+    struct ggml_threadpool * threadpool;
+    ggml_abort_callback abort_callback;
+    void *              abort_callback_data;
+    bool use_ref;
+};
+GGML_API struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threads, struct ggml_threadpool * threadpool);
+GGML_API enum ggml_status  ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan);
+
+/* What this CPU offers (run-time detection; upstream: what its build targets). */
+GGML_API int ggml_cpu_has_sse3       (void);
+GGML_API int ggml_cpu_has_ssse3      (void);
+GGML_API int ggml_cpu_has_avx        (void);
+GGML_API int ggml_cpu_has_avx_vnni   (void);
+GGML_API int ggml_cpu_has_avx2       (void);
+GGML_API int ggml_cpu_has_bmi2       (void);
+GGML_API int ggml_cpu_has_f16c       (void);
+GGML_API int ggml_cpu_has_fma        (void);
+GGML_API int ggml_cpu_has_avx512     (void);
+GGML_API int ggml_cpu_has_avx512_vbmi(void);
+GGML_API int ggml_cpu_has_avx512_vnni(void);
+GGML_API int ggml_cpu_has_avx512_bf16(void);
+GGML_API int ggml_cpu_has_amx_int8   (void);
+GGML_API int ggml_cpu_has_neon       (void);
+GGML_API int ggml_cpu_has_arm_fma    (void);
+GGML_API int ggml_cpu_has_fp16_va    (void);
+GGML_API int ggml_cpu_has_dotprod    (void);
+GGML_API int ggml_cpu_has_matmul_int8(void);
+GGML_API int ggml_cpu_has_sve        (void);
+GGML_API int ggml_cpu_get_sve_cnt    (void);
+GGML_API int ggml_cpu_has_sme        (void);
+GGML_API int ggml_cpu_has_sme2       (void);
+GGML_API int ggml_cpu_has_riscv_v    (void);
+GGML_API int ggml_cpu_get_rvv_vlen   (void);
+GGML_API int ggml_cpu_has_vsx        (void);
+GGML_API int ggml_cpu_has_vxe        (void);
+GGML_API int ggml_cpu_has_wasm_simd  (void);
+GGML_API int ggml_cpu_has_llamafile  (void);
+GGML_API void ggml_cpu_init(void);  /* nothing to set up: a no-op */
 /* Profiling: when on, every graph compute times each node and then prints to
  * stderr the time per op type and the slowest nodes (wall time of each node
  * with all its threads). Off by default; the environment variable
@@ -29,6 +87,7 @@ GGML_API void             ggml_cpu_set_profile(bool enable);
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
+GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
 #ifdef __cplusplus
 }

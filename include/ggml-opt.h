@@ -34,7 +34,7 @@
  *    is no I64 type); both are filled on the host from the argmax of outputs
  *    and labels after each evaluation (cross-entropy loss only, as upstream).
  *  - The shuffle RNG is seeded from ggml_opt_params.seed (same seed, same
- *    order on every platform); ndata must be a multiple of ndata_shard.
+ *    order on every platform).
  *  - ggml_opt_dataset_get_batch_host is not provided.
  */
 #ifndef GGML_OPT_H
@@ -262,7 +262,8 @@ GGML_API void ggml_opt_result_free(ggml_opt_result_t result);
 GGML_API void ggml_opt_result_reset(ggml_opt_result_t result);
 
 /* Uncertainties may be NULL. The loss is the mean over batches (the sum for
- * SUM) with the standard error of that mean as its uncertainty. */
+ * SUM); its uncertainty, as upstream, the standard error of that mean (for
+ * SUM the standard deviation of the per-batch losses). */
 GGML_API void ggml_opt_result_ndata(   ggml_opt_result_t result, int64_t * ndata);
 GGML_API void ggml_opt_result_loss(    ggml_opt_result_t result, double  * loss,     double * unc);
 GGML_API void ggml_opt_result_pred(    ggml_opt_result_t result, int32_t * pred);  /* ndata values */

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>  /* as upstream's ggml.h: programs written against it rely on it */
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,12 +39,50 @@ extern "C" {
 
 typedef uint16_t ggml_fp16_t;
 
-/* Numbering follows upstream ggml; only F32, F16 and I32 are implemented. */
+/* Numbering follows upstream ggml (byte layouts too: docs/quant-types.md).
+ * Tensors of F32, F16, BF16, I32 and of the quantized types with a
+ * quantizer and a dequantizer here (Q4_0 .. Q8_K, IQ4_NL, IQ4_XS, MXFP4) can
+ * be created; the others are named so that GGUF metadata of any upstream
+ * file can be read. */
 enum ggml_type {
-    GGML_TYPE_F32   = 0,
-    GGML_TYPE_F16   = 1,
-    GGML_TYPE_I32   = 26,
-    GGML_TYPE_COUNT = 40
+    GGML_TYPE_F32     = 0,
+    GGML_TYPE_F16     = 1,
+    GGML_TYPE_Q4_0    = 2,
+    GGML_TYPE_Q4_1    = 3,
+    /* 4, 5: Q4_2, Q4_3, removed upstream */
+    GGML_TYPE_Q5_0    = 6,
+    GGML_TYPE_Q5_1    = 7,
+    GGML_TYPE_Q8_0    = 8,
+    GGML_TYPE_Q8_1    = 9,
+    GGML_TYPE_Q2_K    = 10,
+    GGML_TYPE_Q3_K    = 11,
+    GGML_TYPE_Q4_K    = 12,
+    GGML_TYPE_Q5_K    = 13,
+    GGML_TYPE_Q6_K    = 14,
+    GGML_TYPE_Q8_K    = 15,
+    GGML_TYPE_IQ2_XXS = 16,  /* layout only: no quantizer or dequantizer here */
+    GGML_TYPE_IQ2_XS  = 17,  /* layout only */
+    GGML_TYPE_IQ3_XXS = 18,  /* layout only */
+    GGML_TYPE_IQ1_S   = 19,  /* layout only */
+    GGML_TYPE_IQ4_NL  = 20,
+    GGML_TYPE_IQ3_S   = 21,  /* layout only */
+    GGML_TYPE_IQ2_S   = 22,  /* layout only */
+    GGML_TYPE_IQ4_XS  = 23,
+    GGML_TYPE_I8      = 24,  /* layout only */
+    GGML_TYPE_I16     = 25,  /* layout only */
+    GGML_TYPE_I32     = 26,
+    GGML_TYPE_I64     = 27,  /* layout only */
+    GGML_TYPE_F64     = 28,  /* layout only */
+    GGML_TYPE_IQ1_M   = 29,  /* layout only */
+    GGML_TYPE_BF16    = 30,
+    /* 31..33, 36..38: interleaved Q4_0 / IQ4_NL, removed upstream */
+    GGML_TYPE_TQ1_0   = 34,  /* layout only */
+    GGML_TYPE_TQ2_0   = 35,  /* layout only */
+    GGML_TYPE_MXFP4   = 39,
+    GGML_TYPE_NVFP4   = 40,  /* layout only */
+    GGML_TYPE_Q1_0    = 41,  /* layout only */
+    GGML_TYPE_Q2_0    = 42,  /* layout only */
+    GGML_TYPE_COUNT   = 43
 };
 
 /* Values follow upstream ggml. */
@@ -254,6 +293,7 @@ struct ggml_tensor {
     void * data;
     char   name[GGML_MAX_NAME];
     void * extra;
+    char   padding[8];  /* upstream's size and layout */
 };
 
 struct ggml_init_params {
@@ -291,6 +331,53 @@ GGML_API ggml_fp16_t ggml_fp32_to_fp16(float x);
 GGML_API void        ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n);
 GGML_API void        ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n);
 
+/* ---- tensor types and quantization (upstream's API; src/quant/) ---- */
+
+/* bf16: the upper half of a float; from float rounds to nearest even and
+ * keeps a NaN a quiet NaN (as upstream). */
+typedef struct { uint16_t bits; } ggml_bf16_t;
+GGML_API ggml_bf16_t ggml_fp32_to_bf16(float x);
+GGML_API float       ggml_bf16_to_fp32(ggml_bf16_t x);
+GGML_API void        ggml_bf16_to_fp32_row(const ggml_bf16_t * x, float * y, int64_t n);
+GGML_API void        ggml_fp32_to_bf16_row_ref(const float * x, ggml_bf16_t * y, int64_t n);
+GGML_API void        ggml_fp32_to_bf16_row(const float * x, ggml_bf16_t * y, int64_t n);
+
+GGML_API int64_t ggml_blck_size(enum ggml_type type);           /* elements per block; 0 for an unknown type */
+GGML_API size_t  ggml_row_size(enum ggml_type type, int64_t ne); /* bytes of ne elements (ne whole blocks) */
+GGML_API bool    ggml_is_quantized(enum ggml_type type);
+
+#if defined(__cplusplus)
+#define GGML_RESTRICT __restrict__
+#else
+#define GGML_RESTRICT restrict
+#endif
+typedef void (*ggml_to_float_t)  (const void  * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+typedef void (*ggml_from_float_t)(const float * GGML_RESTRICT x, void  * GGML_RESTRICT y, int64_t k);
+
+struct ggml_type_traits {
+    const char *      type_name;
+    int64_t           blck_size;
+    int64_t           blck_size_interleave; /* 0: no interleaved types here */
+    size_t            type_size;            /* bytes per block */
+    bool              is_quantized;
+    ggml_to_float_t   to_float;             /* k elements, k a multiple of blck_size */
+    ggml_from_float_t from_float_ref;       /* the reference quantizer: upstream's bytes */
+};
+GGML_API const struct ggml_type_traits * ggml_get_type_traits(enum ggml_type type); /* NULL when out of range */
+
+/* No tables to build here (the IQ1/IQ2/IQ3 quantizers are not implemented):
+ * init and free are no-ops, kept for upstream's callers. */
+GGML_API void ggml_quantize_init(enum ggml_type type);
+GGML_API void ggml_quantize_free(void);
+GGML_API bool ggml_quantize_requires_imatrix(enum ggml_type type);
+/* Quantizes nrows rows of n_per_row floats from src + start into dst (at row
+ * start / n_per_row); returns the bytes written, or 0 with a message
+ * (ggml_last_error) for an unsupported type or bad arguments. imatrix: one
+ * weight per column (NULL: none), used by Q4_0 .. Q5_1, Q2_K .. Q6_K, IQ4_NL
+ * and IQ4_XS and ignored by the others, as upstream. */
+GGML_API size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, int64_t start,
+                                    int64_t nrows, int64_t n_per_row, const float * imatrix);
+
 /* context */
 GGML_API struct ggml_context * ggml_init(struct ggml_init_params params);
 GGML_API void   ggml_free(struct ggml_context * ctx);
@@ -306,7 +393,7 @@ GGML_API struct ggml_tensor * ggml_get_next_tensor(const struct ggml_context * c
 GGML_API struct ggml_tensor * ggml_get_tensor(struct ggml_context * ctx, const char * name);
 
 /* types and tensor facts */
-GGML_API size_t       ggml_type_size(enum ggml_type type);
+GGML_API size_t       ggml_type_size(enum ggml_type type);   /* bytes per block */
 GGML_API const char * ggml_type_name(enum ggml_type type);
 GGML_API const char * ggml_op_name(enum ggml_op op);
 GGML_API size_t       ggml_element_size(const struct ggml_tensor * tensor);
@@ -329,6 +416,8 @@ GGML_API struct ggml_tensor * ggml_new_f32(struct ggml_context * ctx, float valu
 GGML_API struct ggml_tensor * ggml_dup_tensor(struct ggml_context * ctx, const struct ggml_tensor * src);
 GGML_API struct ggml_tensor * ggml_view_tensor(struct ggml_context * ctx, struct ggml_tensor * src);
 
+GGML_API void *               ggml_get_data(const struct ggml_tensor * tensor);
+GGML_API float *              ggml_get_data_f32(const struct ggml_tensor * tensor); /* NULL unless F32 */
 GGML_API struct ggml_tensor * ggml_set_name(struct ggml_tensor * tensor, const char * name);
 GGML_API const char *         ggml_get_name(const struct ggml_tensor * tensor);
 
@@ -569,6 +658,71 @@ GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph *
 GGML_API int                  ggml_graph_size(const struct ggml_cgraph * graph);
 GGML_API int                  ggml_graph_n_nodes(const struct ggml_cgraph * graph);
 GGML_API struct ggml_tensor * ggml_graph_node(const struct ggml_cgraph * graph, int i); /* i < 0 counts from the end */
+
+/* ---- upstream's utility macros, abort and timing (for programs written
+ * against upstream; the library itself never aborts, see the top) ---- */
+#define GGML_UNUSED(x) (void) (x)
+#define GGML_PAD(x, n) (((x) + (n) - 1) & ~((n) - 1))
+#if defined(__cplusplus)
+#define GGML_NORETURN [[noreturn]]
+#else
+#define GGML_NORETURN _Noreturn
+#endif
+/* prints file:line and the message to stderr, then abort() */
+GGML_NORETURN GGML_API void ggml_abort(const char * file, int line, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+#define GGML_ABORT(...) ggml_abort(__FILE__, __LINE__, __VA_ARGS__)
+#define GGML_ASSERT(x) if (!(x)) GGML_ABORT("GGML_ASSERT(%s) failed", #x)
+/* custom ops: as many tasks as threads */
+#define GGML_N_TASKS_MAX (-1)
+/* if not NULL, asked before a compute; returning true aborts it (ggml-cpu.h) */
+typedef bool (*ggml_abort_callback)(void * data);
+GGML_API void    ggml_time_init(void);  /* optional: the clocks need no set-up */
+GGML_API int64_t ggml_time_ms(void);    /* monotonic */
+GGML_API int64_t ggml_time_us(void);
+GGML_API int64_t ggml_cycles(void);     /* CPU time of the process in clock() ticks */
+GGML_API int64_t ggml_cycles_per_ms(void);
+GGML_API FILE *  ggml_fopen(const char * fname, const char * mode);
+GGML_API const char * ggml_version(void);
+GGML_API const char * ggml_commit(void);  /* "unknown": a build does not record its commit */
+
+/* const type prefix0..prefix3 = pointer->array[0..3] (0 for a NULL pointer) */
+#define GGML_TENSOR_LOCALS_1(type, prefix, pointer, array) \
+    const type prefix##0 = (pointer) ? (pointer)->array[0] : 0; \
+    GGML_UNUSED(prefix##0);
+#define GGML_TENSOR_LOCALS_2(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_1(type, prefix, pointer, array) \
+    const type prefix##1 = (pointer) ? (pointer)->array[1] : 0; \
+    GGML_UNUSED(prefix##1);
+#define GGML_TENSOR_LOCALS_3(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_2(type, prefix, pointer, array) \
+    const type prefix##2 = (pointer) ? (pointer)->array[2] : 0; \
+    GGML_UNUSED(prefix##2);
+#define GGML_TENSOR_LOCALS(type, prefix, pointer, array) \
+    GGML_TENSOR_LOCALS_3(type, prefix, pointer, array) \
+    const type prefix##3 = (pointer) ? (pointer)->array[3] : 0; \
+    GGML_UNUSED(prefix##3);
+
+GGML_API bool                 ggml_is_vector(const struct ggml_tensor * tensor);  /* ne[1..3] == 1 */
+GGML_API bool                 ggml_is_matrix(const struct ggml_tensor * tensor);  /* ne[2..3] == 1 */
+GGML_API const char *         ggml_op_desc(const struct ggml_tensor * tensor);    /* the activation for UNARY, else the op */
+GGML_API struct ggml_tensor * ggml_format_name(struct ggml_tensor * tensor, const char * fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* graph editing: add_node appends a node as it is (no sources); cpy copies
+ * src's nodes and leafs (and gradients, when both have them) into dst */
+GGML_API void                 ggml_graph_add_node(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+GGML_API void                 ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
+GGML_API void                 ggml_graph_clear(struct ggml_cgraph * graph);
+GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * graph, const char * name);
+GGML_API void                 ggml_graph_print(const struct ggml_cgraph * graph);  /* to the log */
+
 
 #ifdef __cplusplus
 }

@@ -29,10 +29,12 @@
  *   so a file written with only_meta = true does not load by itself.
  * - The ggml context made by gguf_init_from_file holds one tensor per tensor
  *   info, each with its own data (no "GGUF tensor data binary blob" tensor).
- * - Tensors can only be F32, F16 or I32 here. A file with other upstream types
- *   (the quantized ones, BF16, ...; types numbered >= GGML_TYPE_COUNT = 40 are
- *   unknown) loads its metadata with params.ctx == NULL and is refused with a
- *   message when params.ctx asks for a ggml context.
+ * - Tensors can be of the types ggml_new_tensor accepts (F32, F16, BF16, I32
+ *   and the quantized types of docs/quant-types.md). A file with other
+ *   upstream types (IQ1/IQ2/IQ3, TQ, ...; types numbered >= GGML_TYPE_COUNT
+ *   = 43 are unknown) loads its metadata with params.ctx == NULL and is
+ *   refused with a message naming the tensor and its type when params.ctx
+ *   asks for a ggml context.
  * - gguf_write_to_file writes a temporary file next to fname, flushes it to
  *   disk and renames it over fname: a crash leaves the old file or the new
  *   one, never half of one (a symlink at fname is replaced by the file).

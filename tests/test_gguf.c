@@ -289,14 +289,20 @@ static void make_edge(struct bb * b) {
     bb_data(b, 12, 32);
 }
 
-/* A Q8_0 tensor of 64 elements (2 blocks of 34 bytes): metadata only here. */
-static void make_q8_0(struct bb * b) {
-    const int64_t ne[1] = {64};
+/* one 1-D tensor of ne0 elements of this type, nbytes of data */
+static void make_one_tensor(struct bb * b, const char * name, int64_t ne0, int type, size_t nbytes) {
     bb_header(b, 3, 1, 0);
-    bb_info(b, "q", 1, ne, 8, 0);
+    bb_info(b, name, 1, &ne0, type, 0);
     bb_pad(b, 32);
-    bb_data(b, 68, 32);
+    bb_data(b, nbytes, 32);
 }
+
+/* A Q8_0 tensor of 64 elements (2 blocks of 34 bytes): loads with its data. */
+static void make_q8_0(struct bb * b) { make_one_tensor(b, "q", 64, 8, 68); }
+
+/* An IQ2_XXS tensor of 256 elements (one block of 66 bytes): a type this
+ * library names but cannot hold, so metadata only. */
+static void make_iq2_xxs(struct bb * b) { make_one_tensor(b, "grid", 256, 16, 66); }
 
 static void make_huge_counts(struct bb * b) { bb_header(b, 3, INT64_MAX / 8, INT64_MAX / 16); bb_data(b, 64, 1); }
 static void make_overlap(struct bb * b) { make_two_f32(b, 0, 96); }
@@ -359,7 +365,8 @@ struct corpus_file { const char * name; void (*make)(struct bb *); };
 static const struct corpus_file corpus[] = {
     {"valid_empty.gguf", make_empty},       {"valid_kv.gguf", make_kv},
     {"valid_tensors.gguf", make_tensors},   {"valid_edge.gguf", make_edge},
-    {"meta_q8_0.gguf", make_q8_0},          {"invalid_truncated.gguf", make_truncated},
+    {"valid_q8_0.gguf", make_q8_0},         {"meta_iq2_xxs.gguf", make_iq2_xxs},
+    {"invalid_truncated.gguf", make_truncated},
     {"invalid_huge_counts.gguf", make_huge_counts}, {"invalid_overlap.gguf", make_overlap},
     {"invalid_nested_array.gguf", make_nested_array}, {"invalid_dup_key.gguf", make_dup_key},
     {"invalid_bad_alignment.gguf", make_bad_alignment}, {"invalid_five_dims.gguf", make_five_dims},
@@ -871,8 +878,21 @@ static void test_hostile(void) {
     g = gguf_init_from_buffer(b.p, b.n, params_of(true, NULL));
     CHECK(g && gguf_get_tensor_type(g, 0) == (enum ggml_type) 8 && gguf_get_tensor_size(g, 0) == 68, "Q8_0 metadata: %s", ggml_last_error());
     gguf_free(g);
+    g = gguf_init_from_buffer(b.p, b.n, params_of(false, &gctx));
+    const struct ggml_tensor * q = gctx ? ggml_get_tensor(gctx, "q") : NULL;
+    CHECK(g && q && q->type == GGML_TYPE_Q8_0 && ggml_nbytes(q) == 68 && q->nb[0] == 34 && q->nb[1] == 68 &&
+          memcmp(q->data, b.p + gguf_get_data_offset(g), 68) == 0, "Q8_0 into a ggml context, bytes kept: %s", ggml_last_error());
+    gguf_free(g);
+    ggml_free(gctx);
+    free(b.p);
+    b = (struct bb) {0};
+    make_iq2_xxs(&b);
+    g = gguf_init_from_buffer(b.p, b.n, params_of(true, NULL));
+    CHECK(g && gguf_get_tensor_type(g, 0) == GGML_TYPE_IQ2_XXS && gguf_get_tensor_size(g, 0) == 66, "IQ2_XXS metadata: %s", ggml_last_error());
+    gguf_free(g);
     g = gguf_init_from_buffer(b.p, b.n, params_of(true, &gctx));
-    CHECK(!g && !gctx && strstr(ggml_last_error(), "cannot hold"), "Q8_0 into a ggml context is refused: %s", ggml_last_error());
+    CHECK(!g && !gctx && strstr(ggml_last_error(), "cannot hold") && strstr(ggml_last_error(), "'grid'") &&
+          strstr(ggml_last_error(), "iq2_xxs"), "IQ2_XXS into a ggml context is refused, naming tensor and type: %s", ggml_last_error());
     free(b.p);
 }
 

@@ -1,50 +1,86 @@
-/* test_ops.c -- runs every row of the op table (tests/ops/) and checks that
- * every op in enum ggml_op has a row or an exemption with its reason, so a new
- * op without a row fails here. */
+/* test_ops.c -- runs every row of the op table (tests/ops/<family>.c, one
+ * file per src/ops/<family>.c) and checks that every op in enum ggml_op has
+ * a row or an exemption with its reason, so a new op without a row fails
+ * here; that an op with a backward rule has a gradient row, and an op whose
+ * rule can refuse (or that has none) a refusal row. */
 #include "ops/harness.h"
-#include "cpu/kernels/kernels.h"  /* which ops are not implemented yet */
+#include "cpu/kernels/kernels.h"  /* white-box: which ops are not implemented yet */
+#include "ops/grad.h"            /* white-box: which ops have a backward rule */
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-static const struct ops_family * const families[] = {&ops_elementwise, &ops_soft_max, &ops_glu, &ops_conv, &ops_pool, &ops_shape};
+static const struct ops_family * const families[] = {
+    &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
+    &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_glu, &ops_rope, &ops_conv, &ops_pool, &ops_shape,
+};
 
 /* Ops whose checks live elsewhere, each with where and why. */
 static const struct { const char * op, * reason; } exempt[] = {
     {"NONE", "no op: a leaf or parameter, nothing to compute"},
     {"FLASH_ATTN_EXT", "fused attention: test_flash_attn_forward/graph (its own reference and masks)"},
     {"FLASH_ATTN_BACK", "fused attention backward: test_flash_attn_backward"},
-    {"OPT_STEP_ADAMW", "optimizer step, a state update with no gradient: test_opt, test_ops_train"},
-    {"OPT_STEP_SGD", "optimizer step, a state update with no gradient: test_opt, test_ops_train"},
-    /* not yet moved from the per-family tests, which still check them */
-    {"DUP", "test_ops_forward, test_ops_backward"}, {"SUB", "test_ops_forward, test_ops_backward"},
-    {"MUL", "test_ops_forward, test_ops_backward"}, {"DIV", "test_ops_forward, test_ops_backward"},
-    {"SQRT", "test_ops_forward, test_ops_backward"}, {"LOG", "test_ops_forward, test_ops_backward"},
-    {"SUM", "test_ops_forward, test_ops_backward"}, {"SUM_ROWS", "test_ops_forward, test_ops_backward"},
-    {"MEAN", "test_ops_forward, test_ops_backward"}, {"REPEAT", "test_ops_forward, test_ops_backward"},
-    {"REPEAT_BACK", "test_ops_forward, test_ops_backward"}, {"SCALE", "test_ops_forward, test_ops_backward"},
-    {"CPY", "test_ops_forward, test_ops_backward"}, {"CONT", "test_ops_forward, test_ops_backward"},
-    {"RESHAPE", "test_ops_forward, test_ops_backward"}, {"VIEW", "test_ops_forward, test_ops_backward"},
-    {"PERMUTE", "test_ops_forward, test_ops_backward"}, {"TRANSPOSE", "test_ops_forward, test_ops_backward"},
-    {"ACC", "test_ops_forward, test_ops_backward"}, {"MUL_MAT", "test_ops_forward, test_ops_backward"},
-    {"SOFT_MAX", "test_ops_forward, test_ops_backward"}, {"OUT_PROD", "test_ops_forward, test_ops_backward"},
-    {"GET_ROWS", "test_ops_train"}, {"GET_ROWS_BACK", "test_ops_train"}, {"ARGMAX", "test_ops_train"},
-    {"CROSS_ENTROPY_LOSS", "test_ops_train"}, {"CROSS_ENTROPY_LOSS_BACK", "test_ops_train"},
-    {"NORM", "test_ops_nn"}, {"RMS_NORM", "test_ops_nn"}, {"NORM_BACK", "test_ops_nn"}, {"RMS_NORM_BACK", "test_ops_nn"},
-    {"UNARY", "test_ops_nn"}, {"UNARY_BACK", "test_ops_nn"},
-    {"ROPE", "test_rope"}, {"ROPE_BACK", "test_rope"},
+    {"OPT_STEP_ADAMW", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
+    {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
 };
+
+/* ARGMAX has no rule and an I32 result: no F32 loss can reach it, so there is no refusal to see. */
+static const char * const k_no_refusal_row = "ARGMAX";
+
+/* Each family file is named after the src/ops/<family>.c that creates its
+ * rows' ops (the file names GGML_OP_<op>). */
+static void check_family_files(void) {
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        char path[512], * text = NULL;
+        snprintf(path, sizeof path, "%s/src/ops/%s.c", GGMLR_SOURCE_DIR, families[f]->name);
+        FILE * fp = fopen(path, "rb");
+        if (!CHECK(fp != NULL, "family %s: no %s", families[f]->name, path)) continue;
+        size_t n = 0, cap = 0, got;
+        do {
+            if (n + 4096 + 1 > cap) text = realloc(text, cap = 2 * cap + 4096 + 1);
+            got = fread(text + n, 1, 4096, fp);
+            n += got;
+        } while (got > 0);
+        fclose(fp);
+        text[n] = '\0';
+        for (int r = 0; r < families[f]->n_rows; r++) {
+            char sym[64];
+            snprintf(sym, sizeof sym, "GGML_OP_%s", families[f]->rows[r].op);
+            bool found = false;  /* a whole name: GGML_OP_SUM is not GGML_OP_SUM_ROWS */
+            for (const char * at = strstr(text, sym); at && !found; at = strstr(at + 1, sym)) {
+                const char c = at[strlen(sym)];
+                found = !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
+            }
+            CHECK(found, "family %s: row %s's op is not made in %s", families[f]->name, families[f]->rows[r].op, path);
+        }
+        free(text);
+    }
+}
 
 static void check_coverage(void) {
     for (int op = 0; op < GGML_OP_COUNT; op++) {
         const char * name = ggml_op_name((enum ggml_op) op);
         if (ggmlr_kernels[op] == &ggmlr_kernel_missing) continue;  /* no constructor yet: nothing to test */
-        int rows = 0, exemptions = 0;
+        int rows = 0, grad_rows = 0, refused_rows = 0, exemptions = 0;
         for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-            for (int r = 0; r < families[f]->n_rows; r++) rows += strcmp(families[f]->rows[r].op, name) == 0;
+            for (int r = 0; r < families[f]->n_rows; r++) {
+                const struct ops_row * row = &families[f]->rows[r];
+                if (strcmp(row->op, name) != 0) continue;
+                rows++;
+                grad_rows += row->grad == OPS_GRAD;
+                refused_rows += row->grad == OPS_REFUSED;
+            }
         for (size_t e = 0; e < sizeof exempt / sizeof exempt[0]; e++) exemptions += strcmp(exempt[e].op, name) == 0;
         CHECK(rows + exemptions > 0, "op %s has no row in tests/ops/ and no exemption", name);
         CHECK(!(rows && exemptions), "op %s has rows and an exemption", name);
         CHECK(exemptions <= 1, "op %s is exempted twice", name);
+        if (!rows) continue;
+        const struct ggmlr_grad_rule * rule = ggmlr_grad_rules[op];
+        CHECK(!rule->build || grad_rows > 0, "op %s has a backward rule and no gradient row", name);
+        CHECK(rule->build || grad_rows == 0, "op %s has no backward rule but a gradient row", name);
+        CHECK(!(rule->refuse || !rule->build) || refused_rows > 0 || strcmp(name, k_no_refusal_row) == 0,
+              "op %s can be refused by autodiff and has no refusal row", name);
     }
     for (size_t e = 0; e < sizeof exempt / sizeof exempt[0]; e++) {
         bool known = false;
@@ -56,8 +92,15 @@ static void check_coverage(void) {
 int main(void) {
     tc_seed(11);
     check_coverage();
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    check_family_files();
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        const int before = tc_checks;
+        const clock_t t0 = clock();
+        if (families[f]->check_refs) families[f]->check_refs();
         for (int r = 0; r < families[f]->n_rows; r++) ops_run_row(&families[f]->rows[r]);
+        printf("family %s: %d rows, %d checks, %.1f s of CPU\n", families[f]->name, families[f]->n_rows, tc_checks - before,
+               (double) (clock() - t0) / CLOCKS_PER_SEC);
+    }
     printf("SIMD path: %s\n", ggml_cpu_simd_name());
     return tc_finish("ops");
 }

@@ -64,7 +64,24 @@ static void test_sched(ggml_backend_t be) {
 
 static void test_dataset(ggml_backend_sched_t sched, ggml_backend_t be) {
     CHECK(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 0, 1, 8, 1) == NULL && ggml_last_error()[0], "ne_datapoint 0 refused");
-    CHECK(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 8, 3) == NULL, "ndata not a multiple of the shard refused");
+    CHECK(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 8, 9) == NULL, "a shard larger than the dataset refused");
+    {   /* ndata not a multiple of the shard (upstream's meaning): 8 datapoints in
+         * shards of 3 are 2 shards; datapoints 6 and 7 are in no batch */
+        ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 1, 1, 8, 3);
+        struct ggml_init_params p = {2 * ggml_tensor_overhead() + 256, NULL, false};
+        struct ggml_context * ctx = ggml_init(p);
+        struct ggml_tensor * xb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 3), * yb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 3);
+        bool ok = ds != NULL;
+        for (int j = 0; ok && j < 8; j++) ggml_set_f32_1d(ggml_opt_dataset_data(ds), j, (float) j);
+        for (int ib = 0; ok && ib < 2; ib++) {
+            ok &= ggml_opt_dataset_get_batch(ds, xb, yb, ib) == GGML_STATUS_SUCCESS;
+            for (int j = 0; j < 3; j++) ok &= ggml_get_f32_1d(xb, j) == (float) (3 * ib + j);
+        }
+        CHECK(ok, "8 datapoints in shards of 3: two batches of 3, in order");
+        CHECK(!ds || ggml_opt_dataset_get_batch(ds, xb, yb, 2) == GGML_STATUS_FAILED, "no third batch (the 2 left over are in no shard)");
+        ggml_opt_dataset_free(ds);
+        ggml_free(ctx);
+    }
     CHECK(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, -1, 8, 1) == NULL, "negative ne_label refused");
     CHECK(ggml_opt_dataset_init((enum ggml_type) 7, GGML_TYPE_F32, 3, 1, 8, 1) == NULL, "unsupported type refused");
 
@@ -265,7 +282,8 @@ static void test_results(ggml_backend_sched_t sched, ggml_backend_t be) {
         for (int i = 0; i < NBATCH; i++) { sum += losses[i]; sum2 += losses[i] * losses[i]; }
         const double mean = sum / NBATCH, var = (sum2 - NBATCH * mean * mean) / (NBATCH - 1);  /* sample variance */
         const double want = lt == GGML_OPT_LOSS_TYPE_MEAN ? mean : sum;
-        const double want_unc = lt == GGML_OPT_LOSS_TYPE_MEAN ? sqrt(var / NBATCH) : sqrt(var * NBATCH);
+        /* upstream's (test-opt's) meaning: the standard error of the mean, and for SUM the losses' standard deviation */
+        const double want_unc = lt == GGML_OPT_LOSS_TYPE_MEAN ? sqrt(var / NBATCH) : sqrt(var);
         double loss, unc, acc, acc_unc;
         int64_t nd, nf;
         ggml_opt_result_loss(r, &loss, &unc);

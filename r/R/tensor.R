@@ -41,6 +41,8 @@ ggml_get_unary_op <- function(tensor) .Call(C_ggml_get_unary_op, tensor)
 
 ggml_set_name <- function(tensor, name) invisible(.Call(C_ggml_set_name, tensor, name))
 ggml_get_name <- function(tensor) .Call(C_ggml_get_name, tensor)
+# C's printf-style ggml_format_name, with R's sprintf formats.
+ggml_format_name <- function(tensor, fmt, ...) ggml_set_name(tensor, sprintf(fmt, ...))
 
 ggml_set_f32 <- function(tensor, values) invisible(.Call(C_ggml_set_f32, tensor, values))
 ggml_get_f32 <- function(tensor) .Call(C_ggml_get_f32, tensor)

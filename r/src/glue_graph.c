@@ -129,6 +129,11 @@ SEXP R_ggml_graph_node(SEXP graph, SEXP i) {
     return rg_tensor_wrap(t, rg_owner(graph));
 }
 
+SEXP R_ggml_graph_get_tensor(SEXP graph, SEXP name) {
+    struct ggml_cgraph * g = rg_graph_get(graph, "graph");
+    return rg_tensor_wrap(ggml_graph_get_tensor(g, rg_string(name, "name")), rg_owner(graph));
+}
+
 /* ---- compute ---- */
 
 static SEXP compute(SEXP ctx, SEXP graph, int n_threads) {

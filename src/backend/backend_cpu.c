@@ -1,13 +1,11 @@
-/* backend-cpu.c -- the CPU backend: backend objects, buffers for no_alloc
- * contexts, bounds-checked tensor data transfer, graph compute. */
-#include "core/internal.h"
+/* backend_cpu.c -- the CPU backend: backend objects, what they support,
+ * bounds-checked tensor data transfer, graph compute. */
+#include "backend/backend_internal.h"
 
 #include "cpu/exec/threadpool.h"
 #include "ggml-cpu.h"
 
 #include <stdlib.h>
-
-#define BUFFER_ALIGN 64
 
 struct ggml_backend {
     int n_threads;
@@ -35,73 +33,19 @@ void ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads) {
     backend->n_threads = n_threads > 0 ? n_threads : ggml_cpu_n_cores();
 }
 
-static size_t align_up(size_t x) { return (x + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN; }
+ggml_backend_buffer_type_t ggml_backend_get_default_buffer_type(ggml_backend_t backend) { return backend ? ggml_backend_cpu_buffer_type() : NULL; }
+size_t ggml_backend_get_alignment(ggml_backend_t backend) { return backend ? GGMLR_BUFFER_ALIGN : 0; }
+size_t ggml_backend_get_max_size(ggml_backend_t backend) { return backend ? SIZE_MAX : 0; }
+bool ggml_backend_supports_buft(ggml_backend_t backend, ggml_backend_buffer_type_t buft) { return backend && buft == ggml_backend_cpu_buffer_type(); }
+bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor * op) { (void) backend; (void) op; return false; }
+void ggml_backend_synchronize(ggml_backend_t backend) { (void) backend; }
 
-/* The one buffer type: CPU memory. */
-struct ggml_backend_buffer_type { const char * name; };
-static struct ggml_backend_buffer_type cpu_buffer_type = {"CPU"};
-
-ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) { return &cpu_buffer_type; }
-ggml_backend_buffer_type_t ggml_backend_get_default_buffer_type(ggml_backend_t backend) { return backend ? &cpu_buffer_type : NULL; }
-const char * ggml_backend_buft_name(ggml_backend_buffer_type_t buft) { return buft ? buft->name : NULL; }
-
-static ggml_backend_buffer_t alloc_ctx_tensors(struct ggml_context * ctx);
-
-ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors(struct ggml_context * ctx, ggml_backend_t backend) {
-    if (!ctx || !backend) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: context or backend is NULL"); return NULL; }
-    return alloc_ctx_tensors(ctx);
+ggml_backend_buffer_t ggml_backend_alloc_buffer(ggml_backend_t backend, size_t size) {
+    if (!backend) { ggmlr_set_error("ggml_backend_alloc_buffer: backend is NULL"); return NULL; }
+    return ggmlr_buffer_new("ggml_backend_alloc_buffer", size);
 }
 
-ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context * ctx, ggml_backend_buffer_type_t buft) {
-    if (!ctx || buft != &cpu_buffer_type) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors_from_buft: context is NULL or buffer type is not the CPU one"); return NULL; }
-    return alloc_ctx_tensors(ctx);
-}
-
-static ggml_backend_buffer_t alloc_ctx_tensors(struct ggml_context * ctx) {
-    size_t total = 0;
-    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
-        if (t->data || t->view_src) continue;
-        const size_t n = align_up(ggml_nbytes(t));
-        if (n > SIZE_MAX - total) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: total size overflows"); return NULL; }
-        total += n;
-    }
-    struct ggml_backend_buffer * buf = ggmlr_calloc(1, sizeof *buf);
-    if (!buf) { ggmlr_set_error("ggml_backend_alloc_ctx_tensors: out of memory"); return NULL; }
-    /* At least one block even when every tensor is empty: each tensor gets a
-     * real address (data != NULL means allocated; no arithmetic on NULL).
-     * Zeroed, so that nothing uninitialised is ever read back. */
-    const size_t bytes = total > 0 ? total : BUFFER_ALIGN;
-    buf->data = ggmlr_aligned_alloc(BUFFER_ALIGN, bytes);
-    if (!buf->data) {
-        ggmlr_set_error("ggml_backend_alloc_ctx_tensors: cannot allocate %zu bytes", total);
-        free(buf);
-        return NULL;
-    }
-    memset(buf->data, 0, bytes);
-    buf->size = total;
-    size_t offs = 0;
-    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
-        if (t->data || t->view_src) continue;
-        t->data = (char *) buf->data + offs;
-        t->buffer = buf;
-        offs += align_up(ggml_nbytes(t));
-    }
-    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
-        if (t->data || !t->view_src || !t->view_src->data) continue;
-        t->data = (char *) t->view_src->data + t->view_offs;
-        t->buffer = t->view_src->buffer;
-    }
-    return buf;
-}
-
-void ggml_backend_buffer_free(ggml_backend_buffer_t buffer) {
-    if (!buffer) return;
-    free(buffer->data);
-    free(buffer);
-}
-
-size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer) { return buffer ? buffer->size : 0; }
-void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) { return buffer ? buffer->data : NULL; }
+bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) { return backend && ggmlr_cpu_supports_op(op); }
 
 /* Copies between user memory and a tensor's bytes; only for tensors whose
  * bytes are one dense block (contiguous), within bounds. */
@@ -138,7 +82,27 @@ void ggml_backend_tensor_get(const struct ggml_tensor * t, void * data, size_t o
     (void) ggml_backend_tensor_get_checked(t, data, offset, size);
 }
 
+void ggml_backend_tensor_memset(struct ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
+    if (check_transfer("ggml_backend_tensor_memset", t, t ? t->data : NULL, offset, size) == GGML_STATUS_SUCCESS && size > 0) {
+        memset((char *) t->data + offset, value, size);
+    }
+}
+
+void ggml_backend_tensor_copy(const struct ggml_tensor * src, struct ggml_tensor * dst) {
+    if (!src || !dst || src->type != dst->type || !ggml_are_same_shape(src, dst)) {
+        ggmlr_set_error("ggml_backend_tensor_copy: tensors are NULL or differ in type or shape");
+        return;
+    }
+    if (src == dst) return;
+    if (check_transfer("ggml_backend_tensor_copy", src, src->data, 0, ggml_nbytes(src)) != GGML_STATUS_SUCCESS) return;
+    (void) ggml_backend_tensor_set_checked(dst, src->data, 0, ggml_nbytes(src));
+}
+
 enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * graph) {
     if (!backend) { ggmlr_set_error("ggml_backend_graph_compute: backend is NULL"); return GGML_STATUS_FAILED; }
     return ggmlr_graph_compute(backend->pool, graph, backend->n_threads);
+}
+
+enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * graph) {
+    return ggml_backend_graph_compute(backend, graph);
 }

@@ -6,6 +6,8 @@
  * needs that). Nothing in a context is freed individually. */
 #include "core/internal.h"
 
+#include "ggml-cpu.h"  /* the I32 element access declared there */
+
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,30 +37,13 @@ struct ggml_context {
 
 /* ---- types ---- */
 
-size_t ggml_type_size(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_F32: return 4;
-        case GGML_TYPE_F16: return 2;
-        case GGML_TYPE_I32: return 4;
-        default:            return 0;
-    }
-}
-
-const char * ggml_type_name(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_F32: return "f32";
-        case GGML_TYPE_F16: return "f16";
-        case GGML_TYPE_I32: return "i32";
-        default:            return "unsupported";
-    }
-}
-
-bool ggmlr_type_is_supported(enum ggml_type type) { return ggml_type_size(type) != 0; }
+/* Names, sizes and converters are quant/traits.c's (the stage below). */
 
 float ggmlr_load_f32(enum ggml_type type, const void * p) {
     switch (type) {
         case GGML_TYPE_F32: { float v; memcpy(&v, p, 4); return v; }
         case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); return ggml_fp16_to_fp32(h); }
+        case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); return ggml_bf16_to_fp32(h); }
         case GGML_TYPE_I32: { int32_t v; memcpy(&v, p, 4); return (float) v; }
         default: return NAN;
     }
@@ -68,6 +53,7 @@ void ggmlr_store_f32(enum ggml_type type, void * p, float v) {
     switch (type) {
         case GGML_TYPE_F32: memcpy(p, &v, 4); break;
         case GGML_TYPE_F16: { ggml_fp16_t h = ggml_fp32_to_fp16(v); memcpy(p, &h, 2); break; }
+        case GGML_TYPE_BF16: { ggml_bf16_t h = ggml_fp32_to_bf16(v); memcpy(p, &h, 2); break; }
         case GGML_TYPE_I32: {
             /* saturate: a float outside int32 (or NaN) has no int32 value */
             int32_t i = isnan(v) ? 0 : v >= 2147483648.0f ? INT32_MAX : v < -2147483648.0f ? INT32_MIN : (int32_t) v;
@@ -196,10 +182,17 @@ int64_t ggml_nelements(const struct ggml_tensor * t) { return t ? t->ne[0] * t->
 int64_t ggml_nrows(const struct ggml_tensor * t)     { return t ? t->ne[1] * t->ne[2] * t->ne[3] : 0; }
 size_t  ggml_element_size(const struct ggml_tensor * t) { return t ? ggml_type_size(t->type) : 0; }
 
+/* A row of a block type is ne[0] / blck blocks of nb[0] bytes (as upstream). */
 size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t) {
     if (ggml_nelements(t) == 0) return 0;
-    size_t n = ggml_type_size(t->type);
-    for (int i = 0; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
+    const int64_t blck = ggml_blck_size(t->type);
+    if (blck <= 1) {
+        size_t n = ggml_type_size(t->type);
+        for (int i = 0; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
+        return n;
+    }
+    size_t n = (size_t) (t->ne[0] / blck) * t->nb[0];
+    for (int i = 1; i < GGML_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
     return n;
 }
 
@@ -213,10 +206,13 @@ int ggml_n_dims(const struct ggml_tensor * t) {
 
 bool ggml_is_contiguous(const struct ggml_tensor * t) {
     if (!t) return false;
+    /* dimension 0 counts in blocks: a row of one block is contiguous whatever nb[0] */
+    const int64_t blck = ggml_blck_size(t->type) > 0 ? ggml_blck_size(t->type) : 1;
     size_t expect = ggml_type_size(t->type);
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
-        if (t->ne[i] != 1 && t->nb[i] != expect) return false;
-        expect *= (size_t) t->ne[i];
+        const int64_t n = i == 0 ? t->ne[0] / blck : t->ne[i];
+        if (n != 1 && t->nb[i] != expect) return false;
+        expect *= (size_t) n;
     }
     return true;
 }
@@ -224,6 +220,8 @@ bool ggml_is_contiguous(const struct ggml_tensor * t) {
 bool ggml_is_scalar(const struct ggml_tensor * t) {
     return t && t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
 }
+bool ggml_is_vector(const struct ggml_tensor * t) { return t && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+bool ggml_is_matrix(const struct ggml_tensor * t) { return t && t->ne[2] == 1 && t->ne[3] == 1; }
 
 bool ggml_are_same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b) {
     return a && b && a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
@@ -242,30 +240,39 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs) {
     if (!ctx) { ggmlr_set_error("ggml_new_tensor: context is NULL"); return NULL; }
     if (!ggmlr_type_is_supported(type)) {
-        ggmlr_set_error("ggml_new_tensor: type %d is not supported (use F32, F16 or I32)", (int) type);
+        ggmlr_set_error("ggml_new_tensor: type %d (%s) is not supported (F32, F16, BF16, I32 and the quantized types "
+                        "with a dequantizer: docs/quant-types.md)", (int) type, ggml_type_name(type));
         return NULL;
     }
+    const int64_t blck = ggml_blck_size(type);
     if (n_dims < 1 || n_dims > GGML_MAX_DIMS || !ne) {
         ggmlr_set_error("ggml_new_tensor: n_dims must be 1..4 (got %d)", n_dims);
+        return NULL;
+    }
+    if (ne[0] % blck != 0) {   /* rows are whole blocks */
+        ggmlr_set_error("ggml_new_tensor: ne[0] = %lld is not a multiple of %s's block size %lld", (long long) ne[0],
+                        ggml_type_name(type), (long long) blck);
         return NULL;
     }
     int64_t shape[GGML_MAX_DIMS] = {1, 1, 1, 1};
     /* The product of the nonzero dimensions must fit too, not just the size:
      * with a zero dimension the others would otherwise be unbounded, and row
-     * counts (ggml_nrows) or any partial product of them would overflow. */
+     * counts (ggml_nrows) or any partial product of them would overflow.
+     * nbytes multiplies blocks in the first dimension. */
     size_t nbytes = ggml_type_size(type), span = nbytes;
     for (int i = 0; i < n_dims; i++) {
         if (ne[i] < 0) {
             ggmlr_set_error("ggml_new_tensor: ne[%d] = %lld is negative", i, (long long) ne[i]);
             return NULL;
         }
+        const int64_t n = i == 0 ? ne[0] / blck : ne[i];
         shape[i] = ne[i];
         if (ne[i] != 0 && span > (size_t) INT64_MAX / (size_t) ne[i]) {
             ggmlr_set_error("ggml_new_tensor: size overflows (dimension %d = %lld)", i, (long long) ne[i]);
             return NULL;
         }
-        if (ne[i] != 0) span *= (size_t) ne[i];
-        nbytes *= (size_t) ne[i];
+        if (ne[i] != 0) span *= (size_t) ne[i];   /* (an upper bound of the bytes for a block type) */
+        nbytes *= (size_t) n;
     }
     /* bounds of a view are checked by its constructor (ops.c), which knows its strides */
     if (view_src && view_src->view_src) { view_offs += view_src->view_offs; view_src = view_src->view_src; }
@@ -283,7 +290,8 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
     t->view_offs = view_offs;
     for (int i = 0; i < GGML_MAX_DIMS; i++) t->ne[i] = shape[i];
     t->nb[0] = ggml_type_size(type);
-    for (int i = 1; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t) t->ne[i - 1];
+    t->nb[1] = t->nb[0] * (size_t) (t->ne[0] / blck);
+    for (int i = 2; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t) t->ne[i - 1];
     if (view_src) {
         t->buffer = view_src->buffer;
         if (view_src->data) t->data = (char *) view_src->data + view_offs;
@@ -344,6 +352,18 @@ struct ggml_tensor * ggml_set_name(struct ggml_tensor * t, const char * name) {
 
 const char * ggml_get_name(const struct ggml_tensor * t) { return t ? t->name : NULL; }
 
+struct ggml_tensor * ggml_format_name(struct ggml_tensor * t, const char * fmt, ...) {
+    if (!t || !fmt) return t;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->name, sizeof t->name, fmt, ap);  /* truncated to GGML_MAX_NAME - 1 characters */
+    va_end(ap);
+    return t;
+}
+
+void * ggml_get_data(const struct ggml_tensor * t) { return t ? t->data : NULL; }
+float * ggml_get_data_f32(const struct ggml_tensor * t) { return t && t->type == GGML_TYPE_F32 ? (float *) t->data : NULL; }
+
 /* ---- element access ---- */
 
 static bool check_cpu_data(const struct ggml_tensor * t, const char * fn) {
@@ -381,23 +401,23 @@ struct ggml_tensor * ggml_set_f32(struct ggml_tensor * t, float value) {
 
 struct ggml_tensor * ggml_set_zero(struct ggml_tensor * t) { return ggml_set_f32(t, 0.0f); }
 
-float ggml_get_f32_1d(const struct ggml_tensor * t, int64_t i) {
-    if (!check_cpu_data(t, "ggml_get_f32_1d")) return NAN;
+static bool index_in_range(const struct ggml_tensor * t, int64_t i, const char * fn) {
     if (i < 0 || i >= ggml_nelements(t)) {
-        ggmlr_set_error("ggml_get_f32_1d: index %lld out of range [0, %lld)", (long long) i, (long long) ggml_nelements(t));
-        return NAN;
+        ggmlr_set_error("%s: index %lld out of range [0, %lld)", fn, (long long) i, (long long) ggml_nelements(t));
+        return false;
     }
+    return true;
+}
+
+float ggml_get_f32_1d(const struct ggml_tensor * t, int64_t i) {
+    if (!check_cpu_data(t, "ggml_get_f32_1d") || !index_in_range(t, i, "ggml_get_f32_1d")) return NAN;
     int64_t idx[4];
     unravel(t, i, idx);
     return ggmlr_load_f32(t->type, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]));
 }
 
 void ggml_set_f32_1d(const struct ggml_tensor * t, int64_t i, float value) {
-    if (!check_cpu_data(t, "ggml_set_f32_1d")) return;
-    if (i < 0 || i >= ggml_nelements(t)) {
-        ggmlr_set_error("ggml_set_f32_1d: index %lld out of range [0, %lld)", (long long) i, (long long) ggml_nelements(t));
-        return;
-    }
+    if (!check_cpu_data(t, "ggml_set_f32_1d") || !index_in_range(t, i, "ggml_set_f32_1d")) return;
     int64_t idx[4];
     unravel(t, i, idx);
     ggmlr_store_f32(t->type, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
@@ -419,4 +439,60 @@ float ggml_get_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int 
 void ggml_set_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, float value) {
     if (!check_cpu_data(t, "ggml_set_f32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_set_f32_nd")) return;
     ggmlr_store_f32(t->type, ggmlr_elem_ptr(t, i0, i1, i2, i3), value);
+}
+
+/* I32 access: exact for I32 tensors (no trip through float, which holds
+ * integers exactly only up to 2^24); other types convert as ggml_set_f32 and
+ * ggml_get_f32_1d do, a float read back saturating like an I32 store. */
+static int32_t load_i32(const struct ggml_tensor * t, const void * p) {
+    int32_t v;
+    if (t->type == GGML_TYPE_I32) memcpy(&v, p, sizeof v);
+    else ggmlr_store_f32(GGML_TYPE_I32, &v, ggmlr_load_f32(t->type, p));
+    return v;
+}
+
+static void store_i32(const struct ggml_tensor * t, void * p, int32_t v) {
+    if (t->type == GGML_TYPE_I32) memcpy(p, &v, sizeof v);
+    else ggmlr_store_f32(t->type, p, (float) v);
+}
+
+struct ggml_tensor * ggml_new_i32(struct ggml_context * ctx, int32_t value) {
+    struct ggml_tensor * t = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
+    if (t && t->data) ggml_set_i32(t, value);
+    return t;
+}
+
+struct ggml_tensor * ggml_set_i32(struct ggml_tensor * t, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32")) return NULL;
+    const int64_t n = ggml_nelements(t);
+    int64_t idx[4];
+    for (int64_t i = 0; i < n; i++) {
+        unravel(t, i, idx);
+        store_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
+    }
+    return t;
+}
+
+int32_t ggml_get_i32_1d(const struct ggml_tensor * t, int i) {
+    if (!check_cpu_data(t, "ggml_get_i32_1d") || !index_in_range(t, i, "ggml_get_i32_1d")) return 0;
+    int64_t idx[4];
+    unravel(t, i, idx);
+    return load_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]));
+}
+
+void ggml_set_i32_1d(const struct ggml_tensor * t, int i, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32_1d") || !index_in_range(t, i, "ggml_set_i32_1d")) return;
+    int64_t idx[4];
+    unravel(t, i, idx);
+    store_i32(t, ggmlr_elem_ptr(t, idx[0], idx[1], idx[2], idx[3]), value);
+}
+
+int32_t ggml_get_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {
+    if (!check_cpu_data(t, "ggml_get_i32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_get_i32_nd")) return 0;
+    return load_i32(t, ggmlr_elem_ptr(t, i0, i1, i2, i3));
+}
+
+void ggml_set_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, int32_t value) {
+    if (!check_cpu_data(t, "ggml_set_i32_nd") || !nd_in_range(t, i0, i1, i2, i3, "ggml_set_i32_nd")) return;
+    store_i32(t, ggmlr_elem_ptr(t, i0, i1, i2, i3), value);
 }

@@ -3,6 +3,7 @@
 #include "core/internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #if defined(_MSC_VER)
 #define GGMLR_THREAD_LOCAL __declspec(thread)
@@ -68,4 +69,16 @@ void ggmlr_log(enum ggml_log_level level, const char * fmt, ...) {
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     log_cb(level, text, log_ud);
+}
+
+/* For programs' own GGML_ASSERT / GGML_ABORT; nothing in the library calls it. */
+void ggml_abort(const char * file, int line, const char * fmt, ...) {
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
 }

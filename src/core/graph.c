@@ -195,7 +195,16 @@ void ggml_graph_reset(struct ggml_cgraph * g) {
     }
 }
 
-void ggml_set_param(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_PARAM; }
+/* A quantized tensor cannot be trained (no gradient step keeps its blocks):
+ * refused with a message, the flag left unset. */
+void ggml_set_param(struct ggml_tensor * t) {
+    if (t && ggml_is_quantized(t->type)) {
+        ggmlr_set_error("ggml_set_param: tensor '%s' is %s; a quantized tensor cannot be a parameter (train an F32 copy "
+                        "or adapters)", t->name, ggml_type_name(t->type));
+        return;
+    }
+    if (t) t->flags |= GGML_TENSOR_FLAG_PARAM;
+}
 void ggml_set_input(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_INPUT; }
 void ggml_set_output(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_OUTPUT; }
 
@@ -207,4 +216,69 @@ void ggml_set_loss(struct ggml_tensor * t) {
         return;
     }
     t->flags |= GGML_TENSOR_FLAG_LOSS;
+}
+
+/* ---- upstream's graph editing ---- */
+
+void ggml_graph_add_node(struct ggml_cgraph * g, struct ggml_tensor * t) {
+    if (!g || !t) { ggmlr_set_error("ggml_graph_add_node: graph or tensor is NULL"); return; }
+    if (g->n_nodes >= g->size) { ggmlr_set_error("ggml_graph_add_node: graph is full (%d nodes)", g->size); return; }
+    if (ggmlr_hash_insert(g, t) == SIZE_MAX) { ggmlr_set_error("ggml_graph_add_node: graph hash set is full"); return; }
+    g->nodes[g->n_nodes++] = t;
+}
+
+void ggml_graph_clear(struct ggml_cgraph * g) {
+    if (!g) return;
+    g->n_nodes = g->n_leafs = 0;
+    memset(g->hash_keys, 0, g->hash_size * sizeof *g->hash_keys);
+    if (g->grads) {
+        memset(g->grads, 0, g->hash_size * sizeof *g->grads);
+        memset(g->grad_accs, 0, g->hash_size * sizeof *g->grad_accs);
+    }
+}
+
+/* dst gets src's nodes and leafs, and its gradients when both have room for them. */
+void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) {
+    if (!src || !dst) { ggmlr_set_error("ggml_graph_cpy: graph is NULL"); return; }
+    if (dst->size < src->n_nodes || dst->size < src->n_leafs) {
+        ggmlr_set_error("ggml_graph_cpy: the destination holds %d tensors, the source has %d nodes and %d leafs", dst->size, src->n_nodes, src->n_leafs);
+        return;
+    }
+    ggml_graph_clear(dst);
+    memcpy(dst->nodes, src->nodes, (size_t) src->n_nodes * sizeof *dst->nodes);
+    memcpy(dst->leafs, src->leafs, (size_t) src->n_leafs * sizeof *dst->leafs);
+    dst->n_nodes = src->n_nodes;
+    dst->n_leafs = src->n_leafs;
+    ggmlr_graph_rebuild_hash(dst);
+    if (!src->grads || !dst->grads) return;
+    for (int i = 0; i < src->n_nodes; i++) {
+        const size_t from = ggmlr_hash_find(src, src->nodes[i]), to = ggmlr_hash_find(dst, src->nodes[i]);
+        if (from == SIZE_MAX || to == SIZE_MAX) continue;
+        dst->grads[to] = src->grads[from];
+        dst->grad_accs[to] = src->grad_accs[from];
+    }
+}
+
+struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * g, const char * name) {
+    if (!g || !name) return NULL;
+    for (int i = 0; i < g->n_leafs; i++) if (strcmp(g->leafs[i]->name, name) == 0) return g->leafs[i];
+    for (int i = 0; i < g->n_nodes; i++) if (strcmp(g->nodes[i]->name, name) == 0) return g->nodes[i];
+    return NULL;
+}
+
+/* One line per node and leaf to the log (INFO): index, shape, op, name. */
+void ggml_graph_print(const struct ggml_cgraph * g) {
+    if (!g) return;
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "=== GRAPH ===\nn_nodes = %d\n", g->n_nodes);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor * t = g->nodes[i];
+        ggmlr_log(GGML_LOG_LEVEL_INFO, " - %3d: [ %5lld, %5lld, %5lld, %5lld] %16s %s\n", i, (long long) t->ne[0], (long long) t->ne[1],
+                  (long long) t->ne[2], (long long) t->ne[3], ggml_op_desc(t), t->name);
+    }
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "n_leafs = %d\n", g->n_leafs);
+    for (int i = 0; i < g->n_leafs; i++) {
+        const struct ggml_tensor * t = g->leafs[i];
+        ggmlr_log(GGML_LOG_LEVEL_INFO, " - %3d: [ %5lld, %5lld] %8s %16s\n", i, (long long) t->ne[0], (long long) t->ne[1], ggml_op_name(t->op), t->name);
+    }
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "========================================\n");
 }

@@ -4,6 +4,7 @@
 
 #include "ggml.h"
 #include "ggml-backend.h"
+#include "quant/quant.h"   /* the tensor types (the stage below core) */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,23 +41,27 @@ void * ggmlr_aligned_alloc(size_t align, size_t size);
 void ggmlr_test_fail_alloc_after(long k);
 long ggmlr_test_alloc_count(void);
 
-/* The backend buffer: one malloc'd block holding a context's tensor data. */
+/* The backend buffer: one block of CPU memory holding tensor data
+ * (src/backend/buffer.c). owns_data: freed with the buffer (false for
+ * ggml_backend_cpu_buffer_from_ptr). */
 struct ggml_backend_buffer {
     void * data;
     size_t size;
+    bool   owns_data;
+    enum ggml_backend_buffer_usage usage;
 };
+#define GGMLR_BUFFER_ALIGN 64  /* of every buffer and of each tensor placed in one */
 
 /* context.c */
 struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_type type, int n_dims,
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs);
 void * ggmlr_ctx_alloc_object(struct ggml_context * ctx, size_t size); /* graphs; NULL + message when full */
 size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t);         /* bytes from data to last element */
-bool   ggmlr_type_is_supported(enum ggml_type type);
 /* Data pointer of element (i0,i1,i2,i3). */
 static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
-/* Element as float / store a float, for F32, F16 and I32. */
+/* Element as float / store a float, for F32, F16, BF16 and I32 (NaN / nothing for a block type). */
 float ggmlr_load_f32(enum ggml_type type, const void * p);
 void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 
@@ -82,6 +87,8 @@ void   ggmlr_graph_rebuild_hash(struct ggml_cgraph * g);
 /* cpu/compute.c: runs graph on pool's threads (NULL: the calling thread's own pool) */
 struct ggmlr_pool;
 enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * graph, int n_threads);
+/* cpu/compute.c: whether a CPU kernel computes t (its op, and types the library has) */
+bool ggmlr_cpu_supports_op(const struct ggml_tensor * t);
 /* Test hook: this thread's next computes fail at node `node` (-1: off), as a kernel calling ggmlr_compute_fail would. */
 void ggmlr_test_fail_at_node(int node);
 

@@ -1,6 +1,7 @@
 /* op_names.c -- the names of the ops and of the activations, below both the
  * constructors (ops/) and the kernels (cpu/), which use them in messages. */
 #include "core/internal.h"
+#include "core/op_params.h"
 
 #define GGMLR_OP(op, kernel, rule) [GGML_OP_##op] = #op,
 static const char * const op_names[GGML_OP_COUNT] = {
@@ -22,3 +23,9 @@ static const char * const unary_op_names[GGML_UNARY_OP_COUNT] = {
 bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_names[op]; }
 
 const char * ggml_unary_op_name(enum ggml_unary_op op) { return ggmlr_unary_op_is_valid(op) ? unary_op_names[op] : "UNKNOWN"; }
+
+/* upstream's "unary or op name": the activation for a UNARY node */
+const char * ggml_op_desc(const struct ggml_tensor * t) {
+    if (!t) return "UNKNOWN";
+    return t->op == GGML_OP_UNARY ? ggml_unary_op_name(ggmlr_unary_params_decode(t)) : ggml_op_name(t->op);
+}

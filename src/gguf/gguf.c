@@ -26,25 +26,14 @@ const char * gguf_type_name(enum gguf_type type) {
     return (unsigned) type < GGUF_TYPE_COUNT ? kv_type_names[type] : NULL;
 }
 
-/* Elements per block and bytes per block of upstream's tensor types (upstream
- * numbering), so that the metadata of any ggml file can be read and its
- * offsets checked. {0, 0}: a number upstream does not use. */
-static const struct { uint16_t blck, size; } tensor_types[GGML_TYPE_COUNT] = {
-    [0]  = {1, 4},    [1]  = {1, 2},    [2]  = {32, 18},  [3]  = {32, 20},  [6]  = {32, 22},
-    [7]  = {32, 24},  [8]  = {32, 34},  [9]  = {32, 36},  [10] = {256, 84}, [11] = {256, 110},
-    [12] = {256, 144}, [13] = {256, 176}, [14] = {256, 210}, [15] = {256, 292}, [16] = {256, 66},
-    [17] = {256, 74}, [18] = {256, 98}, [19] = {256, 50}, [20] = {32, 18},  [21] = {256, 110},
-    [22] = {256, 82}, [23] = {256, 136}, [24] = {1, 1},   [25] = {1, 2},    [26] = {1, 4},
-    [27] = {1, 8},    [28] = {1, 8},    [29] = {256, 56}, [30] = {1, 2},    [34] = {256, 54},
-    [35] = {256, 66}, [39] = {32, 17},
-};
-
 /* Bytes of a tensor of this type and shape into *nbytes, or why it has none
  * (the same limits as ggml_new_tensor: the product of the nonzero dimensions
  * must fit an int64). */
 const char * ggmlr_gguf_tensor_nbytes(enum ggml_type type, const int64_t * ne, uint64_t * nbytes) {
-    if ((unsigned) type >= GGML_TYPE_COUNT || tensor_types[type].blck == 0) return "an unknown type";
-    const uint64_t blck = tensor_types[type].blck, size = tensor_types[type].size;
+    /* every upstream number has its block size and bytes in the type traits,
+     * also the types this library cannot hold (their metadata is readable) */
+    if (ggml_blck_size(type) <= 0) return "an unknown type";
+    const uint64_t blck = (uint64_t) ggml_blck_size(type), size = ggml_type_size(type);
     uint64_t nonzero = 1;
     bool empty = false;
     for (int i = 0; i < GGML_MAX_DIMS; i++) {

@@ -17,6 +17,7 @@ const char *         ggmlr_shape_str(const struct ggml_tensor * t, char * buf, s
 #define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return ggmlr_fail_type(fn, #t, t, "F32"); } while (0)
 
 /* A new node of op with sources src0, src1 (either may be NULL). */
+bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t);  /* true + message when t is quantized */
 struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
                                     struct ggml_tensor * src0, struct ggml_tensor * src1);
 /* A node of op that is a view of a: shape ne, strides nb, `offset` bytes into

@@ -10,9 +10,11 @@
 
 ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint,
                                          int64_t ne_label, int64_t ndata, int64_t ndata_shard) {
-    if (ne_datapoint <= 0 || ne_label < 0 || ndata <= 0 || ndata_shard <= 0 || ndata % ndata_shard != 0) {
-        ggmlr_set_error("ggml_opt_dataset_init: need ne_datapoint > 0, ne_label >= 0, ndata > 0 and ndata a multiple of "
-                        "ndata_shard > 0 (got %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")",
+    /* as upstream, ndata need not be a multiple of ndata_shard: the last
+     * ndata % ndata_shard datapoints are in no shard, so in no batch */
+    if (ne_datapoint <= 0 || ne_label < 0 || ndata <= 0 || ndata_shard <= 0 || ndata_shard > ndata) {
+        ggmlr_set_error("ggml_opt_dataset_init: need ne_datapoint > 0, ne_label >= 0 and 0 < ndata_shard <= ndata "
+                        "(got %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")",
                         ne_datapoint, ne_label, ndata, ndata_shard);
         return NULL;
     }

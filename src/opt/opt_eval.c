@@ -69,9 +69,11 @@ void ggml_opt_result_loss(ggml_opt_result_t r, double * loss, double * unc) {
     const double n = (double) r->nbatches, mean = sum / n;
     *loss = r->loss_per_datapoint ? mean : sum;
     if (!unc || r->nbatches < 2) return;
-    /* standard error of the mean (of the sum for SUM) with Bessel's correction */
+    /* upstream's meaning: with the per-batch losses' variance (Bessel's
+     * correction), the standard error of their mean for a mean loss, their
+     * standard deviation for SUM */
     const double var = (sum2 / n - mean * mean) * n / (n - 1);
-    *unc = r->loss_per_datapoint ? sqrt(var / n) : sqrt(var * n);
+    *unc = r->loss_per_datapoint ? sqrt(var / n) : sqrt(var);
 }
 
 void ggml_opt_result_pred(ggml_opt_result_t r, int32_t * pred) {

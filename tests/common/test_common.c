@@ -122,9 +122,14 @@ void tc_compute(struct ggml_context * ctx, struct ggml_cgraph * g, int n_threads
 
 int tc_gradcheck(const char * what, tc_loss_builder build, void * user, int n_params, const int64_t (*shapes)[4],
                  double lo, double hi, double eps, double atol, double rtol) {
-    struct ggml_context * ctx = tc_ctx(256);
     struct ggml_tensor * params[8];
     if (n_params > 8) { fprintf(stderr, "tc_gradcheck: too many params\n"); exit(2); }
+    /* room for the forward and backward graphs' tensors: a few hundred times
+     * the parameters (a context's memory is zeroed, so no more than that) */
+    size_t param_bytes = 0;
+    for (int p = 0; p < n_params; p++) param_bytes += (size_t) (shapes[p][0] * shapes[p][1] * shapes[p][2] * shapes[p][3]) * sizeof(float);
+    const size_t mb = 32 + param_bytes * 512 / (1024 * 1024);
+    struct ggml_context * ctx = tc_ctx(mb < 256 ? mb : 256);
     for (int p = 0; p < n_params; p++) {
         params[p] = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, shapes[p][0], shapes[p][1], shapes[p][2], shapes[p][3]);
         tc_fill_uniform(params[p], lo, hi);
@@ -214,4 +219,22 @@ struct ggml_tensor * tc_weighted_sum(struct ggml_context * ctx, struct ggml_tens
     struct ggml_tensor * w = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, t->ne);
     tc_fill_uniform(w, -1, 1);
     return ggml_sum(ctx, ggml_mul(ctx, t, w));
+}
+
+/* expected relative RMS error of an ideal grid of N levels spread over the
+ * data's range, for uniform data: step/sqrt(12) over rms = range/sqrt(12)
+ * gives 1/(N-1). N per type: the quant levels over the sub-block's range; for
+ * the non-uniform grids the range over the widest gap (IQ4: 240/24 = 10, so
+ * 11; MXFP4: 12/2 = 6, so 7). The bound allows 1.25 times that. */
+double tc_quant_rms_bound(enum ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_Q2_K: return 1.25 / 3;
+        case GGML_TYPE_Q3_K: return 1.25 / 7;
+        case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q5_K: return 1.25 / 31;
+        case GGML_TYPE_Q6_K: return 1.25 / 63;
+        case GGML_TYPE_Q8_0: case GGML_TYPE_Q8_1: case GGML_TYPE_Q8_K: return 1.25 / 254;
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return 1.25 / 10;
+        case GGML_TYPE_MXFP4: return 1.25 / 6;
+        default: return 1.25 / 15;   /* the 4-bit types */
+    }
 }

@@ -85,4 +85,9 @@ double   tc_ref_fp16_to_f64(uint16_t h);
 /* x rounded to the nearest half, as a double (what an F16 tensor stores). */
 double   tc_ref_round_fp16(float x);
 
+/* The relative RMS error a quantized type may show on uniform data:
+ * 1.25/(levels-1), the levels of its grid over a (sub-)block's range
+ * (test_common.c gives the derivation). */
+double tc_quant_rms_bound(enum ggml_type t);
+
 #endif

@@ -10,6 +10,7 @@
 #include "ops/harness.h"
 
 #include <math.h>
+#include <string.h>
 
 struct im2col_case {
     int64_t kne[4];  /* the kernel's shape */
@@ -116,34 +117,58 @@ static void r_conv_transpose(const double * const * in, const int64_t (*ne)[4], 
 
 static const struct ct_case ct1_s1 = {false, 1}, ct1_s3 = {false, 3}, ct2_s1 = {true, 1}, ct2_s2 = {true, 2}, ct2_s3 = {true, 3};
 
-#define FD 1e-2, 1e-3, 1e-2
+/* result shapes, from the definitions */
+static void s_im2col(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    (void) ne;
+    const struct im2col_case * c = p;
+    const bool d2 = c->is_2d;
+    const int64_t IC = d2 ? c->ine[2] : c->ine[1], KH = d2 ? c->kne[1] : 1;
+    no[0] = IC * KH * c->kne[0];
+    no[1] = out_size(c->ine[0], c->kne[0], c->s0, c->p0, c->d0);
+    no[2] = d2 ? out_size(c->ine[1], c->kne[1], c->s1, c->p1, c->d1) : c->ine[2];
+    no[3] = d2 ? c->ine[3] : 1;
+}
+static void s_im2col_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    (void) ne;
+    memcpy(no, ((const struct im2col_case *) p)->ine, 4 * sizeof no[0]);
+}
+static void s_conv_transpose(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct ct_case * c = p;
+    no[0] = (ne[1][0] - 1) * c->s + ne[0][0];
+    no[1] = c->d2 ? (ne[1][1] - 1) * c->s + ne[0][1] : ne[0][1];
+    no[2] = c->d2 ? ne[0][2] : 1;
+    no[3] = c->d2 ? ne[1][3] : 1;
+}
+
+#define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI}
+#define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, N, ...)                                                              \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
+     .ref = REF, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_GRAD}
+
 static const struct ops_row rows[] = {
-    {"IM2COL", "2-D 3x3 [7,6,3,2]", b_im2col, &c2_basic, 1, {{{7, 6, 3, 2}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "2-D s 2,3 p 1,2 d 2,1, odd", b_im2col, &c2_odd, 1, {{{9, 7, 2, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "2-D padding past the kernel", b_im2col, &c2_pad, 1, {{{5, 4, 1, 3}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "2-D 1x1", b_im2col, &c2_1x1, 1, {{{5, 3, 4, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "2-D stride = kernel (sk_p0)", b_im2col, &c2_sk, 1, {{{8, 6, 3, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "1-D K 3 p 1", b_im2col, &c1_basic, 1, {{{10, 2, 1, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "1-D s 2 p 3 d 2, batch 2", b_im2col, &c1_odd, 1, {{{11, 3, 2, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL", "1-D kernel = data, s 3", b_im2col, &c1_full, 1, {{{5, 1, 3, 1}, -2, 2}}, r_im2col, 1e-6, true, FD},
-    {"IM2COL_BACK", "2-D 3x3", b_im2col_back, &c2_basic, 1, {{{27, 5, 4, 2}, -2, 2}}, r_im2col_back,
-     1e-6, true, FD},
-    {"IM2COL_BACK", "2-D s 2,3 p 1,2 d 2,1", b_im2col_back, &c2_odd, 1, {{{12, 4, 4, 1}, -2, 2}},
-     r_im2col_back, 1e-6, true, FD},
-    {"IM2COL_BACK", "2-D padding past the kernel", b_im2col_back, &c2_pad, 1, {{{6, 10, 1, 3}, -2, 2}},
-     r_im2col_back, 1e-6, true, FD},
-    {"IM2COL_BACK", "1-D s 2 p 3 d 2", b_im2col_back, &c1_odd, 1, {{{12, 6, 2, 1}, -2, 2}}, r_im2col_back, 1e-6, true, FD},
-    {"IM2COL_BACK", "1-D kernel = data, s 3", b_im2col_back, &c1_full, 1, {{{5, 2, 3, 1}, -2, 2}}, r_im2col_back, 1e-6, true, FD},
-    {"CONV_TRANSPOSE_1D", "K 3 s 1", b_conv_transpose, &ct1_s1, 2, {{{3, 2, 3, 1}, -1, 1}, {{6, 3, 1, 1}, -1, 1}}, r_conv_transpose, 1e-6,
-     true, FD},
-    {"CONV_TRANSPOSE_1D", "K 2 s 3 (gaps), odd", b_conv_transpose, &ct1_s3, 2, {{{2, 3, 2, 1}, -1, 1}, {{5, 2, 1, 1}, -1, 1}}, r_conv_transpose,
-     1e-6, true, FD},
-    {"CONV_TRANSPOSE_2D", "3x3 s 1", b_conv_transpose, &ct2_s1, 2, {{{3, 3, 2, 3}, -1, 1}, {{4, 3, 3, 1}, -1, 1}}, r_conv_transpose, 1e-6,
-     true, FD},
-    {"CONV_TRANSPOSE_2D", "3x2 s 2 (overlap), batch 2", b_conv_transpose, &ct2_s2, 2, {{{3, 2, 2, 2}, -1, 1}, {{3, 4, 2, 2}, -1, 1}},
-     r_conv_transpose, 1e-6, true, FD},
-    {"CONV_TRANSPOSE_2D", "2x2 s 3 (gaps)", b_conv_transpose, &ct2_s3, 2, {{{2, 2, 1, 2}, -1, 1}, {{3, 2, 2, 1}, -1, 1}}, r_conv_transpose,
-     1e-6, true, FD},
+    ROW_("IM2COL", "2-D 3x3 [7,6,3,2]", b_im2col, c2_basic, s_im2col, r_im2col, 1, IN_((7, 6, 3, 2), -2, 2)),
+    ROW_("IM2COL", "2-D s 2,3 p 1,2 d 2,1, odd", b_im2col, c2_odd, s_im2col, r_im2col, 1, IN_((9, 7, 2, 1), -2, 2)),
+    ROW_("IM2COL", "2-D padding past the kernel", b_im2col, c2_pad, s_im2col, r_im2col, 1, IN_((5, 4, 1, 3), -2, 2)),
+    ROW_("IM2COL", "2-D 1x1", b_im2col, c2_1x1, s_im2col, r_im2col, 1, IN_((5, 3, 4, 1), -2, 2)),
+    ROW_("IM2COL", "2-D stride = kernel (sk_p0)", b_im2col, c2_sk, s_im2col, r_im2col, 1, IN_((8, 6, 3, 1), -2, 2)),
+    ROW_("IM2COL", "1-D K 3 p 1", b_im2col, c1_basic, s_im2col, r_im2col, 1, IN_((10, 2, 1, 1), -2, 2)),
+    ROW_("IM2COL", "1-D s 2 p 3 d 2, batch 2", b_im2col, c1_odd, s_im2col, r_im2col, 1, IN_((11, 3, 2, 1), -2, 2)),
+    ROW_("IM2COL", "1-D kernel = data, s 3", b_im2col, c1_full, s_im2col, r_im2col, 1, IN_((5, 1, 3, 1), -2, 2)),
+    ROW_("IM2COL_BACK", "2-D 3x3", b_im2col_back, c2_basic, s_im2col_back, r_im2col_back, 1, IN_((27, 5, 4, 2), -2, 2)),
+    ROW_("IM2COL_BACK", "2-D s 2,3 p 1,2 d 2,1", b_im2col_back, c2_odd, s_im2col_back, r_im2col_back, 1, IN_((12, 4, 4, 1), -2, 2)),
+    ROW_("IM2COL_BACK", "2-D padding past the kernel", b_im2col_back, c2_pad, s_im2col_back, r_im2col_back, 1, IN_((6, 10, 1, 3), -2, 2)),
+    ROW_("IM2COL_BACK", "1-D s 2 p 3 d 2", b_im2col_back, c1_odd, s_im2col_back, r_im2col_back, 1, IN_((12, 6, 2, 1), -2, 2)),
+    ROW_("IM2COL_BACK", "1-D kernel = data, s 3", b_im2col_back, c1_full, s_im2col_back, r_im2col_back, 1, IN_((5, 2, 3, 1), -2, 2)),
+    ROW_("CONV_TRANSPOSE_1D", "K 3 s 1", b_conv_transpose, ct1_s1, s_conv_transpose, r_conv_transpose, 2, IN_((3, 2, 3, 1), -1, 1),
+         IN_((6, 3, 1, 1), -1, 1)),
+    ROW_("CONV_TRANSPOSE_1D", "K 2 s 3 (gaps), odd", b_conv_transpose, ct1_s3, s_conv_transpose, r_conv_transpose, 2, IN_((2, 3, 2, 1), -1, 1),
+         IN_((5, 2, 1, 1), -1, 1)),
+    ROW_("CONV_TRANSPOSE_2D", "3x3 s 1", b_conv_transpose, ct2_s1, s_conv_transpose, r_conv_transpose, 2, IN_((3, 3, 2, 3), -1, 1),
+         IN_((4, 3, 3, 1), -1, 1)),
+    ROW_("CONV_TRANSPOSE_2D", "3x2 s 2 (overlap), batch 2", b_conv_transpose, ct2_s2, s_conv_transpose, r_conv_transpose, 2,
+         IN_((3, 2, 2, 2), -1, 1), IN_((3, 4, 2, 2), -1, 1)),
+    ROW_("CONV_TRANSPOSE_2D", "2x2 s 3 (gaps)", b_conv_transpose, ct2_s3, s_conv_transpose, r_conv_transpose, 2, IN_((2, 2, 1, 2), -1, 1),
+         IN_((3, 2, 2, 1), -1, 1)),
 };
 
-const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0]};
+const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL};

@@ -121,31 +121,45 @@ static const struct glu_case swiglu = {GGML_GLU_OP_SWIGLU, false, false, 0, 0}, 
                              geglu_erf_split = {GGML_GLU_OP_GEGLU_ERF, true, false, 0, 0},
                              oai = {GGML_GLU_OP_SWIGLU_OAI, true, false, 1.702f, 1.0f};
 
-#define FD 1e-2, 1e-3, 1e-2
+/* shape helpers: y has half of a's ne0 without b, a's shape with it; GLU_BACK a's or b's shape */
+static void s_glu(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct glu_case * c = p;
+    for (int d = 0; d < 4; d++) no[d] = ne[0][d];
+    if (!c->split && c->op != GGML_GLU_OP_SWIGLU_OAI) no[0] /= 2;
+}
+
+#define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .layout = OPS_CONTIG | OPS_TRANSPOSED}
+#define GLU_(NAME, CASE, N, ...)                                                                                      \
+    {.op = "GLU", .variant = NAME, .build = b_glu, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = s_glu,     \
+     .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_GRAD}
+#define BACK_(NAME, BUILD, REF, CASE, N, ...)                                                                          \
+    {.op = "GLU_BACK", .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = s_back_##REF, \
+     .ref = r_glu_back_##REF, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_REFUSED}
+static void s_back_a(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; for (int d = 0; d < 4; d++) no[d] = ne[0][d]; }
+static void s_back_b(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; for (int d = 0; d < 4; d++) no[d] = ne[1][d]; }
+
 static const struct ops_row rows[] = {
-    {"GLU", "swiglu [8,3,2,1]", b_glu, &swiglu, 1, {{{8, 3, 2, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU", "swiglu swapped", b_glu, &swiglu_sw, 1, {{{8, 3, 2, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU", "swiglu split, odd ne0", b_glu, &swiglu_split, 2, {{{5, 3, 2, 1}, -3, 3}, {{5, 3, 2, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
-    {"GLU", "geglu [6,4,1,1]", b_glu, &geglu, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU", "geglu_erf [6,4,1,1]", b_glu, &geglu_erf, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU", "geglu_quick swapped", b_glu, &geglu_quick_sw, 1, {{{6, 4, 1, 1}, -3, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU", "geglu_quick split", b_glu, &geglu_quick_split, 2, {{{7, 2, 3, 1}, -3, 3}, {{7, 2, 3, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
-    {"GLU", "reglu split, x > 0", b_glu, &reglu_split, 2, {{{6, 3, 1, 1}, 0.05, 2}, {{6, 3, 1, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
-    {"GLU", "reglu split, x < 0", b_glu, &reglu_split, 2, {{{6, 3, 1, 1}, -2, -0.05}, {{6, 3, 1, 1}, -2, 2}}, r_glu, 1e-6, true, FD},
-    {"GLU", "swiglu_oai inside the limits", b_glu, &oai, 2, {{{6, 3, 1, 1}, -3, 0.9}, {{6, 3, 1, 1}, -0.9, 0.9}}, r_glu, 1e-6, true, FD},
-    {"GLU", "swiglu_oai clamped", b_glu, &oai, 2, {{{6, 3, 1, 1}, 1.1, 3}, {{6, 3, 1, 1}, 1.1, 3}}, r_glu, 1e-6, true, FD},
-    {"GLU_BACK", "swiglu, both halves", b_glu_back_a, &swiglu, 2, {{{8, 3, 2, 1}, -3, 3}, {{4, 3, 2, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
-    {"GLU_BACK", "geglu_quick swapped", b_glu_back_a, &geglu_quick_sw, 2, {{{6, 4, 1, 1}, -3, 3}, {{3, 4, 1, 1}, -1, 1}}, r_glu_back_a,
-     1e-6, false, FD},
-    {"GLU_BACK", "reglu, both halves", b_glu_back_a, &reglu, 2, {{{6, 4, 1, 1}, -3, 3}, {{3, 4, 1, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
-    {"GLU_BACK", "geglu_erf split: a", b_glu_back_a, &geglu_erf_split, 3,
-     {{{5, 3, 1, 1}, -3, 3}, {{5, 3, 1, 1}, -2, 2}, {{5, 3, 1, 1}, -1, 1}}, r_glu_back_a, 1e-6, false, FD},
-    {"GLU_BACK", "swiglu split: b", b_glu_back_b, &swiglu_split, 3, {{{5, 3, 1, 1}, -3, 3}, {{5, 3, 1, 1}, -2, 2}, {{5, 3, 1, 1}, -1, 1}},
-     r_glu_back_b, 1e-6, false, FD},
-    {"GLU_BACK", "swiglu_oai: a", b_glu_back_a, &oai, 3, {{{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -1, 1}}, r_glu_back_a,
-     1e-6, false, FD},
-    {"GLU_BACK", "swiglu_oai: b", b_glu_back_b, &oai, 3, {{{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -3, 3}, {{6, 3, 1, 1}, -1, 1}}, r_glu_back_b,
-     1e-6, false, FD},
+    GLU_("swiglu [8,3,2,1]", swiglu, 1, IN_((8, 3, 2, 1), -3, 3)),
+    GLU_("swiglu swapped", swiglu_sw, 1, IN_((8, 3, 2, 1), -3, 3)),
+    GLU_("swiglu split, odd ne0", swiglu_split, 2, IN_((5, 3, 2, 1), -3, 3), IN_((5, 3, 2, 1), -2, 2)),
+    GLU_("geglu [6,4,1,1]", geglu, 1, IN_((6, 4, 1, 1), -3, 3)),
+    GLU_("geglu_erf [6,4,1,1]", geglu_erf, 1, IN_((6, 4, 1, 1), -3, 3)),
+    GLU_("geglu_quick swapped", geglu_quick_sw, 1, IN_((6, 4, 1, 1), -3, 3)),
+    GLU_("geglu_quick split", geglu_quick_split, 2, IN_((7, 2, 3, 1), -3, 3), IN_((7, 2, 3, 1), -2, 2)),
+    GLU_("reglu split, x > 0", reglu_split, 2, IN_((6, 3, 1, 1), 0.05, 2), IN_((6, 3, 1, 1), -2, 2)),
+    GLU_("reglu split, x < 0", reglu_split, 2, IN_((6, 3, 1, 1), -2, -0.05), IN_((6, 3, 1, 1), -2, 2)),
+    GLU_("swiglu_oai inside the limits", oai, 2, IN_((6, 3, 1, 1), -3, 0.9), IN_((6, 3, 1, 1), -0.9, 0.9)),
+    GLU_("swiglu_oai clamped", oai, 2, IN_((6, 3, 1, 1), 1.1, 3), IN_((6, 3, 1, 1), 1.1, 3)),
+    GLU_("swiglu [64,37,1,1]: rows over threads", swiglu, 1, IN_((64, 37, 1, 1), -3, 3)),
+    BACK_("swiglu, both halves", b_glu_back_a, a, swiglu, 2, IN_((8, 3, 2, 1), -3, 3), IN_((4, 3, 2, 1), -1, 1)),
+    BACK_("geglu_quick swapped", b_glu_back_a, a, geglu_quick_sw, 2, IN_((6, 4, 1, 1), -3, 3), IN_((3, 4, 1, 1), -1, 1)),
+    BACK_("reglu, both halves", b_glu_back_a, a, reglu, 2, IN_((6, 4, 1, 1), -3, 3), IN_((3, 4, 1, 1), -1, 1)),
+    BACK_("geglu_erf split: a", b_glu_back_a, a, geglu_erf_split, 3, IN_((5, 3, 1, 1), -3, 3), IN_((5, 3, 1, 1), -2, 2),
+          IN_((5, 3, 1, 1), -1, 1)),
+    BACK_("swiglu split: b", b_glu_back_b, b, swiglu_split, 3, IN_((5, 3, 1, 1), -3, 3), IN_((5, 3, 1, 1), -2, 2),
+          IN_((5, 3, 1, 1), -1, 1)),
+    BACK_("swiglu_oai: a", b_glu_back_a, a, oai, 3, IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -1, 1)),
+    BACK_("swiglu_oai: b", b_glu_back_b, b, oai, 3, IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -1, 1)),
 };
 
-const struct ops_family ops_glu = {"glu", rows, sizeof rows / sizeof rows[0]};
+const struct ops_family ops_glu = {"glu", rows, sizeof rows / sizeof rows[0], NULL};

@@ -96,24 +96,34 @@ static const struct pool_case max1 = {GGML_OP_POOL_MAX, 3, 1, 2, 1, 1, 0, true},
                               max2_pad = {GGML_OP_POOL_MAX, 3, 2, 2, 1, 1, 1, false}, avg2_pad = {GGML_OP_POOL_AVG, 3, 3, 1, 2, 1, 1, false},
                               max2_overlap = {GGML_OP_POOL_MAX, 3, 3, 1, 1, 1, 1, false};
 
-#define FD 1e-2, 1e-3, 1e-2
+/* result shapes: the pool of input 0, or (POOL_2D_BACK) input 1's shape */
+static void s_pool(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct pool_case * c = p;
+    no[0] = (ne[0][0] + 2 * c->p0 - c->k0) / c->s0 + 1;
+    no[1] = c->one_d ? ne[0][1] : (ne[0][1] + 2 * c->p1 - c->k1) / c->s1 + 1;
+    no[2] = ne[0][2]; no[3] = ne[0][3];
+}
+static void s_pool_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; for (int d = 0; d < 4; d++) no[d] = ne[1][d]; }
+
+#define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI}
+#define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, GRAD, N, ...)                                                        \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
+     .ref = REF, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD}
 static const struct ops_row rows[] = {
-    {"POOL_1D", "max k 3 s 2 p 1, odd", b_pool, &max1, 1, {{{9, 3, 2, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_1D", "avg k 3 s 2 p 1 (inside count)", b_pool, &avg1, 1, {{{9, 3, 2, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_1D", "avg k 4 s 1 p 3", b_pool, &avg1_wide, 1, {{{5, 2, 1, 3}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_1D", "max k 1 (identity)", b_pool, &max1_k1, 1, {{{6, 4, 1, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D", "max 2x2 s 2 [8,6,3,2]", b_pool, &max2, 1, {{{8, 6, 3, 2}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D", "avg 2x2 s 2, odd [7,5,2,1]", b_pool, &avg2, 1, {{{7, 5, 2, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D", "max 3x2 s 2,1 p 1,1", b_pool, &max2_pad, 1, {{{7, 5, 2, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D", "avg 3x3 s 1,2 p 1 (k0*k1)", b_pool, &avg2_pad, 1, {{{6, 7, 1, 2}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D", "max 3x3 s 1 p 1, overlapping", b_pool, &max2_overlap, 1, {{{5, 4, 3, 1}, -0.1, 0.1}}, r_pool, 1e-6, true, FD},
-    {"POOL_2D_BACK", "max 2x2 s 2", b_pool_back, &max2, 2, {{{4, 3, 3, 2}, -1, 1}, {{8, 6, 3, 2}, -3, 3}}, r_pool_back, 1e-6, false, FD},
-    {"POOL_2D_BACK", "max 3x3 s 1 p 1, overlapping", b_pool_back, &max2_overlap, 2, {{{5, 4, 3, 1}, -1, 1}, {{5, 4, 3, 1}, -3, 3}},
-     r_pool_back, 1e-6, false, FD},
-    {"POOL_2D_BACK", "avg 3x3 s 1,2 p 1", b_pool_back, &avg2_pad, 2, {{{6, 4, 1, 2}, -1, 1}, {{6, 7, 1, 2}, -3, 3}}, r_pool_back, 1e-6,
-     false, FD},
-    {"POOL_2D_BACK", "max 3x2 s 2,1 p 1,1", b_pool_back, &max2_pad, 2, {{{4, 6, 2, 1}, -1, 1}, {{7, 5, 2, 1}, -3, 3}}, r_pool_back, 1e-6,
-     false, FD},
+    ROW_("POOL_1D", "max k 3 s 2 p 1, odd", b_pool, max1, s_pool, r_pool, OPS_GRAD, 1, IN_((9, 3, 2, 1), -0.1, 0.1)),
+    ROW_("POOL_1D", "avg k 3 s 2 p 1 (inside count)", b_pool, avg1, s_pool, r_pool, OPS_GRAD, 1, IN_((9, 3, 2, 1), -0.1, 0.1)),
+    ROW_("POOL_1D", "avg k 4 s 1 p 3", b_pool, avg1_wide, s_pool, r_pool, OPS_GRAD, 1, IN_((5, 2, 1, 3), -0.1, 0.1)),
+    ROW_("POOL_1D", "max k 1 (identity)", b_pool, max1_k1, s_pool, r_pool, OPS_GRAD, 1, IN_((6, 4, 1, 1), -0.1, 0.1)),
+    ROW_("POOL_2D", "max 2x2 s 2 [8,6,3,2]", b_pool, max2, s_pool, r_pool, OPS_GRAD, 1, IN_((8, 6, 3, 2), -0.1, 0.1)),
+    ROW_("POOL_2D", "avg 2x2 s 2, odd [7,5,2,1]", b_pool, avg2, s_pool, r_pool, OPS_GRAD, 1, IN_((7, 5, 2, 1), -0.1, 0.1)),
+    ROW_("POOL_2D", "max 3x2 s 2,1 p 1,1", b_pool, max2_pad, s_pool, r_pool, OPS_GRAD, 1, IN_((7, 5, 2, 1), -0.1, 0.1)),
+    ROW_("POOL_2D", "avg 3x3 s 1,2 p 1 (k0*k1)", b_pool, avg2_pad, s_pool, r_pool, OPS_GRAD, 1, IN_((6, 7, 1, 2), -0.1, 0.1)),
+    ROW_("POOL_2D", "max 3x3 s 1 p 1, overlapping", b_pool, max2_overlap, s_pool, r_pool, OPS_GRAD, 1, IN_((5, 4, 3, 1), -0.1, 0.1)),
+    ROW_("POOL_2D_BACK", "max 2x2 s 2", b_pool_back, max2, s_pool_back, r_pool_back, OPS_REFUSED, 2, IN_((4, 3, 3, 2), -1, 1), IN_((8, 6, 3, 2), -3, 3)),
+    ROW_("POOL_2D_BACK", "max 3x3 s 1 p 1, overlapping", b_pool_back, max2_overlap, s_pool_back, r_pool_back, OPS_REFUSED, 2,
+         IN_((5, 4, 3, 1), -1, 1), IN_((5, 4, 3, 1), -3, 3)),
+    ROW_("POOL_2D_BACK", "avg 3x3 s 1,2 p 1", b_pool_back, avg2_pad, s_pool_back, r_pool_back, OPS_REFUSED, 2, IN_((6, 4, 1, 2), -1, 1), IN_((6, 7, 1, 2), -3, 3)),
+    ROW_("POOL_2D_BACK", "max 3x2 s 2,1 p 1,1", b_pool_back, max2_pad, s_pool_back, r_pool_back, OPS_REFUSED, 2, IN_((4, 6, 2, 1), -1, 1), IN_((7, 5, 2, 1), -3, 3)),
 };
 
-const struct ops_family ops_pool = {"pool", rows, sizeof rows / sizeof rows[0]};
+const struct ops_family ops_pool = {"pool", rows, sizeof rows / sizeof rows[0], NULL};

@@ -140,29 +140,43 @@ static const struct up_case nn_x2 = {UP_FACTOR, 2, {0, 0, 0, 0}, GGML_SCALE_MODE
                             bl_ac = {UP_INTERPOLATE, 0, {7, 7, 1, 2}, GGML_SCALE_MODE_BILINEAR | AC},  /* [3,4,1,2] */
                             nn_ac = {UP_INTERPOLATE, 0, {7, 4, 1, 1}, GGML_SCALE_MODE_NEAREST | AC};  /* [3,3,1,1] */
 
-#define FD 1e-2, 1e-3, 1e-2
+/* result shapes from the definitions (UPSCALE_BACK: input 0's) */
+static void s_concat(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const int dim = *(const int *) p;
+    for (int d = 0; d < 4; d++) no[d] = d == dim ? ne[0][d] + ne[1][d] : ne[0][d];
+}
+static void s_pad(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct pad_case * c = p;
+    for (int d = 0; d < 4; d++) no[d] = ne[0][d] + c->lp[d] + c->rp[d];
+}
+static void s_upscale(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct up_case * c = p;
+    for (int d = 0; d < 4; d++) no[d] = c->kind == UP_FACTOR ? (d < 2 ? ne[0][d] * c->factor : ne[0][d]) : c->ne[d];
+}
+
+#define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI}
+#define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, TOL, GRAD, N, ...)                                                   \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
+     .ref = REF, .cmp = OPS_NORM2, .tol = TOL, .grad = GRAD}
 static const struct ops_row rows[] = {
-    {"CONCAT", "dim 0, odd", b_concat, &dim0, 2, {{{3, 4, 2, 1}, -2, 2}, {{5, 4, 2, 1}, -2, 2}}, r_concat, 1e-7, true, FD},
-    {"CONCAT", "dim 1", b_concat, &dim1, 2, {{{4, 1, 3, 2}, -2, 2}, {{4, 3, 3, 2}, -2, 2}}, r_concat, 1e-7, true, FD},
-    {"CONCAT", "dim 2", b_concat, &dim2, 2, {{{3, 2, 2, 2}, -2, 2}, {{3, 2, 1, 2}, -2, 2}}, r_concat, 1e-7, true, FD},
-    {"CONCAT", "dim 3", b_concat, &dim3, 2, {{{2, 3, 2, 1}, -2, 2}, {{2, 3, 2, 3}, -2, 2}}, r_concat, 1e-7, true, FD},
-    {"PAD", "pad after (ggml_pad)", b_pad, &pad_r, 1, {{{5, 3, 2, 1}, -2, 2}}, r_pad, 1e-7, true, FD},
-    {"PAD", "pad_ext both sides, every dim", b_pad, &pad_lr, 1, {{{3, 2, 2, 2}, -2, 2}}, r_pad, 1e-7, true, FD},
-    {"PAD", "pad_ext before dim 0 only", b_pad, &pad_l0, 1, {{{3, 5, 1, 1}, -2, 2}}, r_pad, 1e-7, true, FD},
-    {"UPSCALE", "nearest x2 (ggml_upscale)", b_upscale, &nn_x2, 1, {{{3, 4, 2, 1}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE", "nearest ext, every dim, up and down", b_upscale, &nn_ext, 1, {{{4, 4, 3, 2}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE", "bilinear x3", b_upscale, &bl_x3, 1, {{{3, 2, 2, 1}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE", "bilinear x2.5, x0.5", b_upscale, &bl_ext, 1, {{{2, 6, 2, 1}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE", "bilinear align corners", b_upscale, &bl_ac, 1, {{{3, 4, 1, 2}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE", "nearest align corners", b_upscale, &nn_ac, 1, {{{3, 3, 1, 1}, -2, 2}}, r_upscale, 1e-6, true, FD},
-    {"UPSCALE_BACK", "nearest ext", b_upscale_back, &nn_ext, 2, {{{4, 4, 3, 2}, -2, 2}, {{6, 2, 6, 1}, -1, 1}}, r_upscale_back, 1e-6, false,
-     FD},
-    {"UPSCALE_BACK", "bilinear x3", b_upscale_back, &bl_x3, 2, {{{3, 2, 2, 1}, -2, 2}, {{9, 6, 2, 1}, -1, 1}}, r_upscale_back, 1e-6, false,
-     FD},
-    {"UPSCALE_BACK", "bilinear x2.5, x0.5", b_upscale_back, &bl_ext, 2, {{{2, 6, 2, 1}, -2, 2}, {{5, 3, 2, 1}, -1, 1}}, r_upscale_back, 1e-6,
-     false, FD},
-    {"UPSCALE_BACK", "bilinear align corners", b_upscale_back, &bl_ac, 2, {{{3, 4, 1, 2}, -2, 2}, {{7, 7, 1, 2}, -1, 1}}, r_upscale_back,
-     1e-6, false, FD},
+    ROW_("CONCAT", "dim 0, odd", b_concat, dim0, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((3, 4, 2, 1), -2, 2), IN_((5, 4, 2, 1), -2, 2)),
+    ROW_("CONCAT", "dim 1", b_concat, dim1, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((4, 1, 3, 2), -2, 2), IN_((4, 3, 3, 2), -2, 2)),
+    ROW_("CONCAT", "dim 2", b_concat, dim2, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((3, 2, 2, 2), -2, 2), IN_((3, 2, 1, 2), -2, 2)),
+    ROW_("CONCAT", "dim 3", b_concat, dim3, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((2, 3, 2, 1), -2, 2), IN_((2, 3, 2, 3), -2, 2)),
+    ROW_("PAD", "pad after (ggml_pad)", b_pad, pad_r, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((5, 3, 2, 1), -2, 2)),
+    ROW_("PAD", "pad_ext both sides, every dim", b_pad, pad_lr, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 2, 2, 2), -2, 2)),
+    ROW_("PAD", "pad_ext before dim 0 only", b_pad, pad_l0, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 5, 1, 1), -2, 2)),
+    ROW_("UPSCALE", "nearest x2 (ggml_upscale)", b_upscale, nn_x2, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "nearest ext, every dim, up and down", b_upscale, nn_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((4, 4, 3, 2), -2, 2)),
+    ROW_("UPSCALE", "bilinear x3", b_upscale, bl_x3, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 2, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear x2.5, x0.5", b_upscale, bl_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((2, 6, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear align corners", b_upscale, bl_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 1, 2), -2, 2)),
+    ROW_("UPSCALE", "nearest align corners", b_upscale, nn_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 3, 1, 1), -2, 2)),
+    ROW_("UPSCALE_BACK", "nearest ext", b_upscale_back, nn_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((4, 4, 3, 2), -2, 2), IN_((6, 2, 6, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear x3", b_upscale_back, bl_x3, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((3, 2, 2, 1), -2, 2), IN_((9, 6, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear x2.5, x0.5", b_upscale_back, bl_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((2, 6, 2, 1), -2, 2), IN_((5, 3, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear align corners", b_upscale_back, bl_ac, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2,
+         IN_((3, 4, 1, 2), -2, 2), IN_((7, 7, 1, 2), -1, 1)),
 };
 
-const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0]};
+const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL};

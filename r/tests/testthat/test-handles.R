@@ -190,3 +190,17 @@ test_that("gradients are built in the graph's own context", {
   g <- ggml_build_forward_expand_grads(c1, loss)
   expect_error(ggml_build_backward_expand(c2, g), "context the graph was created in")
 })
+
+test_that("ggml_format_name names with sprintf formats and ggml_graph_get_tensor finds by name", {
+  ctx <- ggml_init(1024^2)
+  x <- ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3)
+  y <- ggml_format_name(ggml_sqr(ctx, x), "layer_%d_%s", 2L, "sq")
+  expect_equal(ggml_get_name(y), "layer_2_sq")
+  g <- ggml_build_forward_expand(ctx, ggml_sum(ctx, y))
+  found <- ggml_graph_get_tensor(g, "layer_2_sq")
+  expect_equal(ggml_get_name(found), "layer_2_sq")
+  expect_equal(ggml_tensor_op(found), ggml_tensor_op(y))
+  expect_null(ggml_graph_get_tensor(g, "no such tensor"))
+  expect_error(ggml_graph_get_tensor(g, NA_character_))
+  ggml_free(ctx)
+})

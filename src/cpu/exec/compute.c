@@ -31,6 +31,12 @@ static size_t shared_size(const struct ggml_tensor * t) {
 
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op]->compute(p, t); }
 
+bool ggmlr_cpu_supports_op(const struct ggml_tensor * t) {
+    if (!t || t->op < 0 || t->op >= GGML_OP_COUNT || !ggmlr_type_is_supported(t->type)) return false;
+    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s] && !ggmlr_type_is_supported(t->src[s]->type)) return false;
+    return is_noop(t) || ggmlr_kernels[t->op]->compute != NULL;
+}
+
 /* Every tensor a kernel will touch must have memory. */
 static bool check_graph(const struct ggml_cgraph * g) {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -113,17 +119,25 @@ static void run_thread(void * arg, int ith) {
     }
 }
 
-enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * g, int n_threads) {
+/* Scratch of a graph: per-thread bytes and shared bytes, each a multiple of 64. */
+static void scratch_sizes(const struct ggml_cgraph * g, size_t * wsize, size_t * ssize) {
+    *wsize = *ssize = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i]->op < 0 || g->nodes[i]->op >= GGML_OP_COUNT) continue;  /* check_graph refuses it */
+        const size_t w = work_size(g->nodes[i]), s = shared_size(g->nodes[i]);
+        if (w > *wsize) *wsize = w;
+        if (s > *ssize) *ssize = s;
+    }
+    *wsize = (*wsize + 63) / 64 * 64;
+    *ssize = (*ssize + 63) / 64 * 64;
+}
+
+/* scratch: the caller's (ggml_graph_compute with a plan), or NULL for the pool's. */
+static enum ggml_status compute(struct ggmlr_pool * pool, struct ggml_cgraph * g, int n_threads, char * scratch, size_t scratch_size) {
     if (!g) { ggmlr_set_error("graph compute: graph is NULL"); return GGML_STATUS_FAILED; }
     if (!check_graph(g)) return GGML_STATUS_FAILED;
-    size_t wsize = 0, ssize = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const size_t w = work_size(g->nodes[i]), s = shared_size(g->nodes[i]);
-        if (w > wsize) wsize = w;
-        if (s > ssize) ssize = s;
-    }
-    wsize = (wsize + 63) / 64 * 64;
-    ssize = (ssize + 63) / 64 * 64;
+    size_t wsize, ssize;
+    scratch_sizes(g, &wsize, &ssize);
     struct ggmlr_pool * own_pool = NULL;  /* only when this thread can keep none (library unloading) */
     if (!pool && !(pool = ggmlr_pool_of_this_thread()) && !(pool = own_pool = ggmlr_pool_new())) return GGML_STATUS_ALLOC_FAILED;
     char message[GGMLR_FAIL_MESSAGE];  /* outside ex: zero-filling it with ex cost ~30 ns a compute */
@@ -133,8 +147,11 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
     enum ggml_status status = GGML_STATUS_SUCCESS;
     if (wsize + ssize > 0) {
         const size_t total = wsize * (size_t) ex.nth + ssize;
-        char * wbuf = ggmlr_pool_scratch(pool, total + 64);
-        if (!wbuf) {
+        char * wbuf = scratch ? (scratch_size >= total + 64 ? scratch : NULL) : ggmlr_pool_scratch(pool, total + 64);
+        if (!wbuf && scratch) {
+            ggmlr_set_error("ggml_graph_compute: the plan's work_data holds %zu bytes, the compute needs %zu", scratch_size, total + 64);
+            status = GGML_STATUS_FAILED;
+        } else if (!wbuf) {
             ggmlr_set_error("graph compute: cannot allocate %zu bytes of scratch", total);
             status = GGML_STATUS_ALLOC_FAILED;
         } else {
@@ -159,7 +176,34 @@ enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgrap
     return status;
 }
 
+enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * g, int n_threads) {
+    return compute(pool, g, n_threads, NULL, 0);
+}
+
 enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_threads) {
     (void) ctx;  /* scratch memory comes from the calling thread's pool, not the context */
     return ggmlr_graph_compute(NULL, graph, n_threads);
+}
+
+struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * g, int n_threads, struct ggml_threadpool * threadpool) {
+    struct ggml_cplan plan = {0};
+    plan.n_threads = n_threads > 0 ? n_threads : ggml_cpu_n_cores();
+    plan.threadpool = threadpool;
+    if (!g) { ggmlr_set_error("ggml_graph_plan: graph is NULL"); return plan; }
+    size_t wsize, ssize;
+    scratch_sizes(g, &wsize, &ssize);
+    /* the compute uses at most n_threads threads; 64 bytes to align the start */
+    const int nth = plan.n_threads < GGMLR_MAX_THREADS ? plan.n_threads : GGMLR_MAX_THREADS;
+    if (wsize + ssize > 0) plan.work_size = wsize * (size_t) nth + ssize + 64;
+    return plan;
+}
+
+enum ggml_status ggml_graph_compute(struct ggml_cgraph * g, struct ggml_cplan * plan) {
+    if (!plan) { ggmlr_set_error("ggml_graph_compute: plan is NULL"); return GGML_STATUS_FAILED; }
+    if (plan->work_size > 0 && !plan->work_data) {
+        ggmlr_set_error("ggml_graph_compute: the plan needs %zu bytes of work_data and has none", plan->work_size);
+        return GGML_STATUS_FAILED;
+    }
+    if (plan->abort_callback && plan->abort_callback(plan->abort_callback_data)) return GGML_STATUS_ABORTED;
+    return compute(NULL, g, plan->n_threads, (char *) plan->work_data, plan->work_size);
 }

@@ -1,10 +1,38 @@
-/* copy.c -- dup, cont and cpy: copies with type conversion (F32, F16, I32). */
+/* copy.c -- dup, cont and cpy: copies with type conversion (F32, F16, BF16,
+ * I32, and the quantized types by whole rows). */
 #include "cpu/kernels/kernels.h"
+
+static bool quantized_side(const struct ggml_tensor * dst) {
+    return ggml_is_quantized(dst->type) || ggml_is_quantized(dst->src[0]->type);
+}
+
+/* A quantized source or destination of another type converts whole rows
+ * (the constructor requires the same shape): row (i1,i2,i3) of src as F32,
+ * dequantized when src is quantized, then quantized with dst's reference
+ * quantizer (upstream's bytes) or stored element by element. */
+static void dup_rows_converted(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = dst->src[0];
+    const ggml_from_float_t quantize = ggml_is_quantized(dst->type) ? ggml_get_type_traits(dst->type)->from_float_ref : NULL;
+    struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const float * v = ggmlr_row_f32(src, i1, i2, i3, p->wdata);
+        char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        if (quantize) quantize(v, drow, dst->ne[0]);
+        else for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) ggmlr_store_f32(dst->type, drow + i0 * dst->nb[0], v[i0]);
+    }
+}
+
+/* a row of floats for dup_rows_converted */
+static size_t dup_work_size(const struct ggml_tensor * dst) {
+    return quantized_side(dst) && dst->type != dst->src[0]->type ? (size_t) dst->ne[0] * sizeof(float) : 0;
+}
 
 /* dst := src element by element in logical (ne0-fastest) order; shapes may
  * differ when the element counts agree (ggml_cpy). Split over dst rows. */
 static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
+    if (quantized_side(dst) && src->type != dst->type) { dup_rows_converted(p, dst); return; }
     const bool same_shape = ggml_are_same_shape(src, dst);
     const bool plain_copy = same_shape && src->type == dst->type && src->nb[0] == ggml_type_size(src->type) &&
                             dst->nb[0] == ggml_type_size(dst->type);
@@ -14,7 +42,7 @@ static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (plain_copy) {
             /* memmove: ggml_cpy of a view into the memory it views may overlap */
-            memmove(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), (size_t) dst->ne[0] * dst->nb[0]);
+            memmove(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), ggml_row_size(dst->type, dst->ne[0]));
             continue;
         }
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
@@ -31,4 +59,4 @@ static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml
     }
 }
 
-GGMLR_KERNEL(dup, ggmlr_compute_dup, NULL, NULL);
+GGMLR_KERNEL(dup, ggmlr_compute_dup, dup_work_size, NULL);

@@ -76,7 +76,7 @@ static inline bool ggmlr_next_row(struct ggmlr_rows * rows, int64_t * r, int64_t
 struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const struct ggml_tensor * dst);
 
 /* Row (i1,i2,i3) of t as F32: a pointer into t when its elements are packed
- * F32, else converted into `scratch` (t->ne[0] floats). */
+ * F32, else converted (dequantized) into `scratch` (t->ne[0] floats). */
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);
 
 /* A kernel: compute == NULL marks an op whose result is a view of its source

@@ -1,0 +1,135 @@
+/* registry.c -- upstream's backend registry and devices: one registered
+ * backend, "CPU", with one device, "CPU", whose backends are CPU backends
+ * and whose buffers are CPU buffers. Nothing is loaded dynamically. */
+#include "backend/backend_internal.h"
+
+#include "ggml-cpu.h"
+
+#include <strings.h>
+#include <unistd.h>
+
+struct ggml_backend_reg    { const char * name; };
+struct ggml_backend_device { const char * name; const char * description; };
+
+static struct ggml_backend_reg    cpu_reg    = {"CPU"};
+static struct ggml_backend_device cpu_device = {"CPU", "CPU (ggmlr)"};
+
+ggml_backend_reg_t ggml_backend_cpu_reg(void) { return &cpu_reg; }
+
+size_t ggml_backend_reg_count(void) { return 1; }
+ggml_backend_reg_t ggml_backend_reg_get(size_t index) {
+    if (index != 0) { ggmlr_set_error("ggml_backend_reg_get: no backend %zu (there is one)", index); return NULL; }
+    return &cpu_reg;
+}
+ggml_backend_reg_t ggml_backend_reg_by_name(const char * name) { return name && strcasecmp(name, cpu_reg.name) == 0 ? &cpu_reg : NULL; }
+
+const char * ggml_backend_reg_name(ggml_backend_reg_t reg) { return reg ? reg->name : NULL; }
+size_t ggml_backend_reg_dev_count(ggml_backend_reg_t reg) { return reg ? 1 : 0; }
+ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index) {
+    if (!reg || index != 0) { ggmlr_set_error("ggml_backend_reg_dev_get: no device %zu", index); return NULL; }
+    return &cpu_device;
+}
+
+/* The features ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features")
+ * lists: the instruction sets this CPU has, and the SIMD path of the kernels;
+ * a NULL-terminated array, per thread (valid while the thread lives). */
+
+static struct ggml_backend_feature * cpu_features(ggml_backend_reg_t reg) {
+    (void) reg;
+    static _Thread_local struct ggml_backend_feature features[16];
+    static const struct { const char * name; int (*has)(void); } known[] = {
+        {"SSE3", ggml_cpu_has_sse3}, {"SSSE3", ggml_cpu_has_ssse3}, {"AVX", ggml_cpu_has_avx}, {"AVX2", ggml_cpu_has_avx2},
+        {"F16C", ggml_cpu_has_f16c}, {"FMA", ggml_cpu_has_fma}, {"BMI2", ggml_cpu_has_bmi2}, {"AVX512", ggml_cpu_has_avx512},
+        {"AVX512_VBMI", ggml_cpu_has_avx512_vbmi}, {"AVX512_VNNI", ggml_cpu_has_avx512_vnni}, {"AVX512_BF16", ggml_cpu_has_avx512_bf16},
+        {"AVX_VNNI", ggml_cpu_has_avx_vnni}, {"AMX_INT8", ggml_cpu_has_amx_int8},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (known[i].has()) features[n++] = (struct ggml_backend_feature) {known[i].name, "1"};
+    features[n++] = (struct ggml_backend_feature) {"SIMD", ggml_cpu_simd_name()};  /* the kernels' path (GGMLR_SIMD) */
+    features[n] = (struct ggml_backend_feature) {NULL, NULL};
+    return features;
+}
+
+void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name) {
+    /* function pointers handed out as void *, as upstream's API does (POSIX allows the conversion) */
+    static ggml_backend_set_n_threads_t const set_n_threads = ggml_backend_cpu_set_n_threads;
+    static ggml_backend_get_features_t const get_features = cpu_features;
+    void * p = NULL;
+    if (!reg || !name) return NULL;
+    if (strcmp(name, "ggml_backend_set_n_threads") == 0) memcpy(&p, &set_n_threads, sizeof p);
+    if (strcmp(name, "ggml_backend_get_features") == 0) memcpy(&p, &get_features, sizeof p);
+    return p;
+}
+
+size_t ggml_backend_dev_count(void) { return 1; }
+ggml_backend_dev_t ggml_backend_dev_get(size_t index) {
+    if (index != 0) { ggmlr_set_error("ggml_backend_dev_get: no device %zu (there is one)", index); return NULL; }
+    return &cpu_device;
+}
+ggml_backend_dev_t ggml_backend_dev_by_name(const char * name) { return name && strcasecmp(name, cpu_device.name) == 0 ? &cpu_device : NULL; }
+ggml_backend_dev_t ggml_backend_dev_by_type(enum ggml_backend_dev_type type) { return type == GGML_BACKEND_DEVICE_TYPE_CPU ? &cpu_device : NULL; }
+
+const char * ggml_backend_dev_name(ggml_backend_dev_t device) { return device ? device->name : NULL; }
+const char * ggml_backend_dev_description(ggml_backend_dev_t device) { return device ? device->description : NULL; }
+enum ggml_backend_dev_type ggml_backend_dev_type(ggml_backend_dev_t device) { (void) device; return GGML_BACKEND_DEVICE_TYPE_CPU; }
+ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) { return device ? &cpu_reg : NULL; }
+ggml_backend_buffer_type_t ggml_backend_dev_buffer_type(ggml_backend_dev_t device) { return device ? ggml_backend_cpu_buffer_type() : NULL; }
+ggml_backend_buffer_type_t ggml_backend_dev_host_buffer_type(ggml_backend_dev_t device) { (void) device; return NULL; }
+bool ggml_backend_dev_supports_op(ggml_backend_dev_t device, const struct ggml_tensor * op) { return device && ggmlr_cpu_supports_op(op); }
+bool ggml_backend_dev_supports_buft(ggml_backend_dev_t device, ggml_backend_buffer_type_t buft) { return device && buft == ggml_backend_cpu_buffer_type(); }
+bool ggml_backend_dev_offload_op(ggml_backend_dev_t device, const struct ggml_tensor * op) { (void) device; (void) op; return false; }
+ggml_backend_dev_t ggml_backend_buft_get_device(ggml_backend_buffer_type_t buft) { return buft == ggml_backend_cpu_buffer_type() ? &cpu_device : NULL; }
+ggml_backend_dev_t ggml_backend_get_device(ggml_backend_t backend) { return backend ? &cpu_device : NULL; }
+
+/* The machine's physical memory; free = what the system counts as available. */
+void ggml_backend_dev_memory(ggml_backend_dev_t device, size_t * free, size_t * total) {
+    const long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+#ifdef _SC_AVPHYS_PAGES
+    const long avail = sysconf(_SC_AVPHYS_PAGES);
+#else
+    const long avail = pages;
+#endif
+    const size_t t = device && page > 0 && pages > 0 ? (size_t) page * (size_t) pages : 0;
+    const size_t f = device && page > 0 && avail > 0 ? (size_t) page * (size_t) avail : 0;
+    if (total) *total = t;
+    if (free) *free = f < t ? f : t;
+}
+
+void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_dev_props * props) {
+    if (!props) return;
+    memset(props, 0, sizeof *props);
+    if (!device) return;
+    props->name = device->name;
+    props->description = device->description;
+    props->type = GGML_BACKEND_DEVICE_TYPE_CPU;
+    ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
+    props->caps.buffer_from_host_ptr = true;
+}
+
+ggml_backend_t ggml_backend_dev_init(ggml_backend_dev_t device, const char * params) {
+    (void) params;
+    if (!device) { ggmlr_set_error("ggml_backend_dev_init: device is NULL"); return NULL; }
+    return ggml_backend_cpu_init();
+}
+
+ggml_backend_t ggml_backend_init_by_name(const char * name, const char * params) {
+    ggml_backend_dev_t dev = ggml_backend_dev_by_name(name);
+    if (!dev) { ggmlr_set_error("ggml_backend_init_by_name: no device '%s' (there is 'CPU')", name ? name : "(null)"); return NULL; }
+    return ggml_backend_dev_init(dev, params);
+}
+
+ggml_backend_t ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char * params) {
+    ggml_backend_dev_t dev = ggml_backend_dev_by_type(type);
+    if (!dev) { ggmlr_set_error("ggml_backend_init_by_type: no device of type %d (there is a CPU one)", (int) type); return NULL; }
+    return ggml_backend_dev_init(dev, params);
+}
+
+ggml_backend_t ggml_backend_init_best(void) { return ggml_backend_dev_init(&cpu_device, NULL); }
+
+ggml_backend_reg_t ggml_backend_load(const char * path) {
+    ggmlr_set_error("ggml_backend_load: backends are not loaded dynamically (asked for '%s'); the CPU backend is built in", path ? path : "(null)");
+    return NULL;
+}
+void ggml_backend_unload(ggml_backend_reg_t reg) { (void) reg; }
+void ggml_backend_load_all(void) {}
+void ggml_backend_load_all_from_path(const char * dir_path) { (void) dir_path; }

@@ -1,0 +1,61 @@
+/* quantize.c -- upstream's quantization entry points over the converters of
+ * quant/: argument checks with a message instead of upstream's asserts, and
+ * the choice of the path upstream's ggml_quantize_chunk takes per type
+ * (without an importance matrix its reference row quantizer, except IQ4_NL
+ * and IQ4_XS, whose chunk path searches the scale; with one the weighted
+ * searches of Q4_0 .. Q5_1, Q2_K .. Q6_K, IQ4_NL and IQ4_XS). */
+#include "core/internal.h"
+
+/* No type implemented here needs tables built first (upstream's init builds
+ * the IQ1/IQ2/IQ3 grids). */
+void ggml_quantize_init(enum ggml_type type) { (void) type; }
+void ggml_quantize_free(void) {}
+
+bool ggml_quantize_requires_imatrix(enum ggml_type type) {
+    return type == GGML_TYPE_IQ2_XXS || type == GGML_TYPE_IQ2_XS || type == GGML_TYPE_IQ1_S;
+}
+
+/* the types upstream's ggml_quantize_chunk accepts, of those implemented here */
+static bool chunk_type_ok(enum ggml_type type) {
+    const struct ggml_type_traits * tt = ggml_get_type_traits(type);
+    return type == GGML_TYPE_F32 || (tt && tt->from_float_ref && type != GGML_TYPE_Q8_1 && type != GGML_TYPE_Q8_K);
+}
+
+size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, int64_t start, int64_t nrows,
+                           int64_t n_per_row, const float * imatrix) {
+    const char * fn = "ggml_quantize_chunk";
+    if (!chunk_type_ok(type)) {
+        ggmlr_set_error("%s: cannot quantize to type %d (%s)", fn, (int) type, ggml_type_name(type));
+        return 0;
+    }
+    if (!src || !dst) { ggmlr_set_error("%s: %s is NULL", fn, src ? "dst" : "src"); return 0; }
+    const int64_t blck = ggml_blck_size(type);
+    if (nrows < 0 || n_per_row <= 0 || n_per_row % blck != 0 || start < 0 || start % n_per_row != 0) {
+        ggmlr_set_error("%s: %s needs n_per_row > 0 a multiple of %lld, nrows >= 0 and start >= 0 a multiple of "
+                        "n_per_row (got n_per_row %lld, nrows %lld, start %lld)", fn, ggml_type_name(type), (long long) blck,
+                        (long long) n_per_row, (long long) nrows, (long long) start);
+        return 0;
+    }
+    if (nrows > INT64_MAX / n_per_row) { ggmlr_set_error("%s: nrows * n_per_row overflows", fn); return 0; }
+    const size_t row_size = ggml_row_size(type, n_per_row);
+    char * out = (char *) dst + (size_t) (start / n_per_row) * row_size;
+    const float * in = src + start;
+    const int64_t n = nrows * n_per_row;
+    /* an importance matrix: used where upstream uses one, ignored by F16,
+     * BF16, Q8_0 and MXFP4 (as upstream) */
+    switch (type) {
+        case GGML_TYPE_F32:    memcpy(out, in, (size_t) n * sizeof(float)); break;
+        case GGML_TYPE_IQ4_NL: ggmlr_quantize_rows_iq4_nl(in, out, nrows, n_per_row, imatrix); break;
+        case GGML_TYPE_IQ4_XS: ggmlr_quantize_rows_iq4_xs(in, out, nrows, n_per_row, imatrix); break;
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+            if (imatrix) ggmlr_quantize_rows_legacy(type, in, out, nrows, n_per_row, imatrix);
+            else ggml_get_type_traits(type)->from_float_ref(in, out, n);
+            break;
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+            if (imatrix) ggmlr_quantize_rows_k(type, in, out, nrows, n_per_row, imatrix);
+            else ggml_get_type_traits(type)->from_float_ref(in, out, n);
+            break;
+        default:               ggml_get_type_traits(type)->from_float_ref(in, out, n); break;
+    }
+    return (size_t) nrows * row_size;
+}

@@ -1,0 +1,123 @@
+/* quant.h -- the tensor types' formats: upstream's block layouts (read from
+ * upstream's ggml-common.h, docs/quant-types.md) and the row converters of
+ * every family. This is the lowest stage: it includes only the public
+ * ggml.h (for the fp16 conversions) and its own headers.
+ *
+ * Every converter handles k elements, k a multiple of the type's block size
+ * (the callers check it); quantizers are the reference ones, whose bytes are
+ * upstream's for the same input. */
+#ifndef GGMLR_QUANT_H
+#define GGMLR_QUANT_H
+
+#include "ggml.h"
+
+#define QK4_0    32
+#define QK4_1    32
+#define QK5_0    32
+#define QK5_1    32
+#define QK8_0    32
+#define QK8_1    32
+#define QK4_NL   32
+#define QK_MXFP4 32
+#define QK_K     256   /* the super-block of the K types and IQ4_XS */
+#define K_SCALE_SIZE 12
+
+/* x = d * (q - 8), q a nibble: element j in the low nibble of qs[j], element
+ * j + 16 in the high nibble */
+typedef struct { ggml_fp16_t d; uint8_t qs[QK4_0 / 2]; } block_q4_0;
+/* x = d * q + m */
+typedef struct { ggml_fp16_t d, m; uint8_t qs[QK4_1 / 2]; } block_q4_1;
+/* x = d * (q - 16), q = nibble | bit j of qh (little-endian u32) << 4 */
+typedef struct { ggml_fp16_t d; uint8_t qh[4]; uint8_t qs[QK5_0 / 2]; } block_q5_0;
+typedef struct { ggml_fp16_t d, m; uint8_t qh[4]; uint8_t qs[QK5_1 / 2]; } block_q5_1;
+/* x = d * q */
+typedef struct { ggml_fp16_t d; int8_t qs[QK8_0]; } block_q8_0;
+/* s = d * sum(q): the block's sum, for dot products */
+typedef struct { ggml_fp16_t d, s; int8_t qs[QK8_1]; } block_q8_1;
+
+/* 16 sub-blocks of 16: scales[j] = scale (low nibble) | min (high nibble);
+ * qs: 2-bit quants, 4 per byte (see k_quants.c for the order) */
+typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; ggml_fp16_t d, dmin; } block_q2_K;
+/* 16 sub-blocks of 16, signed 6-bit scales packed in 12 bytes; 3-bit quants:
+ * 2 low bits in qs, the high bit in hmask */
+typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; ggml_fp16_t d; } block_q3_K;
+/* 8 sub-blocks of 32, 6-bit scales and mins packed in 12 bytes */
+typedef struct { ggml_fp16_t d, dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qs[QK_K / 2]; } block_q4_K;
+typedef struct { ggml_fp16_t d, dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } block_q5_K;
+/* 16 sub-blocks of 16, int8 scales; 6-bit quants: 4 low bits in ql, 2 high in qh */
+typedef struct { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; ggml_fp16_t d; } block_q6_K;
+/* float scale; bsums: sums of 16 quants each (for dot products) */
+typedef struct { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } block_q8_K;
+
+/* x = d * kvalues_iq4nl[q] */
+typedef struct { ggml_fp16_t d; uint8_t qs[QK4_NL / 2]; } block_iq4_nl;
+/* 8 sub-blocks of 32 with 6-bit scales: low 4 bits in scales_l, high 2 in scales_h */
+typedef struct { ggml_fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; uint8_t qs[QK_K / 2]; } block_iq4_xs;
+/* x = 2^(e-127) * E2M1(q); e is E8M0 */
+typedef struct { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; } block_mxfp4;
+
+_Static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20, "q4 block sizes");
+_Static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24, "q5 block sizes");
+_Static_assert(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36, "q8 block sizes");
+_Static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110, "q2_K/q3_K block sizes");
+_Static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176, "q4_K/q5_K block sizes");
+_Static_assert(sizeof(block_q6_K) == 210 && sizeof(block_q8_K) == 292, "q6_K/q8_K block sizes");
+_Static_assert(sizeof(block_iq4_nl) == 18 && sizeof(block_iq4_xs) == 136 && sizeof(block_mxfp4) == 17, "iq4/mxfp4 block sizes");
+
+/* float -> int as x86's cvttss2si: truncation; NaN and values outside int32
+ * give INT32_MIN. Upstream's reference quantizers convert with plain casts,
+ * which compile to that; written out, the result is defined in C too. */
+static inline int ggmlr_trunc_i32(float v) { return v > -2147483648.0f && v < 2147483648.0f ? (int) v : INT32_MIN; }
+
+/* the nearest integer, ties to even, for |v| < 2^22 (the quants' range) */
+static inline int ggmlr_nearest_int(float v) {
+    const float t = v + 12582912.0f;   /* 1.5 * 2^23: the sum's ulp is 1 */
+    union { float f; int32_t i; } u = { t };
+    return (u.i & 0x007fffff) - 0x00400000;
+}
+
+/* The signatures of ggml_to_float_t / ggml_from_float_t. */
+#define GGMLR_QUANT_PAIR(name)                                                   \
+    void ggmlr_quantize_row_##name(const float * x, void * y, int64_t k);    \
+    void ggmlr_dequantize_row_##name(const void * x, float * y, int64_t k)
+
+/* legacy.c: the 32-element blocks */
+GGMLR_QUANT_PAIR(q4_0);
+GGMLR_QUANT_PAIR(q4_1);
+GGMLR_QUANT_PAIR(q5_0);
+GGMLR_QUANT_PAIR(q5_1);
+GGMLR_QUANT_PAIR(q8_0);
+GGMLR_QUANT_PAIR(q8_1);
+/* with an importance matrix (one weight per column of a row, not NULL):
+ * Q4_0, Q4_1, Q5_0, Q5_1 */
+void ggmlr_quantize_rows_legacy(enum ggml_type type, const float * x, void * y, int64_t nrows, int64_t n_per_row,
+                                const float * imatrix);
+/* k_quants.c: the 256-element super-blocks */
+GGMLR_QUANT_PAIR(q2_K);
+GGMLR_QUANT_PAIR(q3_K);
+GGMLR_QUANT_PAIR(q4_K);
+GGMLR_QUANT_PAIR(q5_K);
+GGMLR_QUANT_PAIR(q6_K);
+GGMLR_QUANT_PAIR(q8_K);
+/* with an importance matrix (not NULL): Q2_K .. Q6_K */
+void ggmlr_quantize_rows_k(enum ggml_type type, const float * x, void * y, int64_t nrows, int64_t n_per_row,
+                           const float * imatrix);
+/* iq4.c: the non-linear 4-bit grid. The reference row quantizer of IQ4_NL
+ * is upstream's quantize_row_iq4_nl_ref (no scale search); the rows of
+ * ggml_quantize_chunk search the scale (ntry 7) and take an optional
+ * importance matrix (one weight per column of a row). */
+GGMLR_QUANT_PAIR(iq4_nl);
+GGMLR_QUANT_PAIR(iq4_xs);
+void ggmlr_quantize_rows_iq4_nl(const float * x, void * y, int64_t nrows, int64_t n_per_row, const float * imatrix);
+void ggmlr_quantize_rows_iq4_xs(const float * x, void * y, int64_t nrows, int64_t n_per_row, const float * imatrix);
+/* mxfp4.c */
+GGMLR_QUANT_PAIR(mxfp4);
+/* bf16.c: BF16 rows in the ggml_to_float_t / ggml_from_float_t shapes */
+void ggmlr_bf16_to_float_row(const void * x, float * y, int64_t k);
+void ggmlr_float_to_bf16_row(const float * x, void * y, int64_t k);
+
+/* traits.c: the type can hold tensors here (F32, I32, or it has a
+ * dequantizer); an unknown number is not supported. */
+bool ggmlr_type_is_supported(enum ggml_type type);
+
+#endif

@@ -1,0 +1,92 @@
+/* mul_mat.c -- rows of mul_mat (c[i, j] = sum_k a[k, i] b[k, j]) and
+ * out_prod (c[i, j] = sum_k a[i, k] b[j, k]), a's planes broadcast over b's.
+ *
+ * Sizes past one panel (64 rows with AVX-512), one reduction block (256),
+ * several column groups and partial last groups, on every operand layout.
+ * Forward tolerance: relative 2-norm error 1e-5 (sums of <= 300 products of
+ * magnitude <= 1 in float, ~1e-7 relative; a wrong index or plane is off by
+ * far more). Gradients: the harness defaults. */
+#include "ops/harness.h"
+
+struct mm_params { bool out_prod, self; };  /* self: the one input on both sides */
+static const struct mm_params p_mm = {false, false}, p_mm_self = {false, true}, p_op = {true, false}, p_op_self = {true, true};
+
+static struct ggml_tensor * b_mm(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct mm_params * p = params;
+    struct ggml_tensor * b = p->self ? in[0] : in[1];
+    return p->out_prod ? ggml_out_prod(ctx, in[0], b) : ggml_mul_mat(ctx, in[0], b);
+}
+
+/* mul_mat [a1, b1, b2, b3], out_prod [a0, b0, b2, b3] */
+static void s_mm(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    const struct mm_params * p = params;
+    const int64_t * na = ne[0], * nb = p->self ? ne[0] : ne[1];
+    no[0] = p->out_prod ? na[0] : na[1];
+    no[1] = p->out_prod ? nb[0] : nb[1];
+    no[2] = nb[2];
+    no[3] = nb[3];
+}
+
+/* a's plane for b's plane (i2, i3) is (i2 / r2, i3 / r3) */
+static void r_mm(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    const struct mm_params * p = params;
+    const double * a = in[0], * b = p->self ? in[0] : in[1];
+    const int64_t * na = ne[0], * nb = p->self ? ne[0] : ne[1];
+    const int64_t r2 = nb[2] / na[2], r3 = nb[3] / na[3], K = p->out_prod ? na[1] : na[0];
+    OPS_FOR4(no, i, j, i2, i3) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++)
+            s += p->out_prod ? a[ops_at(na, i, k, i2 / r2, i3 / r3)] * b[ops_at(nb, j, k, i2, i3)]
+                             : a[ops_at(na, k, i, i2 / r2, i3 / r3)] * b[ops_at(nb, k, j, i2, i3)];
+        out[ops_at(no, i, j, i2, i3)] = s;
+    }
+}
+
+#define FWD(OP, P, A, B)                                                                                                \
+    {.op = OP, .variant = "a " #A " b " #B, .build = b_mm, .params = &P, .n_in = 2,                                    \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5}
+/* mul_mat of K, M, N with a's planes (a2, a3) and b's (b2, b3) */
+#define MM(K, M, N, A2, A3, B2, B3) FWD("MUL_MAT", p_mm, (K, M, A2, A3), (K, N, B2, B3))
+#define OP(M, N, K, A2, A3, B2, B3) FWD("OUT_PROD", p_op, (M, K, A2, A3), (N, K, B2, B3))
+#define GRAD2(OP_, P, NAME, A, LA, B, LB)                                                                              \
+    {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 2,                                               \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = LA}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = LB}}, \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
+#define GRAD1(OP_, P, NAME, A)                                                                                          \
+    {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 1, .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1}}, \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
+
+static const struct ops_row rows[] = {
+    MM(13, 7, 5, 1, 1, 1, 1), MM(1, 1, 1, 1, 1, 1, 1), MM(1, 4, 3, 1, 1, 1, 1), MM(17, 1, 1, 1, 1, 1, 1),
+    MM(70, 3, 2, 1, 1, 1, 1), MM(33, 6, 7, 3, 1, 3, 2),
+    MM(9, 4, 3, 2, 1, 6, 3),  /* a broadcast over dims 2 (groups of 3) and 3 */
+    MM(5, 3, 2, 2, 3, 4, 6),  /* groups of 2 in both dims */
+    MM(6, 5, 4, 1, 2, 5, 2),
+    MM(300, 130, 103, 1, 1, 1, 1), MM(257, 65, 13, 1, 1, 2, 1),  /* past a panel, a reduction block, a column group */
+    OP(7, 5, 13, 1, 1, 1, 1), OP(1, 1, 1, 1, 1, 1, 1), OP(4, 3, 1, 1, 1, 1, 1), OP(1, 1, 17, 1, 1, 1, 1),
+    OP(3, 2, 70, 1, 1, 1, 1), OP(6, 7, 33, 3, 1, 3, 2),
+    OP(4, 3, 9, 2, 1, 6, 3),  /* a broadcast over dims 2 (groups of 3) and 3 */
+    OP(3, 2, 5, 2, 3, 4, 6),  /* groups of 2 in both dims */
+    OP(130, 103, 300, 1, 1, 1, 1), OP(65, 13, 257, 1, 1, 2, 1), OP(128, 82, 96, 1, 1, 1, 1),
+    GRAD2("MUL_MAT", p_mm, "gradient", (6, 4, 1, 1), 0, (6, 5, 1, 1), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, K=1", (1, 4, 1, 1), 0, (1, 3, 1, 1), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, batched", (5, 3, 2, 2), 0, (5, 4, 2, 2), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, broadcast [4,3,2,1] x [4,2,6,3]", (4, 3, 2, 1), 0, (4, 2, 6, 3), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, broadcast [4,3,2,3] x [4,2,4,6]", (4, 3, 2, 3), 0, (4, 2, 4, 6), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, broadcast dim 3 [3,2,1,1] x [3,2,1,4]", (3, 2, 1, 1), 0, (3, 2, 1, 4), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, a transposed", (6, 4, 1, 1), OPS_TRANSPOSED, (6, 5, 1, 1), 0),
+    GRAD2("MUL_MAT", p_mm, "gradient, b transposed, broadcast", (6, 4, 1, 1), 0, (6, 5, 3, 1), OPS_TRANSPOSED),
+    GRAD1("MUL_MAT", p_mm_self, "gradient, x^T x", (5, 4, 1, 1)),
+    GRAD2("MUL_MAT", p_mm, "gradient, past one panel", (5, 70, 1, 1), 0, (5, 8, 1, 1), 0),
+    GRAD2("OUT_PROD", p_op, "gradient", (4, 6, 1, 1), 0, (5, 6, 1, 1), 0),
+    GRAD2("OUT_PROD", p_op, "gradient, n=1", (4, 1, 1, 1), 0, (3, 1, 1, 1), 0),
+    GRAD2("OUT_PROD", p_op, "gradient, batched", (3, 5, 2, 2), 0, (4, 5, 2, 2), 0),
+    GRAD2("OUT_PROD", p_op, "gradient, broadcast [3,4,2,1] x [2,4,6,3]", (3, 4, 2, 1), 0, (2, 4, 6, 3), 0),
+    GRAD2("OUT_PROD", p_op, "gradient, broadcast [3,4,2,3] x [2,4,4,6]", (3, 4, 2, 3), 0, (2, 4, 4, 6), 0),
+    GRAD2("OUT_PROD", p_op, "gradient, b transposed, broadcast", (4, 6, 1, 1), 0, (5, 6, 3, 1), OPS_TRANSPOSED),
+    GRAD2("OUT_PROD", p_op, "gradient, past one panel", (70, 5, 1, 1), 0, (8, 5, 1, 1), 0),
+    GRAD1("OUT_PROD", p_op_self, "gradient, x x^T", (5, 4, 1, 1)),
+};
+
+const struct ops_family ops_mul_mat = {"mul_mat", rows, sizeof rows / sizeof rows[0], NULL};

@@ -1,0 +1,133 @@
+/* reduce.c -- rows of the reductions and broadcasts: sum, sum_rows, mean,
+ * repeat, repeat_back, argmax.
+ *
+ * Forward tolerance: relative 2-norm error 1e-5 (sums of <= 210 terms of
+ * magnitude <= 1 in float, ~1e-7; a missing or doubled term is off by far
+ * more); argmax is exact, ties to the first maximum. Gradients: the harness
+ * defaults. */
+#include "ops/harness.h"
+
+#include <string.h>
+
+enum rd_op { RD_SUM, RD_SUM_ROWS, RD_MEAN, RD_REPEAT, RD_REPEAT_BACK, RD_ARGMAX };
+struct rd_params {
+    enum rd_op op;
+    int64_t ne[4];  /* REPEAT: the shape tiled to; REPEAT_BACK: the shape summed down to */
+};
+
+static struct ggml_tensor * b_reduce(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rd_params * p = params;
+    switch (p->op) {
+        case RD_SUM:         return ggml_sum(ctx, in[0]);
+        case RD_SUM_ROWS:    return ggml_sum_rows(ctx, in[0]);
+        case RD_MEAN:        return ggml_mean(ctx, in[0]);
+        case RD_REPEAT:      return ggml_repeat(ctx, in[0], ggml_new_tensor(ctx, GGML_TYPE_F32, 4, p->ne));
+        case RD_REPEAT_BACK: return ggml_repeat_back(ctx, in[0], ggml_new_tensor(ctx, GGML_TYPE_F32, 4, p->ne));
+        default:             return ggml_argmax(ctx, in[0]);
+    }
+}
+
+static void s_reduce(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    const struct rd_params * p = params;
+    const int64_t * a = ne[0];
+    switch (p->op) {
+        case RD_SUM:    no[0] = no[1] = no[2] = no[3] = 1; break;
+        case RD_ARGMAX: no[0] = a[1]; no[1] = no[2] = no[3] = 1; break;
+        case RD_REPEAT: case RD_REPEAT_BACK: memcpy(no, p->ne, 4 * sizeof *no); break;
+        default:        no[0] = 1; no[1] = a[1]; no[2] = a[2]; no[3] = a[3]; break;
+    }
+}
+
+/* the index of the first largest element of each row */
+static void argmax_rows(const double * x, int64_t n0, int64_t rows, double * out) {
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < n0; i++) if (x[r * n0 + i] > x[r * n0 + best]) best = i;
+        out[r] = (double) best;
+    }
+}
+
+static void r_reduce(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    const struct rd_params * p = params;
+    const int64_t * na = ne[0];
+    const double * a = in[0];
+    if (p->op == RD_ARGMAX) { argmax_rows(a, na[0], ops_nel(na) / na[0], out); return; }
+    memset(out, 0, (size_t) ops_nel(no) * sizeof *out);
+    OPS_FOR4(p->op == RD_REPEAT ? no : na, i0, i1, i2, i3) {
+        const double x = p->op == RD_REPEAT ? 0 : a[ops_at(na, i0, i1, i2, i3)];
+        switch (p->op) {
+            case RD_SUM:      out[0] += x; break;
+            case RD_SUM_ROWS: out[ops_at(no, 0, i1, i2, i3)] += x; break;
+            case RD_MEAN:     out[ops_at(no, 0, i1, i2, i3)] += x / (double) na[0]; break;
+            case RD_REPEAT:   out[ops_at(no, i0, i1, i2, i3)] = a[ops_at(na, i0 % na[0], i1 % na[1], i2 % na[2], i3 % na[3])]; break;
+            default:          out[ops_at(no, i0 % no[0], i1 % no[1], i2 % no[2], i3 % no[3])] += x; break;
+        }
+    }
+}
+
+/* rows of [6, 5] with ties, equal values, a last maximum and tiny differences;
+ * F16 cannot hold 1e-30 (it is 0), so that row gets 1e-3 there */
+static const float k_argmax_rows[5][6] = {
+    {1, 3, 3, 2, 0, 3}, {-1, -1, -1, -1, -1, -1}, {-5, -4, -3, -2, -1, -0.5f}, {9, 1, 2, 3, 4, 9}, {0, -0.0f, 0, 1e-30f, 0, 0},
+};
+static const int32_t k_argmax_want[5] = {1, 0, 5, 0, 3};  /* worked out by hand */
+static void f_argmax_rows(double * v, const int64_t ne[4]) { (void) ne; for (int i = 0; i < 30; i++) v[i] = k_argmax_rows[i / 6][i % 6]; }
+static void f_argmax_rows_f16(double * v, const int64_t ne[4]) { f_argmax_rows(v, ne); v[4 * 6 + 3] = 1e-3; }
+static void f_integers(double * v, const int64_t ne[4]) { for (int64_t i = 0; i < ops_nel(ne); i++) v[i] = round(v[i]); }  /* many ties */
+
+static void check_refs(void) {
+    double v[30], got[5];
+    const int64_t ne[4] = {6, 5, 1, 1};
+    f_argmax_rows(v, ne);
+    argmax_rows(v, 6, 5, got);
+    int bad = 0;
+    for (int r = 0; r < 5; r++) bad += got[r] != k_argmax_want[r];
+    CHECK(bad == 0, "the argmax reference picks the first maximum of the hand-made rows (%d rows differ)", bad);
+}
+
+static const struct rd_params p_sum = {RD_SUM, {0}}, p_sum_rows = {RD_SUM_ROWS, {0}}, p_mean = {RD_MEAN, {0}}, p_argmax = {RD_ARGMAX, {0}};
+
+#define RED(S)                                                                                                          \
+    {.op = "SUM", .variant = #S, .build = b_reduce, .params = &p_sum, .n_in = 1,                                       \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5},          \
+    {.op = "SUM_ROWS", .variant = #S, .build = b_reduce, .params = &p_sum_rows, .n_in = 1,                             \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5},          \
+    {.op = "MEAN", .variant = #S, .build = b_reduce, .params = &p_mean, .n_in = 1,                                     \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5}
+/* small tiled to big, big summed down to small */
+#define REP(SMALL, BIG, LAY, GRAD)                                                                                      \
+    {.op = "REPEAT", .variant = #SMALL " -> " #BIG, .build = b_reduce,                                                 \
+     .params = &(const struct rd_params) {RD_REPEAT, OPS_SHAPE BIG}, .n_in = 1,                                        \
+     .in = {{.ne = OPS_SHAPE SMALL, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+#define REP_BACK(BIG, SMALL, LAY, GRAD)                                                                                 \
+    {.op = "REPEAT_BACK", .variant = #BIG " -> " #SMALL, .build = b_reduce,                                            \
+     .params = &(const struct rd_params) {RD_REPEAT_BACK, OPS_SHAPE SMALL}, .n_in = 1,                                 \
+     .in = {{.ne = OPS_SHAPE BIG, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+#define BOTH(SMALL, BIG) REP(SMALL, BIG, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), REP_BACK(BIG, SMALL, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY)
+#define GRAD1(OP, NAME, P, S, LAY)                                                                                      \
+    {.op = OP, .variant = NAME, .build = b_reduce, .params = &P, .n_in = 1,                                            \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = OPS_GRAD}
+#define ARGMAX(NAME, S, TYPE, LO, HI, FILL)                                                                             \
+    {.op = "ARGMAX", .variant = NAME, .build = b_reduce, .params = &p_argmax, .n_in = 1,                               \
+     .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .type = TYPE, .fill = FILL}}, .shape = s_reduce, .out_type = GGML_TYPE_I32, .ref = r_reduce}
+
+static const struct ops_row rows[] = {
+    RED((7, 5, 3, 2)), RED((1, 13, 1, 3)), RED((13, 1, 1, 1)), RED((70, 3, 1, 1)),
+    BOTH((7, 1, 3, 1), (7, 5, 3, 2)), BOTH((1, 5, 1, 1), (7, 5, 3, 2)), BOTH((2, 1, 3, 1), (6, 5, 3, 2)),
+    BOTH((1, 1, 1, 1), (3, 2, 2, 2)), BOTH((7, 5, 3, 2), (7, 5, 3, 2)), BOTH((1, 13, 1, 3), (2, 13, 3, 3)),
+    /* more tiles than repeat_back sums in one block (32): a bias gradient, and blocks that end inside a row */
+    BOTH((5, 1, 1, 1), (5, 100, 1, 1)), BOTH((3, 2, 1, 1), (6, 40, 1, 1)),
+    GRAD1("SUM", "gradient", p_sum, (5, 3, 2, 2), 0),
+    GRAD1("SUM_ROWS", "gradient", p_sum_rows, (5, 3, 2, 2), 0),
+    GRAD1("SUM_ROWS", "gradient, of a permuted param", p_sum_rows, (5, 3, 2, 2), OPS_PERMUTED),
+    GRAD1("MEAN", "gradient", p_mean, (5, 3, 2, 2), 0),
+    REP((5, 1, 2, 1), (5, 3, 2, 2), 0, OPS_GRAD), REP((2, 1, 1, 2), (6, 3, 2, 2), 0, OPS_GRAD), REP((1, 1, 1, 1), (3, 2, 2, 2), 0, OPS_GRAD),
+    REP_BACK((5, 3, 2, 2), (5, 1, 2, 1), 0, OPS_GRAD), REP_BACK((6, 3, 2, 2), (2, 1, 2, 1), 0, OPS_GRAD),
+    REP_BACK((3, 2, 2, 2), (1, 1, 1, 1), 0, OPS_GRAD),
+    ARGMAX("ties, equal rows, tiny differences", (6, 5, 1, 1), GGML_TYPE_F32, 0, 0, f_argmax_rows),
+    ARGMAX("F16, ties, equal rows", (6, 5, 1, 1), GGML_TYPE_F16, 0, 0, f_argmax_rows_f16),
+    ARGMAX("integers in [-20, 20] (ties)", (101, 13, 1, 1), GGML_TYPE_F32, -20, 20, f_integers),
+    ARGMAX("[31,101]", (31, 101, 1, 1), GGML_TYPE_F32, -5, 5, NULL),
+};
+
+const struct ops_family ops_reduce = {"reduce", rows, sizeof rows / sizeof rows[0], check_refs};

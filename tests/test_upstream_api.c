@@ -1,0 +1,325 @@
+/* test_upstream_api.c -- upstream's API surface beyond ops: the registry and its
+ * one CPU device, buffer types and buffers, tensor memset/copy, the compute
+ * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks,
+ * I32 element access, graph editing and naming, backend features, graph
+ * copies and the comparison of two backends. */
+#include "common/test_common.h"
+
+#include "ggml-alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void test_registry(void) {
+    ggml_backend_load_all();
+    CHECK(ggml_backend_reg_count() == 1 && ggml_backend_dev_count() == 1, "one backend, one device");
+    ggml_backend_reg_t reg = ggml_backend_reg_get(0);
+    ggml_backend_dev_t dev = ggml_backend_dev_get(0);
+    CHECK(reg && strcmp(ggml_backend_reg_name(reg), "CPU") == 0 && ggml_backend_reg_by_name("cpu") == reg, "the CPU backend, found by name in any case");
+    CHECK(ggml_backend_reg_get(1) == NULL && ggml_backend_dev_get(1) == NULL && ggml_backend_reg_by_name("CUDA") == NULL, "nothing else");
+    CHECK(ggml_backend_reg_dev_count(reg) == 1 && ggml_backend_reg_dev_get(reg, 0) == dev && ggml_backend_dev_backend_reg(dev) == reg, "reg <-> dev");
+    CHECK(dev && strcmp(ggml_backend_dev_name(dev), "CPU") == 0 && ggml_backend_dev_description(dev)[0], "device name and description");
+    CHECK(ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU && ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) == dev, "a CPU device");
+    CHECK(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU) == NULL && ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_GPU, NULL) == NULL &&
+          ggml_last_error()[0], "no GPU, with a message");
+    size_t free_b = 0, total_b = 0;
+    ggml_backend_dev_memory(dev, &free_b, &total_b);
+    CHECK(total_b > ((size_t) 64 << 20) && free_b <= total_b, "device memory: %zu of %zu bytes free", free_b, total_b);
+    struct ggml_backend_dev_props props;
+    ggml_backend_dev_get_props(dev, &props);
+    CHECK(props.name == ggml_backend_dev_name(dev) && props.type == GGML_BACKEND_DEVICE_TYPE_CPU && props.memory_total == total_b, "props");
+    CHECK(ggml_backend_dev_buffer_type(dev) == ggml_backend_cpu_buffer_type() && ggml_backend_buft_get_device(ggml_backend_cpu_buffer_type()) == dev,
+          "the device's buffer type is the CPU one");
+    CHECK(ggml_backend_load("libggml-cuda.so") == NULL && strstr(ggml_last_error(), "not loaded dynamically"), "load refuses with a message");
+
+    ggml_backend_t backends[3] = {ggml_backend_dev_init(dev, NULL), ggml_backend_init_by_name("CPU", NULL), ggml_backend_init_best()};
+    for (int i = 0; i < 3; i++) CHECK(backends[i] && ggml_backend_is_cpu(backends[i]) && ggml_backend_get_device(backends[i]) == dev, "backend %d is a CPU backend", i);
+    CHECK(ggml_backend_init_by_name("Metal", NULL) == NULL, "no Metal backend");
+    ggml_backend_set_n_threads_t set_n = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    CHECK(set_n != NULL && ggml_backend_reg_get_proc_address(reg, "ggml_backend_split_buffer_type") == NULL, "proc address of set_n_threads only");
+
+    /* supports_op: by op and type; a graph computed on a backend set to one thread */
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 3), * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 5);
+    struct ggml_tensor * p = ggml_mul_mat(ctx, a, b);
+    CHECK(ggml_backend_supports_op(backends[0], p) && ggml_backend_dev_supports_op(dev, p), "mul_mat is supported");
+    struct ggml_tensor fake = *p;
+    fake.op = GGML_OP_COUNT;
+    CHECK(!ggml_backend_supports_op(backends[0], &fake) && !ggml_backend_supports_op(NULL, p), "an unknown op is not");
+    if (set_n) set_n(backends[0], 1);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(b, -1, 1);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, p);
+    CHECK(ggml_backend_graph_compute_async(backends[0], g) == GGML_STATUS_SUCCESS, "compute on the device's backend");
+    ggml_backend_synchronize(backends[0]);
+    double ref = 0;
+    for (int k = 0; k < 8; k++) ref += (double) ggml_get_f32_nd(a, k, 2, 0, 0) * ggml_get_f32_nd(b, k, 4, 0, 0);
+    CHECK(fabs(ggml_get_f32_nd(p, 2, 4, 0, 0) - ref) <= 1e-5 * (1 + fabs(ref)), "its result");
+    ggml_free(ctx);
+    for (int i = 0; i < 3; i++) ggml_backend_free(backends[i]);
+}
+
+static void test_buffers(void) {
+    ggml_backend_buffer_type_t buft = ggml_backend_cpu_buffer_type();
+    CHECK(strcmp(ggml_backend_buft_name(buft), "CPU") == 0 && ggml_backend_buft_get_alignment(buft) == 64 && ggml_backend_buft_is_host(buft) &&
+          ggml_backend_buft_get_max_size(buft) == SIZE_MAX, "the CPU buffer type");
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, 1000);
+    if (!CHECK(buf != NULL, "alloc_buffer: %s", ggml_last_error())) return;
+    const unsigned char * base = ggml_backend_buffer_get_base(buf);
+    int nonzero = 0;
+    for (int i = 0; i < 1000; i++) nonzero += base[i] != 0;
+    CHECK(nonzero == 0 && ggml_backend_buffer_get_size(buf) == 1000 && (uintptr_t) base % 64 == 0, "zeroed, sized, aligned");
+    CHECK(ggml_backend_buffer_get_type(buf) == buft && ggml_backend_buffer_is_host(buf) && strcmp(ggml_backend_buffer_name(buf), "CPU") == 0, "its type");
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    CHECK(ggml_backend_buffer_get_usage(buf) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS, "usage");
+    ggml_backend_buffer_clear(buf, 0xAB);
+    CHECK(base[0] == 0xAB && base[999] == 0xAB, "clear fills the buffer");
+
+    struct ggml_init_params ip = {8 * ggml_tensor_overhead(), NULL, true};
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 100), * u = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 100);
+    struct ggml_tensor * big = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 300);
+    CHECK(ggml_backend_buffer_get_alloc_size(buf, t) == 400 && ggml_backend_buft_get_alloc_size(buft, t) == 400, "alloc size = nbytes");
+    CHECK(ggml_backend_tensor_alloc(buf, t, (char *) base + 64) == GGML_STATUS_SUCCESS && t->buffer == buf, "tensor_alloc inside");
+    CHECK(ggml_backend_tensor_alloc(buf, big, (char *) base + 64) == GGML_STATUS_FAILED && big->data == NULL, "tensor_alloc past the end is refused");
+    CHECK(ggml_backend_tensor_alloc(buf, u, (char *) base + 512) == GGML_STATUS_SUCCESS, "a second tensor");
+    ggml_backend_tensor_memset(t, 0, 0, ggml_nbytes(t));
+    ggml_backend_tensor_memset(t, 0x3F, 8, 4);
+    float x[100];
+    ggml_backend_tensor_get(t, x, 0, sizeof x);
+    CHECK(x[0] == 0 && x[1] == 0 && x[2] != 0 && x[3] == 0, "memset writes its byte range only");
+    ggml_clear_error();
+    ggml_backend_tensor_memset(t, 0, 396, 8);
+    CHECK(strstr(ggml_last_error(), "out of bounds") != NULL, "memset out of bounds is refused");
+    ggml_backend_tensor_copy(t, u);
+    CHECK(memcmp(t->data, u->data, ggml_nbytes(t)) == 0, "tensor_copy");
+    CHECK(ggml_get_data(t) == t->data && ggml_get_data_f32(t) == t->data, "get_data");
+    ggml_backend_buffer_free(buf);
+
+    /* a buffer over the caller's memory is not freed with it */
+    void * mine = aligned_alloc(64, 256);
+    ggml_backend_buffer_t view = ggml_backend_cpu_buffer_from_ptr(mine, 256);
+    CHECK(view && ggml_backend_buffer_get_base(view) == mine && ggml_backend_buffer_get_size(view) == 256, "buffer from a pointer");
+    ggml_backend_buffer_free(view);
+    memset(mine, 1, 256);  /* still ours (AddressSanitizer would catch a use after free) */
+    CHECK(ggml_backend_cpu_buffer_from_ptr((char *) mine + 1, 8) == NULL, "an unaligned pointer is refused");
+    free(mine);
+    ggml_free(ctx);
+}
+
+static bool abort_now(void * data) { return *(bool *) data; }
+
+static void test_cplan(void) {
+    struct ggml_context * ctx = tc_ctx(4);
+    struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 33, 9);
+    tc_fill_uniform(s, -3, 3);
+    struct ggml_tensor * y = ggml_soft_max(ctx, s);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    struct ggml_cplan plan = ggml_graph_plan(g, 2, NULL);
+    CHECK(plan.n_threads == 2 && plan.work_data == NULL, "plan for 2 threads, needing %zu bytes", plan.work_size);
+    if (plan.work_size > 0) CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_FAILED && ggml_last_error()[0], "no work_data: refused");
+    uint8_t * work = malloc(plan.work_size + 1);
+    plan.work_data = work;
+    bool stop = true;
+    plan.abort_callback = abort_now;
+    plan.abort_callback_data = &stop;
+    ggml_set_f32(y, -1.0f);
+    CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_ABORTED && ggml_get_f32_1d(y, 0) == -1.0f, "the abort callback stops it before any node");
+    stop = false;
+    CHECK(ggml_graph_compute(g, &plan) == GGML_STATUS_SUCCESS, "compute with the plan: %s", ggml_last_error());
+    double max_err = 0;
+    for (int r = 0; r < 9; r++) {
+        double m = -INFINITY, z = 0;
+        for (int i = 0; i < 33; i++) m = fmax(m, ggml_get_f32_nd(s, i, r, 0, 0));
+        for (int i = 0; i < 33; i++) z += exp(ggml_get_f32_nd(s, i, r, 0, 0) - m);
+        for (int i = 0; i < 33; i++) max_err = fmax(max_err, fabs(ggml_get_f32_nd(y, i, r, 0, 0) - exp(ggml_get_f32_nd(s, i, r, 0, 0) - m) / z));
+    }
+    CHECK(max_err < 1e-6, "softmax through the plan against float64 (max error %.3g)", max_err);
+    free(work);
+    ggml_free(ctx);
+}
+
+static void test_features_and_time(void) {
+    /* the CPU's own words: /proc/cpuinfo flags, when there is such a file */
+    FILE * f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        found = true;
+        CHECK(ggml_cpu_has_avx2() == (strstr(line, " avx2") != NULL), "avx2 as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_fma() == (strstr(line, " fma") != NULL), "fma as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_f16c() == (strstr(line, " f16c") != NULL), "f16c as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_avx512() == (strstr(line, " avx512f") != NULL), "avx512 as /proc/cpuinfo says");
+        CHECK(ggml_cpu_has_ssse3() == (strstr(line, " ssse3") != NULL), "ssse3 as /proc/cpuinfo says");
+        break;
+    }
+    if (f) fclose(f);
+    if (!found) printf("no /proc/cpuinfo flags: feature queries not cross-checked\n");
+    CHECK(ggml_cpu_has_neon() == 0 || ggml_cpu_has_avx() == 0, "not both ARM and x86");
+    ggml_cpu_init();
+    ggml_time_init();
+    const int64_t t0 = ggml_time_us(), m0 = ggml_time_ms(), c0 = ggml_cycles();
+    volatile double sink = 0;
+    while (ggml_time_us() - t0 < 20000) sink += 1;  /* 20 ms of work */
+    const int64_t dt = ggml_time_us() - t0, dm = ggml_time_ms() - m0;
+    CHECK(dt >= 20000 && dm >= 19 && dm <= dt / 1000 + 1, "clocks: %lld us, %lld ms", (long long) dt, (long long) dm);
+    CHECK(ggml_cycles() > c0 && ggml_cycles_per_ms() > 0, "cycles advance");
+    GGML_ASSERT(GGML_PAD(13, 8) == 16 && GGML_N_TASKS_MAX == -1);
+    GGML_UNUSED(sink);
+}
+
+static void test_i32_access(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    const int32_t big = (1 << 24) + 1;  /* no float holds it */
+    struct ggml_tensor * one = ggml_new_i32(ctx, big);
+    CHECK(one && one->type == GGML_TYPE_I32 && ggml_get_i32_1d(one, 0) == big && *(int32_t *) one->data == big, "new_i32 keeps 2^24 + 1 exactly");
+    struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 2);
+    ggml_set_i32(m, -7);
+    ggml_set_i32_nd(m, 2, 1, 0, 0, INT32_MAX);
+    ggml_set_i32_1d(m, 1, INT32_MIN);
+    const int32_t * d = m->data;
+    CHECK(d[0] == -7 && d[1] == INT32_MIN && d[4] == -7 && d[5] == INT32_MAX && ggml_get_i32_nd(m, 2, 1, 0, 0) == INT32_MAX, "set/get i32 1d/nd");
+    struct ggml_tensor * h = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 4), * f = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    ggml_set_i32(h, 3);
+    ggml_set_i32_1d(h, 2, -2049);  /* F16 rounds it to -2048 (ties to even) */
+    ggml_set_f32_1d(f, 0, 3.0e9f);
+    ggml_set_f32_1d(f, 1, -2.5f);
+    CHECK(ggml_get_f32_1d(h, 0) == 3.0f && ggml_get_i32_1d(h, 2) == -2048, "i32 into F16 converts as ggml_set_f32 does");
+    CHECK(ggml_get_i32_1d(f, 0) == INT32_MAX && ggml_get_i32_1d(f, 1) == -2, "F32 read as i32: saturates, truncates toward 0");
+    ggml_clear_error();
+    CHECK(ggml_get_i32_1d(m, 6) == 0 && strstr(ggml_last_error(), "out of range"), "index out of range: 0 and a message");
+    CHECK(ggml_get_i32_nd(m, 0, 2, 0, 0) == 0 && ggml_set_i32(NULL, 1) == NULL, "nd out of range; NULL tensor");
+    ggml_free(ctx);
+}
+
+static int log_hits;
+static void count_log(enum ggml_log_level level, const char * text, void * user) {
+    (void) level;
+    if (strstr(text, (const char *) user)) log_hits++;
+}
+
+static void test_graph_editing(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    struct ggml_tensor * s = ggml_add(ctx, a, b), * g = ggml_gelu(ctx, s);
+    ggml_format_name(g, "gelu_%d_%s", 7, "of_a_name_long_enough_to_be_cut_at_sixty_three_characters_xxxxxxxxxx");
+    CHECK(strncmp(ggml_get_name(g), "gelu_7_of_a_name", 16) == 0 && strlen(ggml_get_name(g)) == GGML_MAX_NAME - 1, "format_name, truncated");
+    CHECK(strcmp(ggml_op_desc(g), "GELU") == 0 && strcmp(ggml_op_desc(s), "ADD") == 0, "op_desc: the activation of UNARY, else the op");
+    CHECK(ggml_is_matrix(a) && !ggml_is_vector(a) && ggml_is_vector(b) && ggml_is_matrix(b), "is_vector / is_matrix");
+    GGML_TENSOR_LOCALS(int64_t, ne, a, ne);
+    GGML_TENSOR_LOCALS(size_t, nb, a, nb);
+    CHECK(ne0 == 4 && ne1 == 3 && ne2 == 1 && ne3 == 1 && nb1 == 16 && nb3 == 48, "GGML_TENSOR_LOCALS");
+
+    struct ggml_cgraph * g1 = ggml_new_graph(ctx), * g2 = ggml_new_graph_custom(ctx, 8, false), * tiny = ggml_new_graph_custom(ctx, 1, false);
+    ggml_set_name(s, "the sum");
+    ggml_build_forward_expand(g1, g);
+    ggml_graph_cpy(g1, g2);
+    CHECK(ggml_graph_n_nodes(g2) == 2 && ggml_graph_node(g2, 0) == s && ggml_graph_node(g2, 1) == g, "graph_cpy copies the nodes");
+    CHECK(ggml_graph_get_tensor(g2, "the sum") == s && ggml_graph_get_tensor(g2, "nothing") == NULL, "graph_get_tensor by name");
+    ggml_graph_cpy(g1, tiny);
+    CHECK(ggml_graph_n_nodes(tiny) == 0 && strstr(ggml_last_error(), "holds 1"), "graph_cpy into a graph too small is refused");
+    struct ggml_tensor * extra = ggml_sqr(ctx, g);
+    ggml_graph_add_node(g2, extra);
+    CHECK(ggml_graph_n_nodes(g2) == 3 && ggml_graph_node(g2, -1) == extra, "graph_add_node appends");
+    ggml_build_forward_expand(g2, extra);
+    CHECK(ggml_graph_n_nodes(g2) == 3, "an added node is in the graph's set (not added twice)");
+    ggml_log_set(count_log, (void *) "the sum");
+    ggml_graph_print(g2);
+    ggml_log_set(NULL, NULL);
+    CHECK(log_hits == 1, "graph_print names each node once (%d)", log_hits);
+    ggml_graph_clear(g2);
+    CHECK(ggml_graph_n_nodes(g2) == 0 && ggml_graph_get_tensor(g2, "the sum") == NULL, "graph_clear");
+    ggml_free(ctx);
+
+    CHECK(strcmp(ggml_version(), "0.1.0") == 0 && ggml_commit()[0], "version %s, commit %s", ggml_version(), ggml_commit());
+    FILE * f = ggml_fopen("/dev/null", "rb");
+    CHECK(f != NULL && ggml_fopen(NULL, "r") == NULL, "fopen");
+    if (f) fclose(f);
+}
+
+static void test_features(void) {
+    ggml_backend_get_features_t get = (ggml_backend_get_features_t) ggml_backend_reg_get_proc_address(ggml_backend_cpu_reg(), "ggml_backend_get_features");
+    if (!CHECK(get != NULL, "ggml_backend_get_features is known")) return;
+    const struct ggml_backend_feature * f = get(ggml_backend_cpu_reg());
+    bool simd = false, avx2 = false;
+    int n = 0;
+    for (; f[n].name && n < 32; n++) {
+        simd |= strcmp(f[n].name, "SIMD") == 0 && strcmp(f[n].value, ggml_cpu_simd_name()) == 0;
+        avx2 |= strcmp(f[n].name, "AVX2") == 0;
+    }
+    CHECK(n < 32 && simd && avx2 == (ggml_cpu_has_avx2() != 0), "features: %d, NULL-terminated, SIMD path and AVX2 as queried", n);
+}
+
+struct compare_log { int calls, stop_after, differ; int nodes[16]; };
+static bool on_pair(int i, struct ggml_tensor * t1, struct ggml_tensor * t2, void * user) {
+    struct compare_log * log = user;
+    if (log->calls < 16) log->nodes[log->calls] = i;
+    log->calls++;
+    log->differ += ggml_nbytes(t1) != ggml_nbytes(t2) || t1 == t2 || memcmp(t1->data, t2->data, ggml_nbytes(t1)) != 0;
+    return log->calls != log->stop_after;
+}
+
+static void test_graph_copy_and_compare(void) {
+    ggml_backend_t b1 = ggml_backend_cpu_init(), b2 = ggml_backend_cpu_init();
+    ggml_backend_cpu_set_n_threads(b2, 1);
+    struct ggml_context * ctx = tc_ctx(2);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 8), * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 5);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(w, -1, 1);
+    struct ggml_tensor * p = ggml_mul_mat(ctx, w, a);                 /* [5, 8] */
+    struct ggml_tensor * t = ggml_cont(ctx, ggml_transpose(ctx, p));  /* a view, then a copy */
+    struct ggml_tensor * y = ggml_soft_max(ctx, ggml_scale(ctx, t, 0.5f));
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    tc_compute(ctx, g, 2);
+    struct ggml_backend_graph_copy c = ggml_backend_graph_copy(b2, g);
+    if (!CHECK(c.buffer && c.graph && ggml_graph_n_nodes(c.graph) == ggml_graph_n_nodes(g), "graph_copy: %s", ggml_last_error())) goto done;
+    int same_meta = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        const struct ggml_tensor * o = ggml_graph_node(g, i), * k = ggml_graph_node(c.graph, i);
+        same_meta += o != k && o->op == k->op && ggml_are_same_shape(o, k) && memcmp(o->nb, k->nb, sizeof o->nb) == 0 &&
+                     strcmp(o->name, k->name) == 0 && k->buffer == c.buffer && (o->view_src == NULL) == (k->view_src == NULL);
+    }
+    CHECK(same_meta == ggml_graph_n_nodes(g), "the copy's nodes are new tensors like the originals, in its buffer (%d of %d)", same_meta, ggml_graph_n_nodes(g));
+    struct ggml_tensor * cy = ggml_graph_node(c.graph, -1);
+    CHECK(memcmp(cy->data, y->data, ggml_nbytes(y)) == 0, "the data held is copied");
+    ggml_set_f32(cy, 0.0f);
+    CHECK(ggml_backend_graph_compute(b2, c.graph) == GGML_STATUS_SUCCESS && memcmp(cy->data, y->data, ggml_nbytes(y)) == 0 && cy->data != y->data,
+          "the copy computes the same result in its own memory");
+    ggml_backend_graph_copy_free(c);
+
+    struct compare_log log = {0};
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &log, NULL, 0), "compare: %s", ggml_last_error());
+    /* nodes: mul_mat, transpose (a view: skipped), cont, scale, soft_max */
+    CHECK(ggml_graph_n_nodes(g) == 5 && log.calls == 4 && log.nodes[0] == 0 && log.nodes[1] == 2 && log.nodes[3] == 4,
+          "the callback sees each computed node (%d calls)", log.calls);
+    CHECK(log.differ == 0, "both backends agree bit for bit on every node");
+    struct compare_log stop = {.stop_after = 2};
+    ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &stop, NULL, 0);
+    CHECK(stop.calls == 2, "returning false stops the walk");
+    struct compare_log one = {0};
+    const struct ggml_tensor * wanted[1] = {y};
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, on_pair, &one, wanted, 1) && one.calls == 1 && one.nodes[0] == 4 && one.differ == 0,
+          "with test nodes: the whole graph, then those nodes");
+done:
+    ggml_free(ctx);
+    ggml_backend_free(b1);
+    ggml_backend_free(b2);
+}
+
+int main(void) {
+    tc_seed(3);
+    test_registry();
+    test_buffers();
+    test_cplan();
+    test_features_and_time();
+    test_i32_access();
+    test_graph_editing();
+    test_features();
+    test_graph_copy_and_compare();
+    return tc_finish("upstream_api");
+}
