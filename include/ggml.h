@@ -199,6 +199,7 @@ enum ggml_op {
     GGML_OP_NORM_BACK,           /* LayerNorm backward (internal to autodiff) */
     GGML_OP_UNARY_BACK,          /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
     GGML_OP_GLU_BACK,            /* the gradient of a GLU's a or b (internal to autodiff) */
+    GGML_OP_UPSCALE_BACK,        /* the gradient of an UPSCALE's input (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -246,6 +247,26 @@ enum ggml_tri_type {
     GGML_TRI_TYPE_UPPER      = 1,  /* i0 >  i1 */
     GGML_TRI_TYPE_LOWER_DIAG = 2,  /* i0 <= i1 */
     GGML_TRI_TYPE_LOWER      = 3   /* i0 <  i1 */
+};
+
+/* Pooling of ggml_pool_1d / ggml_pool_2d (upstream's values) */
+enum ggml_op_pool {
+    GGML_OP_POOL_MAX,
+    GGML_OP_POOL_AVG,
+    GGML_OP_POOL_COUNT,
+};
+
+/* Resampling of ggml_upscale / ggml_interpolate (upstream's values): the mode
+ * in the low byte, or-ed with flags */
+enum ggml_scale_mode {
+    GGML_SCALE_MODE_NEAREST  = 0,
+    GGML_SCALE_MODE_BILINEAR = 1,
+    GGML_SCALE_MODE_BICUBIC  = 2,  /* not implemented yet: refused */
+    GGML_SCALE_MODE_COUNT
+};
+enum ggml_scale_flag {
+    GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* not implemented yet: refused */
 };
 
 /* ggml_rope_ext modes (upstream values) */
@@ -512,6 +533,74 @@ GGML_API struct ggml_tensor * ggml_swiglu_split(struct ggml_context * ctx, struc
 GGML_API struct ggml_tensor * ggml_geglu_erf_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_geglu_quick_split(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float alpha, float limit);
+
+/*
+ * Convolution (upstream's layouts, ne0 fastest). 2-D: kernel a [KW, KH, IC, OC],
+ * data b [IW, IH, IC, N]; 1-D: a [K, IC, OC], b [IW, IC, N]. Output size per
+ * axis (I + 2p - d(K - 1) - 1) / s + 1. ggml_im2col: the patches, F32
+ * [IC*KH*KW, OW, OH, N] (1-D: [IC*K, OW, N]), element ic*KH*KW + kh*KW + kw
+ * (zero outside b); a is read for its shape only. ggml_im2col_back: its
+ * adjoint, as upstream's kernel reads it: a = the gradient of an im2col result,
+ * b = the kernel (shape only), ne = the data's shape -> F32 [ne]. The convolutions are
+ * im2col + mul_mat (F32 kernels): conv_1d -> [OW, OC, N], conv_2d -> [OW, OH, OC, N];
+ * _ph: padding K/2, conv_2d_sk_p0: stride = kernel size and no padding, conv_2d_s1_ph:
+ * stride 1 and padding K/2. ggml_conv_2d_dw: depthwise, a [KW, KH, 1, C], b [IW, IH, C, N].
+ */
+GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                          int p1, int d0, int d1, bool is_2d, enum ggml_type dst_type);
+GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t * ne, int s0,
+                                               int s1, int p0, int p1, int d0, int d1, bool is_2d);
+GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s, int d);
+GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                           int p1, int d0, int d1);
+GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
+                                              int p1, int d0, int d1);
+
+/* Transposed convolution (the adjoint of a strided convolution, no padding):
+ * y[l s + k, oc] += sum_ic a[k, oc, ic] b[l, ic]. 1-D: a [K, OC, IC], b [IL, IC]
+ * (a matrix; p0 must be 0, d0 1, as upstream's) -> [(IL - 1) s0 + K, OC];
+ * 2-D: a [KW, KH, OC, IC], b [IW, IH, IC, N] -> [(IW - 1) s + KW, (IH - 1) s + KH, OC, N]. F32. */
+GGML_API struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0,
+                                                     int d0);
+GGML_API struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int stride);
+
+/*
+ * Pooling of F32 a along ne0 (1-D) or ne0, ne1 (2-D), each plane apart; output
+ * size (I + 2p - k) / s + 1, windows start at o*s - p and skip what lies outside a.
+ * MAX: the largest element inside; AVG: 1-D divides by the elements inside,
+ * 2-D by k0*k1 (upstream's). Paddings are whole numbers (p0, p1 are float in
+ * upstream's signature). ggml_pool_2d_back: a = the gradient of a pool_2d
+ * result, af = its input -> F32 shaped like af (MAX: to the first largest).
+ */
+GGML_API struct ggml_tensor * ggml_pool_1d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op, int k0, int s0, int p0);
+GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op, int k0, int k1, int s0,
+                                           int s1, float p0, float p1);
+GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * af, enum ggml_op_pool op,
+                                                int k0, int k1, int s0, int s1, float p0, float p1);
+
+/*
+ * Shape ops (upstream's meaning). ggml_concat: a and b joined along dim, the
+ * other dims equal, one type. ggml_pad_ext: lp zeros before and rp after
+ * each dim (>= 0); ggml_pad: after only. ggml_interpolate: F32 a resampled to
+ * [ne0, ne1, ne2, ne3], scale factor sf = ne / a->ne per dim; NEAREST reads
+ * a[floor(i / sf)] on every dim; BILINEAR mixes the 2x2 neighbours of
+ * x = (i + 0.5) / sf - 0.5 on dims 0, 1 (clamped to the edges; with
+ * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1)) and
+ * is NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
+ * ggml_upscale_ext: ggml_interpolate with int sizes (upstream deprecates it).
+ */
+GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
+GGML_API struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
+GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
+                                           int lp3, int rp3);
+GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode);
+GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_tensor * a, int ne0, int ne1, int ne2, int ne3,
+                                               enum ggml_scale_mode mode);
+GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                                               int64_t ne3, uint32_t mode);
 
 /* Row-wise normalisation along ne0: (x - mean) / sqrt(var + eps), and x / sqrt(mean(x^2) + eps). */
 GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);

@@ -14,7 +14,7 @@
 static const struct ops_family * const families[] = {
     &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
     &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_glu, &ops_rope,
-    &ops_mask, &ops_fill,
+    &ops_mask, &ops_fill, &ops_conv, &ops_pool, &ops_shape,
 };
 
 /* Ops whose checks live elsewhere, each with where and why. */

@@ -132,7 +132,7 @@ static void test_gradients(enum ggml_type type) {
     struct ggml_tensor * W = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, M), * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
     struct ggml_tensor * R = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, M, N);
     double * xv = fill_f32(x), * rv = fill_f32(R);
-    fill_f32(W);
+    free(fill_f32(W));
     ggml_set_param(W);
     ggml_set_param(x);
     struct ggml_tensor * Wq = ggml_cpy(ctx, W, ggml_new_tensor_2d(ctx, type, K, M));

@@ -149,3 +149,48 @@ ggml_opt_step_adamw <- function(ctx, a, grad, m, v, adamw_params) {
 ggml_opt_step_sgd <- function(ctx, a, grad, sgd_params) {
   .Call(C_ggml_opt_step_sgd, ctx, a, grad, sgd_params)
 }
+
+# ?"ggml-conv"
+ggml_im2col <- function(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) {
+  .Call(C_ggml_im2col, ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type)
+}
+ggml_conv_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
+  .Call(C_ggml_conv_1d, ctx, a, b, s0, p0, d0)
+}
+ggml_conv_1d_ph <- function(ctx, a, b, s = 1, d = 1) .Call(C_ggml_conv_1d_ph, ctx, a, b, s, d)
+ggml_conv_2d <- function(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) {
+  .Call(C_ggml_conv_2d, ctx, a, b, s0, s1, p0, p1, d0, d1)
+}
+ggml_conv_2d_sk_p0 <- function(ctx, a, b) .Call(C_ggml_conv_2d_sk_p0, ctx, a, b)
+ggml_conv_2d_s1_ph <- function(ctx, a, b) .Call(C_ggml_conv_2d_s1_ph, ctx, a, b)
+ggml_conv_2d_dw <- function(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) {
+  .Call(C_ggml_conv_2d_dw, ctx, a, b, s0, s1, p0, p1, d0, d1)
+}
+ggml_conv_transpose_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
+  .Call(C_ggml_conv_transpose_1d, ctx, a, b, s0, p0, d0)
+}
+ggml_conv_transpose_2d_p0 <- function(ctx, a, b, stride = 1) {
+  .Call(C_ggml_conv_transpose_2d_p0, ctx, a, b, stride)
+}
+ggml_pool_1d <- function(ctx, a, op, k0, s0 = k0, p0 = 0) {
+  .Call(C_ggml_pool_1d, ctx, a, op, k0, s0, p0)
+}
+ggml_pool_2d <- function(ctx, a, op, k0, k1, s0 = k0, s1 = k1, p0 = 0, p1 = 0) {
+  .Call(C_ggml_pool_2d, ctx, a, op, k0, k1, s0, s1, p0, p1)
+}
+ggml_pool_2d_back <- function(ctx, a, af, op, k0, k1, s0 = k0, s1 = k1, p0 = 0, p1 = 0) {
+  .Call(C_ggml_pool_2d_back, ctx, a, af, op, k0, k1, s0, s1, p0, p1)
+}
+ggml_concat <- function(ctx, a, b, dim) .Call(C_ggml_concat, ctx, a, b, dim)
+ggml_pad <- function(ctx, a, p0 = 0, p1 = 0, p2 = 0, p3 = 0) {
+  .Call(C_ggml_pad, ctx, a, p0, p1, p2, p3)
+}
+ggml_pad_ext <- function(ctx, a, lp0 = 0, rp0 = 0, lp1 = 0, rp1 = 0, lp2 = 0, rp2 = 0, lp3 = 0, rp3 = 0) {
+  .Call(C_ggml_pad_ext, ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3)
+}
+ggml_upscale <- function(ctx, a, scale_factor, mode = GGML_SCALE_MODE_NEAREST) {
+  .Call(C_ggml_upscale, ctx, a, scale_factor, mode)
+}
+ggml_upscale_ext <- function(ctx, a, ne0, ne1, ne2, ne3, mode = GGML_SCALE_MODE_NEAREST) {
+  .Call(C_ggml_upscale_ext, ctx, a, ne0, ne1, ne2, ne3, mode)
+}

@@ -31,6 +31,13 @@ GGML_TRI_TYPE_UPPER_DIAG <- 0L
 GGML_TRI_TYPE_UPPER <- 1L
 GGML_TRI_TYPE_LOWER_DIAG <- 2L
 GGML_TRI_TYPE_LOWER <- 3L
+# GGML_OP_POOL_* (upstream numbering): the pooling of ggml_pool_1d / ggml_pool_2d
+GGML_OP_POOL_MAX <- 0L
+GGML_OP_POOL_AVG <- 1L
+
+# GGML_SCALE_MODE_* (upstream numbering): the resampling of ggml_upscale / ggml_upscale_ext
+GGML_SCALE_MODE_NEAREST <- 0L
+GGML_SCALE_MODE_BILINEAR <- 1L
 
 # ggml_rope_ext modes (upstream values)
 GGML_ROPE_TYPE_NORMAL <- 0L

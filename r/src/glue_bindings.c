@@ -838,3 +838,200 @@ SEXP R_ggml_opt_step_sgd(SEXP r_ctx, SEXP r_a, SEXP r_grad, SEXP r_sgd_params) {
     return FINISH(r_ctx, "ggml_opt_step_sgd", ggml_opt_step_sgd(ctx->ctx, a, grad, sgd_params));
 }
 
+/* ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) */
+SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1, SEXP r_is_2d, SEXP r_dst_type) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    const bool is_2d = rg_bool(r_is_2d, "is_2d");
+    const enum ggml_type dst_type = (enum ggml_type) rg_int(r_dst_type, "dst_type");
+    return FINISH(r_ctx, "ggml_im2col", ggml_im2col(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type));
+}
+
+/* ggml_conv_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */
+SEXP R_ggml_conv_1d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_p0, SEXP r_d0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int p0 = rg_int(r_p0, "p0");
+    const int d0 = rg_int(r_d0, "d0");
+    return FINISH(r_ctx, "ggml_conv_1d", ggml_conv_1d(ctx->ctx, a, b, s0, p0, d0));
+}
+
+/* ggml_conv_1d_ph(ctx, a, b, s = 1, d = 1) */
+SEXP R_ggml_conv_1d_ph(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s, SEXP r_d) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s = rg_int(r_s, "s");
+    const int d = rg_int(r_d, "d");
+    return FINISH(r_ctx, "ggml_conv_1d_ph", ggml_conv_1d_ph(ctx->ctx, a, b, s, d));
+}
+
+/* ggml_conv_2d(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) */
+SEXP R_ggml_conv_2d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    return FINISH(r_ctx, "ggml_conv_2d", ggml_conv_2d(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1));
+}
+
+/* ggml_conv_2d_sk_p0(ctx, a, b) */
+SEXP R_ggml_conv_2d_sk_p0(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_conv_2d_sk_p0", ggml_conv_2d_sk_p0(ctx->ctx, a, b));
+}
+
+/* ggml_conv_2d_s1_ph(ctx, a, b) */
+SEXP R_ggml_conv_2d_s1_ph(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_conv_2d_s1_ph", ggml_conv_2d_s1_ph(ctx->ctx, a, b));
+}
+
+/* ggml_conv_2d_dw(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) */
+SEXP R_ggml_conv_2d_dw(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    return FINISH(r_ctx, "ggml_conv_2d_dw", ggml_conv_2d_dw(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1));
+}
+
+/* ggml_conv_transpose_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */
+SEXP R_ggml_conv_transpose_1d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_p0, SEXP r_d0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int p0 = rg_int(r_p0, "p0");
+    const int d0 = rg_int(r_d0, "d0");
+    return FINISH(r_ctx, "ggml_conv_transpose_1d", ggml_conv_transpose_1d(ctx->ctx, a, b, s0, p0, d0));
+}
+
+/* ggml_conv_transpose_2d_p0(ctx, a, b, stride = 1) */
+SEXP R_ggml_conv_transpose_2d_p0(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_stride) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int stride = rg_int(r_stride, "stride");
+    return FINISH(r_ctx, "ggml_conv_transpose_2d_p0", ggml_conv_transpose_2d_p0(ctx->ctx, a, b, stride));
+}
+
+/* ggml_pool_1d(ctx, a, op, k0, s0 = k0, p0 = 0) */
+SEXP R_ggml_pool_1d(SEXP r_ctx, SEXP r_a, SEXP r_op, SEXP r_k0, SEXP r_s0, SEXP r_p0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_op_pool op = (enum ggml_op_pool) rg_int(r_op, "op");
+    const int k0 = rg_int(r_k0, "k0");
+    const int s0 = rg_int(r_s0, "s0");
+    const int p0 = rg_int(r_p0, "p0");
+    return FINISH(r_ctx, "ggml_pool_1d", ggml_pool_1d(ctx->ctx, a, op, k0, s0, p0));
+}
+
+/* ggml_pool_2d(ctx, a, op, k0, k1, s0 = k0, s1 = k1, p0 = 0, p1 = 0) */
+SEXP R_ggml_pool_2d(SEXP r_ctx, SEXP r_a, SEXP r_op, SEXP r_k0, SEXP r_k1, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_op_pool op = (enum ggml_op_pool) rg_int(r_op, "op");
+    const int k0 = rg_int(r_k0, "k0");
+    const int k1 = rg_int(r_k1, "k1");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const float p0 = rg_float(r_p0, "p0");
+    const float p1 = rg_float(r_p1, "p1");
+    return FINISH(r_ctx, "ggml_pool_2d", ggml_pool_2d(ctx->ctx, a, op, k0, k1, s0, s1, p0, p1));
+}
+
+/* ggml_pool_2d_back(ctx, a, af, op, k0, k1, s0 = k0, s1 = k1, p0 = 0, p1 = 0) */
+SEXP R_ggml_pool_2d_back(SEXP r_ctx, SEXP r_a, SEXP r_af, SEXP r_op, SEXP r_k0, SEXP r_k1, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * af = TENSOR(ctx, r_af, "af");
+    const enum ggml_op_pool op = (enum ggml_op_pool) rg_int(r_op, "op");
+    const int k0 = rg_int(r_k0, "k0");
+    const int k1 = rg_int(r_k1, "k1");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const float p0 = rg_float(r_p0, "p0");
+    const float p1 = rg_float(r_p1, "p1");
+    return FINISH(r_ctx, "ggml_pool_2d_back", ggml_pool_2d_back(ctx->ctx, a, af, op, k0, k1, s0, s1, p0, p1));
+}
+
+/* ggml_concat(ctx, a, b, dim) */
+SEXP R_ggml_concat(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_dim) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int dim = rg_int(r_dim, "dim");
+    return FINISH(r_ctx, "ggml_concat", ggml_concat(ctx->ctx, a, b, dim));
+}
+
+/* ggml_pad(ctx, a, p0 = 0, p1 = 0, p2 = 0, p3 = 0) */
+SEXP R_ggml_pad(SEXP r_ctx, SEXP r_a, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_p3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int p2 = rg_int(r_p2, "p2");
+    const int p3 = rg_int(r_p3, "p3");
+    return FINISH(r_ctx, "ggml_pad", ggml_pad(ctx->ctx, a, p0, p1, p2, p3));
+}
+
+/* ggml_pad_ext(ctx, a, lp0 = 0, rp0 = 0, lp1 = 0, rp1 = 0, lp2 = 0, rp2 = 0, lp3 = 0, rp3 = 0) */
+SEXP R_ggml_pad_ext(SEXP r_ctx, SEXP r_a, SEXP r_lp0, SEXP r_rp0, SEXP r_lp1, SEXP r_rp1, SEXP r_lp2, SEXP r_rp2, SEXP r_lp3, SEXP r_rp3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int lp0 = rg_int(r_lp0, "lp0");
+    const int rp0 = rg_int(r_rp0, "rp0");
+    const int lp1 = rg_int(r_lp1, "lp1");
+    const int rp1 = rg_int(r_rp1, "rp1");
+    const int lp2 = rg_int(r_lp2, "lp2");
+    const int rp2 = rg_int(r_rp2, "rp2");
+    const int lp3 = rg_int(r_lp3, "lp3");
+    const int rp3 = rg_int(r_rp3, "rp3");
+    return FINISH(r_ctx, "ggml_pad_ext", ggml_pad_ext(ctx->ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3));
+}
+
+/* ggml_upscale(ctx, a, scale_factor, mode = GGML_SCALE_MODE_NEAREST) */
+SEXP R_ggml_upscale(SEXP r_ctx, SEXP r_a, SEXP r_scale_factor, SEXP r_mode) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int scale_factor = rg_int(r_scale_factor, "scale_factor");
+    const enum ggml_scale_mode mode = (enum ggml_scale_mode) rg_int(r_mode, "mode");
+    return FINISH(r_ctx, "ggml_upscale", ggml_upscale(ctx->ctx, a, scale_factor, mode));
+}
+
+/* ggml_upscale_ext(ctx, a, ne0, ne1, ne2, ne3, mode = GGML_SCALE_MODE_NEAREST) */
+SEXP R_ggml_upscale_ext(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1, SEXP r_ne2, SEXP r_ne3, SEXP r_mode) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int ne0 = rg_int(r_ne0, "ne0");
+    const int ne1 = rg_int(r_ne1, "ne1");
+    const int ne2 = rg_int(r_ne2, "ne2");
+    const int ne3 = rg_int(r_ne3, "ne3");
+    const enum ggml_scale_mode mode = (enum ggml_scale_mode) rg_int(r_mode, "mode");
+    return FINISH(r_ctx, "ggml_upscale_ext", ggml_upscale_ext(ctx->ctx, a, ne0, ne1, ne2, ne3, mode));
+}
+

@@ -28,6 +28,12 @@ static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
 
+/* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
+ * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type) ---- */
+
+static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
+static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
 /* ---- VIEW: the byte offset into the viewed tensor (its backward needs it) ---- */
 
 static inline void   ggmlr_view_params_encode(struct ggml_tensor * t, size_t offset) { ggmlr_params_put(t, &offset, sizeof offset); }
@@ -78,6 +84,72 @@ struct ggmlr_glu_params {
 static inline void ggmlr_glu_params_encode(struct ggml_tensor * t, const struct ggmlr_glu_params * p) { ggmlr_params_put(t, p, sizeof *p); }
 static inline struct ggmlr_glu_params ggmlr_glu_params_decode(const struct ggml_tensor * t) {
     struct ggmlr_glu_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- IM2COL, IM2COL_BACK (upstream's layout: s0, s1, p0, p1, d0, d1, is_2D);
+ * 1-D (is_2d 0) reads only s0, p0, d0 ---- */
+
+struct ggmlr_im2col_params { int32_t s0, s1, p0, p1, d0, d1, is_2d; };
+static inline void ggmlr_im2col_params_encode(struct ggml_tensor * t, const struct ggmlr_im2col_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_im2col_params ggmlr_im2col_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_im2col_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- CONV_TRANSPOSE_1D (upstream's layout: s0, p0, d0; p0 = 0 and d0 = 1
+ * the only ones upstream and ggmlr take) and CONV_TRANSPOSE_2D ([0] stride) ---- */
+
+struct ggmlr_conv_transpose_params { int32_t s0, p0, d0; };
+static inline void ggmlr_conv_transpose_params_encode(struct ggml_tensor * t, const struct ggmlr_conv_transpose_params * p) {
+    ggmlr_params_put(t, p, t->op == GGML_OP_CONV_TRANSPOSE_1D ? sizeof *p : sizeof p->s0);
+}
+static inline struct ggmlr_conv_transpose_params ggmlr_conv_transpose_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_conv_transpose_params p = {0, 0, 1};
+    ggmlr_params_get(t, &p, t->op == GGML_OP_CONV_TRANSPOSE_1D ? sizeof p : sizeof p.s0);
+    return p;
+}
+
+/* ---- POOL_1D, POOL_2D, POOL_2D_BACK: one struct for the three, upstream's
+ * slots per op: POOL_1D [op, k0, s0, p0]; POOL_2D and POOL_2D_BACK
+ * [op, k0, k1, s0, s1, p0, p1], and POOL_2D_BACK adds ggmlr's [7] avg_in:
+ * the average divides by the elements inside the input, not by k0*k1
+ * (POOL_1D's average, whose backward POOL_2D_BACK is too). POOL_1D decodes as
+ * a 2-D pool with k1 = s1 = 1, p1 = 0 and avg_in set. ---- */
+
+struct ggmlr_pool_params { int32_t op, k0, k1, s0, s1, p0, p1, avg_in; };
+static inline void ggmlr_pool_params_encode(struct ggml_tensor * t, const struct ggmlr_pool_params * p) {
+    if (t->op == GGML_OP_POOL_1D) {
+        const int32_t s[4] = {p->op, p->k0, p->s0, p->p0};
+        ggmlr_params_put(t, s, sizeof s);
+    } else {
+        ggmlr_params_put(t, p, t->op == GGML_OP_POOL_2D ? 7 * sizeof(int32_t) : sizeof *p);
+    }
+}
+static inline struct ggmlr_pool_params ggmlr_pool_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_pool_params p = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (t->op == GGML_OP_POOL_1D) {
+        int32_t s[4];
+        ggmlr_params_get(t, s, sizeof s);
+        const struct ggmlr_pool_params q = {s[0], s[1], 1, s[2], 1, s[3], 0, 1};
+        return q;
+    }
+    ggmlr_params_get(t, &p, t->op == GGML_OP_POOL_2D ? 7 * sizeof(int32_t) : sizeof p);
+    return p;
+}
+
+/* ---- PAD (upstream's layout: lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular
+ * (always 0 here)) ---- */
+
+struct ggmlr_pad_params { int32_t lp[4], rp[4]; int32_t circular; };
+struct ggmlr_pad_slots { int32_t lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular; };
+static inline void ggmlr_pad_params_encode(struct ggml_tensor * t, const struct ggmlr_pad_params * p) {
+    const struct ggmlr_pad_slots s = {p->lp[0], p->rp[0], p->lp[1], p->rp[1], p->lp[2], p->rp[2], p->lp[3], p->rp[3], p->circular};
+    ggmlr_params_put(t, &s, sizeof s);
+}
+static inline struct ggmlr_pad_params ggmlr_pad_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_pad_slots s;
+    ggmlr_params_get(t, &s, sizeof s);
+    const struct ggmlr_pad_params p = {{s.lp0, s.lp1, s.lp2, s.lp3}, {s.rp0, s.rp1, s.rp2, s.rp3}, s.circular};
+    return p;
 }
 
 /* ---- ROPE, ROPE_BACK (upstream's layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats) ---- */
@@ -192,9 +264,6 @@ static inline bool ggmlr_region_rows_disjoint(const int64_t ne[4], size_t esize,
     return true;
 }
 
-/* ---- one int32: DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type); [0] as upstream ---- */
-static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
-static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
 
 /* ---- ARANGE (upstream's layout: [0] start, [1] stop, [2] step); FILL: one float (its value) ---- */
 struct ggmlr_arange_params { float start, stop, step; };

@@ -109,3 +109,9 @@ bool ggmlr_check_same_f32_pair(const char * fn, const struct ggml_tensor * a, co
     if (!ggml_are_same_shape(a, b)) { ggmlr_fail_shapes(fn, "a and b must have the same shape", a, b); return false; }
     return true;
 }
+
+bool ggmlr_check_size_bound(const char * fn, double bound) {
+    if (bound < 0x1p62) return true;
+    ggmlr_set_error("%s: the result's size would overflow (about %.3g elements along one dimension)", fn, bound);
+    return false;
+}

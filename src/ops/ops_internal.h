@@ -29,6 +29,10 @@ struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, 
 bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, size_t * span);
 /* a and b F32 of one shape (the gradient ops' operands) */
 bool ggmlr_check_same_f32_pair(const char * fn, const struct ggml_tensor * a, const struct ggml_tensor * b);
+/* false (message set) when bound, an upper bound in double of every
+ * intermediate of a size a constructor computes, reaches 2^62: checked
+ * before the int64_t arithmetic so that it cannot overflow */
+bool ggmlr_check_size_bound(const char * fn, double bound);
 /* an attention or softmax mask is F16 or F32 */
 static inline bool ggmlr_mask_type_ok(const struct ggml_tensor * m) { return m->type == GGML_TYPE_F16 || m->type == GGML_TYPE_F32; }
 
@@ -51,6 +55,8 @@ struct ggml_tensor * ggmlr_scatter_by_ids(struct ggml_context * ctx, struct ggml
 struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);
 /* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
 struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
+/* shape.c: the gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
+struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
 
 /* rope.c: a ROPE or ROPE_BACK node (checked as ggml_rope_ext checks). */

@@ -1222,6 +1222,71 @@ static void act_rope(struct fuzz * f) {
     keep(f, t);
 }
 
+/* Convolution, pooling and the shape ops: mostly small strides, paddings,
+ * dilations and sizes, now and then zero, negative or huge ones, and kernels
+ * or partners of any shape. */
+static int small_param(int lo) { return chance(0.85) ? lo + (int) rnd(3) : PICK(((const int[]) {0, -1, -7, 64, INT_MAX, INT_MIN})); }
+
+static void act_conv(struct fuzz * f) {
+    struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
+    struct ggml_tensor * a = pick(f), * t = NULL;
+    struct ggml_tensor * k = a && chance(0.7) ? new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {small_dim(), small_dim(),
+                                                  chance(0.8) ? a->ne[2] : small_dim(), small_dim()}) : pick(f);
+    const int s0 = small_param(1), s1 = small_param(1), p0 = small_param(0), p1 = small_param(0), d0 = small_param(1), d1 = small_param(1);
+    char da[128], dk[128];
+    describe(a, da, sizeof da);
+    describe(k, dk, sizeof dk);
+    switch (rnd(8)) {
+        case 0:
+            TRACE("conv_2d(%s, %s, %d %d %d %d %d %d)", dk, da, s0, s1, p0, p1, d0, d1);
+            t = CALL(f, "ggml_conv_2d", !ctx || !a || !k, ggml_conv_2d(ctx, k, a, s0, s1, p0, p1, d0, d1));
+            break;
+        case 1:
+            TRACE("im2col(%s, %s, %d %d %d %d %d %d)", dk, da, s0, s1, p0, p1, d0, d1);
+            t = CALL(f, "ggml_im2col", !ctx || !a || !k, ggml_im2col(ctx, k, a, s0, s1, p0, p1, d0, d1, chance(0.5), GGML_TYPE_F32));
+            break;
+        case 2:
+            TRACE("conv_transpose_2d_p0(%s, %s, %d)", dk, da, s0);
+            t = CALL(f, "ggml_conv_transpose_2d_p0", !ctx || !a || !k, ggml_conv_transpose_2d_p0(ctx, k, a, s0));
+            break;
+        case 3: {
+            const enum ggml_op_pool op = (enum ggml_op_pool) (chance(0.9) ? (int) rnd(2) : PICK(((const int[]) {-1, 2, 100})));
+            const int k0 = small_param(1), k1 = small_param(1);
+            TRACE("pool(%s, op %d, k %d %d, s %d %d, p %d %d)", da, (int) op, k0, k1, s0, s1, p0, p1);
+            t = chance(0.5) ? CALL(f, "ggml_pool_1d", !ctx || !a, ggml_pool_1d(ctx, a, op, k0, s0, p0))
+                            : CALL(f, "ggml_pool_2d", !ctx || !a, ggml_pool_2d(ctx, a, op, k0, k1, s0, s1, (float) p0, (float) p1));
+            break;
+        }
+        case 4: {
+            struct ggml_tensor * b = chance(0.8) ? same_shape_partner(f, data_ctx, a) : pick(f);
+            const int dim = chance(0.9) ? (int) rnd(4) : PICK(((const int[]) {-1, 4, INT_MAX}));
+            TRACE("concat(%s, dim %d)", da, dim);
+            t = CALL(f, "ggml_concat", !ctx || !a || !b, ggml_concat(ctx, a, b, dim));
+            break;
+        }
+        case 5: {
+            const int lp1 = small_param(0), rp2 = small_param(0);
+            TRACE("pad_ext(%s, %d %d %d %d)", da, p0, p1, lp1, rp2);
+            t = CALL(f, "ggml_pad_ext", !ctx || !a, ggml_pad_ext(ctx, a, p0, p1, lp1, 0, 0, rp2, 1, 0));
+            break;
+        }
+        case 6: {
+            const uint32_t mode = chance(0.9) ? (uint32_t) rnd(2) | (chance(0.3) ? GGML_SCALE_FLAG_ALIGN_CORNERS : 0)
+                                              : PICK(((const uint32_t[]) {2, 3, 255, GGML_SCALE_FLAG_ANTIALIAS | 1u, 0xFFFFFFFFu}));
+            const int64_t ne0 = chance(0.9) ? small_dim() : (int64_t) small_param(0), ne1 = small_dim();
+            TRACE("interpolate(%s, %" PRId64 " %" PRId64 ", mode 0x%x)", da, ne0, ne1, (unsigned) mode);
+            t = CALL(f, "ggml_interpolate", !ctx || !a, ggml_interpolate(ctx, a, ne0, ne1, a ? a->ne[2] : 1, a ? a->ne[3] : 1, mode));
+            break;
+        }
+        default:
+            TRACE("upscale(%s, %d)", da, s0);
+            t = CALL(f, "ggml_upscale", !ctx || !a, ggml_upscale(ctx, a, s0, GGML_SCALE_MODE_BILINEAR));
+            break;
+    }
+    if (t) CHECK(t->type == GGML_TYPE_F32 || t->op == GGML_OP_CONCAT, "conv/pool/shape ops: F32 results");
+    keep(f, t);
+}
+
 /* Huge or degenerate metadata-only tensors thrown at constructors: no overflow, no crash. */
 static void act_huge(struct fuzz * f) {
     struct fctx * c = pick_fctx(f);
@@ -1694,6 +1759,7 @@ static const struct action actions[] = {
     {"flash_attn_back", 3, act_flash_attn_back},
     {"train_op", 6, act_train_op},
     {"rope", 3, act_rope},
+    {"conv", 3, act_conv},
     {"opt_train", 1, act_opt_train},
     {"huge", 3, act_huge},
     {"new_graph", 3, act_new_graph},

@@ -90,7 +90,7 @@ struct ops_family {
 
 extern const struct ops_family ops_copy, ops_elementwise, ops_reduce, ops_acc, ops_mul_mat, ops_soft_max, ops_get_rows,
     ops_norm, ops_unary, ops_loss, ops_rope, ops_glu,
-    ops_mask, ops_fill;
+    ops_mask, ops_fill, ops_conv, ops_pool, ops_shape;
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);

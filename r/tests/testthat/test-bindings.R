@@ -6,7 +6,9 @@
 # and the files generated from the table are up to date. A new C op without a
 # binding fails here.
 
-not_bound <- character(0)  # c(ggml_x = "the reason"): none today
+not_bound <- c(  # c(ggml_x = "the reason")
+  ggml_im2col_back = "takes the data's shape as an int64_t pointer (no kind for it); the gradient of ggml_im2col, which autodiff builds",
+  ggml_interpolate = "takes its mode and flags as uint32_t (no kind for it); ggml_upscale_ext binds the same op without flags")
 unbound <- as.character(names(not_bound))
 
 # Constructors that create or look up tensors rather than record an op: they

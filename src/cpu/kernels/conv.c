@@ -1,0 +1,125 @@
+/* conv.c -- IM2COL, IM2COL_BACK, CONV_TRANSPOSE_1D and _2D (constructors and
+ * the maths: ops/conv.c).
+ *
+ * The image is [IW, IH, IC, N] (1-D: [IW, IC, N], IH = KH = OH = 1), the
+ * patches [IC*KH*KW, OW, OH, N] (1-D: [IC*K, OW, N]); patch element
+ * (ic, kh, kw) of output position (ow, oh) reads image element
+ * (ow s0 + kw d0 - p0, oh s1 + kh d1 - p1), zero outside. IM2COL writes one
+ * patch row per output position; IM2COL_BACK gathers, for each image element,
+ * the patch entries that read it (those with iw + p0 - kw d0 a multiple of s0,
+ * the quotient an output position), so each thread owns whole image rows and
+ * the sums run in a fixed order. The transposed convolutions gather the
+ * same way. Every tensor is read through its strides. */
+#include "cpu/kernels/kernels.h"
+
+#include <string.h>
+
+/* The axes of one convolution, from the image and kernel tensors. */
+struct conv_geom {
+    int64_t iw, ih, ic, kw, kh, ow, oh;
+    size_t  nbw, nbh, nbc, nbn;  /* the image's strides along iw, ih, ic, n (nbh 0 in 1-D) */
+};
+
+static struct conv_geom conv_geom(const struct ggml_tensor * img, const struct ggml_tensor * kern, const struct ggml_tensor * col, bool is_2d) {
+    struct conv_geom g;
+    g.iw = img->ne[0]; g.kw = kern->ne[0]; g.ow = col->ne[1];
+    g.nbw = img->nb[0];
+    if (is_2d) { g.ih = img->ne[1]; g.ic = img->ne[2]; g.kh = kern->ne[1]; g.oh = col->ne[2]; g.nbh = img->nb[1]; g.nbc = img->nb[2]; g.nbn = img->nb[3]; }
+    else       { g.ih = 1;          g.ic = img->ne[1]; g.kh = 1;            g.oh = 1;          g.nbh = 0;          g.nbc = img->nb[1]; g.nbn = img->nb[2]; }
+    return g;
+}
+
+/* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D, (0, i2) in 1-D */
+static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
+    const struct ggml_tensor * b = dst->src[1];
+    const struct conv_geom g = conv_geom(b, dst->src[0], dst, cp.is_2d);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int64_t oh = cp.is_2d ? i2 : 0, n = cp.is_2d ? i3 : i2;
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const int64_t x0 = i1 * cp.s0 - cp.p0;
+        for (int64_t c = 0; c < g.ic; c++)
+            for (int64_t kh = 0; kh < g.kh; kh++, out += g.kw) {
+                const int64_t y = cp.is_2d ? oh * cp.s1 + kh * cp.d1 - cp.p1 : 0;
+                if (y < 0 || y >= g.ih) { memset(out, 0, (size_t) g.kw * sizeof(float)); continue; }
+                const char * row = (const char *) b->data + (size_t) y * g.nbh + (size_t) c * g.nbc + (size_t) n * g.nbn;
+                for (int64_t kw = 0, x = x0; kw < g.kw; kw++, x += cp.d0)
+                    out[kw] = x >= 0 && x < g.iw ? *(const float *) (row + (size_t) x * g.nbw) : 0.0f;
+            }
+    }
+}
+
+/* The output position o reading input position i at kernel tap k, or -1. */
+static int64_t tap_source(int64_t i, int64_t k, int32_t s, int32_t pad, int32_t d, int64_t n_out) {
+    const int64_t t = i + pad - k * d;
+    if (t < 0 || t % s != 0 || t / s >= n_out) return -1;
+    return t / s;
+}
+
+/* dst row (i1, i2, i3) = image row (ih, ic, n) = (i1, i2, i3) in 2-D, (0, i1, i2) in 1-D */
+static void im2col_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
+    const struct ggml_tensor * col = dst->src[0];
+    const struct conv_geom g = conv_geom(dst, dst->src[1], col, cp.is_2d);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int64_t y = cp.is_2d ? i1 : 0, c = cp.is_2d ? i2 : i1, n = cp.is_2d ? i3 : i2;
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t x = 0; x < g.iw; x++) {
+            float sum = 0.0f;
+            for (int64_t kh = 0; kh < g.kh; kh++) {
+                const int64_t oh = cp.is_2d ? tap_source(y, kh, cp.s1, cp.p1, cp.d1, g.oh) : 0;
+                if (oh < 0) continue;
+                for (int64_t kw = 0; kw < g.kw; kw++) {
+                    const int64_t ow = tap_source(x, kw, cp.s0, cp.p0, cp.d0, g.ow);
+                    if (ow < 0) continue;
+                    const int64_t e = (c * g.kh + kh) * g.kw + kw;
+                    sum += *(const float *) (cp.is_2d ? ggmlr_elem_ptr(col, e, ow, oh, n) : ggmlr_elem_ptr(col, e, ow, n, 0));
+                }
+            }
+            out[x] = sum;
+        }
+    }
+}
+
+/* CONV_TRANSPOSE_1D / _2D: y[x, y', oc, n] = sum over the taps (kw, kh) with
+ * x - kw = s lx and y' - kh = s ly inside b, and over ic, of
+ * a[kw, kh, oc, ic] b[lx, ly, ic, n] (1-D: KH = IH = 1, a [K, OC, IC], b [IL, IC]).
+ * One dst row (y', oc, n) per step: a gather, in a fixed order. */
+static void conv_transpose_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const int32_t s = ggmlr_conv_transpose_params_decode(dst).s0;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const bool d2 = dst->op == GGML_OP_CONV_TRANSPOSE_2D;
+    const int64_t kw_n = a->ne[0], kh_n = d2 ? a->ne[1] : 1, ic_n = d2 ? a->ne[3] : a->ne[2];
+    const int64_t iw = b->ne[0], ih = d2 ? b->ne[1] : 1;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int64_t y = d2 ? i1 : 0, oc = d2 ? i2 : i1, n = i3;
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t x = 0; x < dst->ne[0]; x++) {
+            float sum = 0.0f;
+            for (int64_t kh = 0; kh < kh_n; kh++) {
+                const int64_t ly = tap_source(y, kh, s, 0, 1, ih);
+                if (ly < 0) continue;
+                for (int64_t kw = 0; kw < kw_n; kw++) {
+                    const int64_t lx = tap_source(x, kw, s, 0, 1, iw);
+                    if (lx < 0) continue;
+                    for (int64_t ic = 0; ic < ic_n; ic++) {
+                        const float av = *(const float *) (d2 ? ggmlr_elem_ptr(a, kw, kh, oc, ic) : ggmlr_elem_ptr(a, kw, oc, ic, 0));
+                        const float bv = *(const float *) (d2 ? ggmlr_elem_ptr(b, lx, ly, ic, n) : ggmlr_elem_ptr(b, lx, ic, 0, 0));
+                        sum += av * bv;
+                    }
+                }
+            }
+            out[x] = sum;
+        }
+    }
+}
+
+GGMLR_KERNEL(conv_transpose, conv_transpose_forward, NULL, NULL);
+GGMLR_KERNEL(im2col, im2col_forward, NULL, NULL);
+GGMLR_KERNEL(im2col_back, im2col_backward, NULL, NULL);

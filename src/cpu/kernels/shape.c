@@ -1,0 +1,149 @@
+/* shape.c -- CONCAT, PAD, UPSCALE and UPSCALE_BACK (constructors and the
+ * maths: ops/shape.c). Every tensor is read through its strides.
+ *
+ * UPSCALE follows upstream's arithmetic, in float: per dim the scale factor
+ * sf = ne / ne_in ((ne - 1) / (ne_in - 1) on dims 0, 1 with ALIGN_CORNERS,
+ * whose pixel offset is 0 instead of 0.5); NEAREST reads floor(i / sf);
+ * BILINEAR on dims 0, 1 mixes the neighbours x0 = floor(x), x0 + 1 of
+ * x = (i + offset) / sf - offset, both clamped to the edge, with weight
+ * dx = x - x0 in [0, 1]. UPSCALE_BACK scatters dy with the same weights;
+ * each thread owns whole planes of the input's gradient and visits the
+ * outputs in one order, so its sums do not depend on the thread count. */
+#include "cpu/kernels/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- CONCAT, PAD: one dst row per step ---- */
+
+static void concat_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const int dim = ggmlr_i32_param_decode(dst);
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const size_t es = ggml_type_size(dst->type);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i[4];
+    while (ggmlr_next_row(&rows, &r, &i[1], &i[2], &i[3])) {
+        for (i[0] = 0; i[0] < dst->ne[0]; i[0]++) {
+            const bool in_a = i[dim] < a->ne[dim];
+            int64_t j[4] = {i[0], i[1], i[2], i[3]};
+            if (!in_a) j[dim] -= a->ne[dim];
+            memcpy(ggmlr_elem_ptr(dst, i[0], i[1], i[2], i[3]), ggmlr_elem_ptr(in_a ? a : b, j[0], j[1], j[2], j[3]), es);
+        }
+    }
+}
+
+static void pad_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_pad_params pp = ggmlr_pad_params_decode(dst);
+    const struct ggml_tensor * a = dst->src[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const int64_t j1 = i1 - pp.lp[1], j2 = i2 - pp.lp[2], j3 = i3 - pp.lp[3];
+        const bool row_in = j1 >= 0 && j1 < a->ne[1] && j2 >= 0 && j2 < a->ne[2] && j3 >= 0 && j3 < a->ne[3];
+        for (int64_t x = 0; x < dst->ne[0]; x++) {
+            const int64_t j0 = x - pp.lp[0];
+            out[x] = row_in && j0 >= 0 && j0 < a->ne[0] ? *(const float *) ggmlr_elem_ptr(a, j0, j1, j2, j3) : 0.0f;
+        }
+    }
+}
+
+/* ---- UPSCALE ---- */
+
+struct scale_axes {
+    float sf[4], offset;
+    bool bilinear;
+};
+
+static struct scale_axes scale_axes(const struct ggml_tensor * in, const struct ggml_tensor * out, int32_t mode) {
+    struct scale_axes s;
+    for (int d = 0; d < 4; d++) s.sf[d] = (float) out->ne[d] / (float) in->ne[d];
+    s.offset = 0.5f;
+    s.bilinear = (mode & 0xFF) == GGML_SCALE_MODE_BILINEAR;
+    if (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) {
+        s.offset = 0.0f;
+        for (int d = 0; d < 2; d++)
+            if (out->ne[d] > 1 && in->ne[d] > 1) s.sf[d] = (float) (out->ne[d] - 1) / (float) (in->ne[d] - 1);
+    }
+    return s;
+}
+
+static int64_t nearest(int64_t i, float sf, int64_t n_in) {
+    const int64_t j = (int64_t) ((float) i / sf);
+    return j < n_in ? j : n_in - 1;
+}
+
+/* Output i along an in-plane dim reads (1 - w) src[lo] + w src[hi]. */
+struct tap { int64_t lo, hi; float w; };
+
+static struct tap tap_of(const struct scale_axes * s, int d, int64_t i, int64_t n_in) {
+    if (!s->bilinear) {
+        const int64_t j = nearest(i, s->sf[d], n_in);
+        return (struct tap) {j, j, 0.0f};
+    }
+    const float x = ((float) i + s->offset) / s->sf[d] - s->offset;
+    int64_t lo = (int64_t) floorf(x), hi = lo + 1;
+    lo = lo < 0 ? 0 : lo > n_in - 1 ? n_in - 1 : lo;
+    hi = hi < 0 ? 0 : hi > n_in - 1 ? n_in - 1 : hi;
+    const float w = x - (float) lo;
+    return (struct tap) {lo, hi, w < 0.0f ? 0.0f : w > 1.0f ? 1.0f : w};
+}
+
+static float load(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return *(const float *) ggmlr_elem_ptr(t, i0, i1, i2, i3);
+}
+
+static void upscale_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct scale_axes s = scale_axes(a, dst, ggmlr_i32_param_decode(dst));
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int64_t j2 = nearest(i2, s.sf[2], a->ne[2]), j3 = nearest(i3, s.sf[3], a->ne[3]);
+        const struct tap ty = tap_of(&s, 1, i1, a->ne[1]);
+        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
+            const struct tap tx = tap_of(&s, 0, i0, a->ne[0]);
+            if (!s.bilinear) { out[i0] = load(a, tx.lo, ty.lo, j2, j3); continue; }
+            const float v00 = load(a, tx.lo, ty.lo, j2, j3), v10 = load(a, tx.hi, ty.lo, j2, j3);
+            const float v01 = load(a, tx.lo, ty.hi, j2, j3), v11 = load(a, tx.hi, ty.hi, j2, j3);
+            out[i0] = v00 * (1 - tx.w) * (1 - ty.w) + v10 * tx.w * (1 - ty.w) + v01 * (1 - tx.w) * ty.w + v11 * tx.w * ty.w;
+        }
+    }
+}
+
+static void add_at(struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v) {
+    *(float *) ggmlr_elem_ptr(t, i0, i1, i2, i3) += v;
+}
+
+/* dst shaped like the forward's input, src[0] = dy shaped like its output */
+static void upscale_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * dy = dst->src[0];
+    const struct scale_axes s = scale_axes(dst, dy, ggmlr_i32_param_decode(dst));
+    int64_t q0, q1;
+    ggmlr_split(dst->ne[2] * dst->ne[3], p->ith, p->nth, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++)
+        for (int64_t y = 0; y < dst->ne[1]; y++) memset(ggmlr_elem_ptr(dst, 0, y, q % dst->ne[2], q / dst->ne[2]), 0, (size_t) dst->ne[0] * sizeof(float));
+    for (int64_t i3 = 0; i3 < dy->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < dy->ne[2]; i2++) {
+            const int64_t j2 = nearest(i2, s.sf[2], dst->ne[2]), j3 = nearest(i3, s.sf[3], dst->ne[3]), q = j3 * dst->ne[2] + j2;
+            if (q < q0 || q >= q1) continue;
+            for (int64_t i1 = 0; i1 < dy->ne[1]; i1++) {
+                const struct tap ty = tap_of(&s, 1, i1, dst->ne[1]);
+                for (int64_t i0 = 0; i0 < dy->ne[0]; i0++) {
+                    const struct tap tx = tap_of(&s, 0, i0, dst->ne[0]);
+                    const float d = load(dy, i0, i1, i2, i3);
+                    if (!s.bilinear) { add_at(dst, tx.lo, ty.lo, j2, j3, d); continue; }
+                    add_at(dst, tx.lo, ty.lo, j2, j3, d * (1 - tx.w) * (1 - ty.w));
+                    add_at(dst, tx.hi, ty.lo, j2, j3, d * tx.w * (1 - ty.w));
+                    add_at(dst, tx.lo, ty.hi, j2, j3, d * (1 - tx.w) * ty.w);
+                    add_at(dst, tx.hi, ty.hi, j2, j3, d * tx.w * ty.w);
+                }
+            }
+        }
+}
+
+GGMLR_KERNEL(concat, concat_forward, NULL, NULL);
+GGMLR_KERNEL(pad, pad_forward, NULL, NULL);
+GGMLR_KERNEL(upscale, upscale_forward, NULL, NULL);
+GGMLR_KERNEL(upscale_back, upscale_backward, NULL, NULL);

@@ -1,0 +1,136 @@
+/* shape.c -- CONCAT, PAD, UPSCALE, UPSCALE_BACK and their backward rules
+ * (kernels: cpu/kernels/shape.c).
+ *
+ * CONCAT and PAD copy each input element to one place of the result, so an
+ * input's gradient is the matching region of g (a view, made contiguous).
+ * UPSCALE is linear: each output is a weighted sum of at most four inputs
+ * (one with NEAREST), and its gradient UPSCALE_BACK scatters dy with the
+ * same weights (the adjoint). */
+#include "ops/grad.h"
+
+struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim) {
+    const char * fn = "ggml_concat";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (dim < 0 || dim >= GGML_MAX_DIMS) { ggmlr_set_error("%s: dim %d is not in [0, %d)", fn, dim, GGML_MAX_DIMS); return NULL; }
+    if (a->type != b->type) return ggmlr_fail_type(fn, "b", b, ggml_type_name(a->type));
+    int64_t ne[4];
+    for (int d = 0; d < 4; d++) {
+        if (d != dim && a->ne[d] != b->ne[d]) return ggmlr_fail_shapes(fn, "the dims other than dim must be equal", a, b);
+        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + (double) b->ne[d])) return NULL;
+        ne[d] = d == dim ? a->ne[d] + b->ne[d] : a->ne[d];
+    }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_CONCAT, a->type, ne, a, b);
+    if (t) ggmlr_i32_param_encode(t, dim);
+    return t;
+}
+
+struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
+                                  int lp3, int rp3) {
+    const char * fn = "ggml_pad_ext";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    const struct ggmlr_pad_params p = {{lp0, lp1, lp2, lp3}, {rp0, rp1, rp2, rp3}, 0};
+    int64_t ne[4];
+    for (int d = 0; d < 4; d++) {
+        if (p.lp[d] < 0 || p.rp[d] < 0) {
+            ggmlr_set_error("%s: paddings must be >= 0 (dim %d: %d before, %d after)", fn, d, p.lp[d], p.rp[d]);
+            return NULL;
+        }
+        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + p.lp[d] + p.rp[d])) return NULL;
+        ne[d] = a->ne[d] + p.lp[d] + p.rp[d];
+    }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_PAD, GGML_TYPE_F32, ne, a, NULL);
+    if (t) ggmlr_pad_params_encode(t, &p);
+    return t;
+}
+
+struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3) {
+    return ggml_pad_ext(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
+}
+
+/* NEAREST or BILINEAR, ALIGN_CORNERS allowed; BICUBIC and ANTIALIAS are not implemented yet */
+static bool scale_mode_ok(const char * fn, uint32_t mode) {
+    const uint32_t m = mode & 0xFF, flags = mode & ~0xFFu;
+    if (m > GGML_SCALE_MODE_BILINEAR || (flags & ~(uint32_t) GGML_SCALE_FLAG_ALIGN_CORNERS)) {
+        ggmlr_set_error("%s: mode 0x%x: NEAREST or BILINEAR, with GGML_SCALE_FLAG_ALIGN_CORNERS or not (BICUBIC and ANTIALIAS are not "
+                        "implemented)", fn, (unsigned) mode);
+        return false;
+    }
+    return true;
+}
+
+static struct ggml_tensor * upscale_node(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, const int64_t ne[4],
+                                         uint32_t mode) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    if (!scale_mode_ok(fn, mode)) return NULL;
+    for (int d = 0; d < 4; d++)
+        if (ne[d] <= 0 || a->ne[d] <= 0) {
+            ggmlr_set_error("%s: sizes must be > 0 (dim %d: %lld from %lld)", fn, d, (long long) ne[d], (long long) a->ne[d]);
+            return NULL;
+        }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, a, NULL);
+    if (t) ggmlr_i32_param_encode(t, (int32_t) mode);
+    return t;
+}
+
+struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                                      uint32_t mode) {
+    const int64_t ne[4] = {ne0, ne1, ne2, ne3};
+    return upscale_node("ggml_interpolate", ctx, GGML_OP_UPSCALE, a, ne, mode);
+}
+
+struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_tensor * a, int ne0, int ne1, int ne2, int ne3,
+                                      enum ggml_scale_mode mode) {
+    const int64_t ne[4] = {ne0, ne1, ne2, ne3};
+    return upscale_node("ggml_upscale_ext", ctx, GGML_OP_UPSCALE, a, ne, (uint32_t) mode);
+}
+
+struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode) {
+    REQUIRE("ggml_upscale", a);
+    if (scale_factor <= 1) { ggmlr_set_error("ggml_upscale: scale_factor must be > 1 (got %d)", scale_factor); return NULL; }
+    if (!ggmlr_check_size_bound("ggml_upscale", (double) a->ne[0] * scale_factor) ||
+        !ggmlr_check_size_bound("ggml_upscale", (double) a->ne[1] * scale_factor))
+        return NULL;
+    const int64_t ne[4] = {a->ne[0] * scale_factor, a->ne[1] * scale_factor, a->ne[2], a->ne[3]};
+    return upscale_node("ggml_upscale", ctx, GGML_OP_UPSCALE, a, ne, (uint32_t) mode);
+}
+
+/* ---- backward ---- */
+
+/* g's region of shape ne starting at element o, as a contiguous tensor */
+static struct ggml_tensor * region_of(struct ggml_context * ctx, struct ggml_tensor * g, const int64_t ne[4], const int64_t o[4]) {
+    const size_t off = (size_t) o[0] * g->nb[0] + (size_t) o[1] * g->nb[1] + (size_t) o[2] * g->nb[2] + (size_t) o[3] * g->nb[3];
+    struct ggml_tensor * v = ggml_view_4d(ctx, g, ne[0], ne[1], ne[2], ne[3], g->nb[1], g->nb[2], g->nb[3], off);
+    return v ? ggml_cont(ctx, v) : NULL;
+}
+
+RULE(grad_concat) {
+    const int dim = ggmlr_i32_param_decode(node);
+    int64_t o[4] = {0, 0, 0, 0};
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, region_of(ctx, g, A->ne, o))) return false;
+    o[dim] = A->ne[dim];
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, region_of(ctx, g, B->ne, o));
+}
+
+RULE(grad_pad) {
+    const struct ggmlr_pad_params p = ggmlr_pad_params_decode(node);
+    const int64_t o[4] = {p.lp[0], p.lp[1], p.lp[2], p.lp[3]};
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, region_of(ctx, g, A->ne, o));
+}
+
+struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy) {
+    const char * fn = "upscale_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, dy);
+    if (fwd->op != GGML_OP_UPSCALE || dy->type != GGML_TYPE_F32 || !ggml_are_same_shape(dy, fwd)) {
+        ggmlr_set_error("%s: needs an UPSCALE node and F32 dy shaped like it", fn);
+        return NULL;
+    }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_UPSCALE_BACK, GGML_TYPE_F32, fwd->src[0]->ne, dy, NULL);
+    if (t) ggmlr_i32_param_encode(t, ggmlr_i32_param_decode(fwd));
+    return t;
+}
+
+RULE(grad_upscale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_upscale_back(ctx, node, g)); }
+
+GRAD_RULE(concat, NULL, grad_concat);
+GRAD_RULE(pad, NULL, grad_pad);
+GRAD_RULE(upscale, NULL, grad_upscale);

@@ -1,0 +1,182 @@
+/* shape.c -- rows of CONCAT, PAD, UPSCALE and UPSCALE_BACK. The references
+ * index from the definitions: concat and pad by where each output element
+ * comes from; interpolation in float64 from its formula (x = (i + 0.5) n_in
+ * / n - 0.5, or i (n_in - 1) / (n - 1) with aligned corners, neighbours
+ * clamped to the edges; nearest floor(i n_in / n)), and UPSCALE_BACK as
+ * that map's transpose. The scale factors are exact in binary, so float's
+ * nearest index cannot fall on the other side of an integer. */
+#include "ops/harness.h"
+#include "ops/ops_internal.h"  /* white-box: UPSCALE_BACK */
+
+#include <math.h>
+
+/* ---- CONCAT ---- */
+
+static struct ggml_tensor * b_concat(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return ggml_concat(ctx, in[0], in[1], *(const int *) p);
+}
+
+static void r_concat(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    const int dim = *(const int *) p;
+    int64_t n[4];
+    for (int d = 0; d < 4; d++) n[d] = d == dim ? ne[0][d] + ne[1][d] : ne[0][d];
+    int64_t k = 0;
+    for (int64_t i3 = 0; i3 < n[3]; i3++)
+        for (int64_t i2 = 0; i2 < n[2]; i2++)
+            for (int64_t i1 = 0; i1 < n[1]; i1++)
+                for (int64_t i0 = 0; i0 < n[0]; i0++) {
+                    int64_t j[4] = {i0, i1, i2, i3};
+                    const int s = j[dim] < ne[0][dim] ? 0 : 1;
+                    if (s) j[dim] -= ne[0][dim];
+                    out[k++] = in[s][((j[3] * ne[s][2] + j[2]) * ne[s][1] + j[1]) * ne[s][0] + j[0]];
+                }
+}
+
+/* ---- PAD ---- */
+
+struct pad_case { int lp[4], rp[4]; };
+
+static struct ggml_tensor * b_pad(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    const struct pad_case * c = p;
+    if (!c->lp[0] && !c->lp[1] && !c->lp[2] && !c->lp[3]) return ggml_pad(ctx, in[0], c->rp[0], c->rp[1], c->rp[2], c->rp[3]);
+    return ggml_pad_ext(ctx, in[0], c->lp[0], c->rp[0], c->lp[1], c->rp[1], c->lp[2], c->rp[2], c->lp[3], c->rp[3]);
+}
+
+static void r_pad(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    const struct pad_case * c = p;
+    int64_t n[4];
+    for (int d = 0; d < 4; d++) n[d] = ne[0][d] + c->lp[d] + c->rp[d];
+    int64_t k = 0;
+    for (int64_t i3 = 0; i3 < n[3]; i3++)
+        for (int64_t i2 = 0; i2 < n[2]; i2++)
+            for (int64_t i1 = 0; i1 < n[1]; i1++)
+                for (int64_t i0 = 0; i0 < n[0]; i0++) {
+                    const int64_t j[4] = {i0 - c->lp[0], i1 - c->lp[1], i2 - c->lp[2], i3 - c->lp[3]};
+                    bool inside = true;
+                    for (int d = 0; d < 4; d++) inside = inside && j[d] >= 0 && j[d] < ne[0][d];
+                    out[k++] = inside ? in[0][((j[3] * ne[0][2] + j[2]) * ne[0][1] + j[1]) * ne[0][0] + j[0]] : 0.0;
+                }
+}
+
+/* ---- UPSCALE, UPSCALE_BACK ---- */
+
+enum up_kind { UP_FACTOR, UP_EXT, UP_INTERPOLATE };
+struct up_case { enum up_kind kind; int factor; int64_t ne[4]; uint32_t mode; };
+
+static struct ggml_tensor * up_of(struct ggml_context * ctx, struct ggml_tensor * a, const struct up_case * c) {
+    switch (c->kind) {
+        case UP_FACTOR: return ggml_upscale(ctx, a, c->factor, (enum ggml_scale_mode) c->mode);
+        case UP_EXT:    return ggml_upscale_ext(ctx, a, (int) c->ne[0], (int) c->ne[1], (int) c->ne[2], (int) c->ne[3], (enum ggml_scale_mode) c->mode);
+        default:        return ggml_interpolate(ctx, a, c->ne[0], c->ne[1], c->ne[2], c->ne[3], c->mode);
+    }
+}
+
+static struct ggml_tensor * b_upscale(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return up_of(ctx, in[0], p); }
+static struct ggml_tensor * b_upscale_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return ggmlr_upscale_back(ctx, up_of(ctx, in[0], p), in[1]);
+}
+
+/* Output i of n along a dim of n_in: (1 - w) src[lo] + w src[hi]. */
+static void up_tap(bool bilinear, bool align, int64_t i, int64_t n, int64_t n_in, int64_t * lo, int64_t * hi, double * w) {
+    if (!bilinear) {
+        const double sf = align && n > 1 && n_in > 1 ? (double) (n - 1) / (double) (n_in - 1) : (double) n / (double) n_in;
+        *lo = *hi = (int64_t) floor((double) i / sf);
+        if (*lo > n_in - 1) *lo = *hi = n_in - 1;
+        *w = 0.0;
+        return;
+    }
+    const double x = align ? (n > 1 && n_in > 1 ? (double) i * (double) (n_in - 1) / (double) (n - 1) : (double) i * n_in / n)
+                           : ((double) i + 0.5) * (double) n_in / (double) n - 0.5;
+    const int64_t f = (int64_t) floor(x);
+    *lo = f < 0 ? 0 : f > n_in - 1 ? n_in - 1 : f;
+    *hi = f + 1 < 0 ? 0 : f + 1 > n_in - 1 ? n_in - 1 : f + 1;
+    *w = fmin(1.0, fmax(0.0, x - (double) *lo));
+}
+
+/* y = M a (dy = NULL), or out = M^T dy */
+static void up_ref(const struct up_case * c, const double * a, const int64_t na[4], const double * dy, double * out) {
+    const bool bil = (c->mode & 0xFF) == GGML_SCALE_MODE_BILINEAR, align = (c->mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
+    const int64_t n[4] = {c->kind == UP_FACTOR ? na[0] * c->factor : c->ne[0], c->kind == UP_FACTOR ? na[1] * c->factor : c->ne[1],
+                          c->kind == UP_FACTOR ? na[2] : c->ne[2], c->kind == UP_FACTOR ? na[3] : c->ne[3]};
+    if (dy)
+        for (int64_t i = 0; i < na[0] * na[1] * na[2] * na[3]; i++) out[i] = 0.0;
+    int64_t k = 0;
+    for (int64_t i3 = 0; i3 < n[3]; i3++)
+        for (int64_t i2 = 0; i2 < n[2]; i2++)
+            for (int64_t i1 = 0; i1 < n[1]; i1++)
+                for (int64_t i0 = 0; i0 < n[0]; i0++, k++) {
+                    int64_t j3, j2, y0, y1, x0, x1;
+                    double w, wy, wx;
+                    up_tap(false, false, i3, n[3], na[3], &j3, &j3, &w);
+                    up_tap(false, false, i2, n[2], na[2], &j2, &j2, &w);
+                    up_tap(bil, align, i1, n[1], na[1], &y0, &y1, &wy);
+                    up_tap(bil, align, i0, n[0], na[0], &x0, &x1, &wx);
+                    const int64_t base = (j3 * na[2] + j2) * na[1];
+                    const int64_t idx[4] = {(base + y0) * na[0] + x0, (base + y0) * na[0] + x1, (base + y1) * na[0] + x0, (base + y1) * na[0] + x1};
+                    const double wt[4] = {(1 - wx) * (1 - wy), wx * (1 - wy), (1 - wx) * wy, wx * wy};
+                    if (!dy) { out[k] = 0.0; for (int t = 0; t < 4; t++) out[k] += wt[t] * a[idx[t]]; }
+                    else for (int t = 0; t < 4; t++) out[idx[t]] += wt[t] * dy[k];
+                }
+}
+
+static void r_upscale(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    up_ref(p, in[0], ne[0], NULL, out);
+}
+static void r_upscale_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    up_ref(p, NULL, ne[0], in[1], out);
+}
+
+static const int dim0 = 0, dim1 = 1, dim2 = 2, dim3 = 3;
+static const struct pad_case pad_r = {{0, 0, 0, 0}, {3, 1, 0, 2}}, pad_lr = {{2, 1, 1, 0}, {1, 0, 2, 1}}, pad_l0 = {{4, 0, 0, 0}, {0, 0, 0, 0}};
+#define AC GGML_SCALE_FLAG_ALIGN_CORNERS
+static const struct up_case nn_x2 = {UP_FACTOR, 2, {0, 0, 0, 0}, GGML_SCALE_MODE_NEAREST},
+                            nn_ext = {UP_EXT, 0, {6, 2, 6, 1}, GGML_SCALE_MODE_NEAREST},  /* [4,4,3,2]: x1.5, x0.5, x2, x0.5 */
+                            bl_x3 = {UP_FACTOR, 3, {0, 0, 0, 0}, GGML_SCALE_MODE_BILINEAR},
+                            bl_ext = {UP_INTERPOLATE, 0, {5, 3, 2, 1}, GGML_SCALE_MODE_BILINEAR},  /* [2,6,2,1]: x2.5, x0.5 */
+                            bl_ac = {UP_INTERPOLATE, 0, {7, 7, 1, 2}, GGML_SCALE_MODE_BILINEAR | AC},  /* [3,4,1,2] */
+                            nn_ac = {UP_INTERPOLATE, 0, {7, 4, 1, 1}, GGML_SCALE_MODE_NEAREST | AC};  /* [3,3,1,1] */
+
+/* result shapes from the definitions (UPSCALE_BACK: input 0's) */
+static void s_concat(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const int dim = *(const int *) p;
+    for (int d = 0; d < 4; d++) no[d] = d == dim ? ne[0][d] + ne[1][d] : ne[0][d];
+}
+static void s_pad(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct pad_case * c = p;
+    for (int d = 0; d < 4; d++) no[d] = ne[0][d] + c->lp[d] + c->rp[d];
+}
+static void s_upscale(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    const struct up_case * c = p;
+    for (int d = 0; d < 4; d++) no[d] = c->kind == UP_FACTOR ? (d < 2 ? ne[0][d] * c->factor : ne[0][d]) : c->ne[d];
+}
+
+#define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI}
+#define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, TOL, GRAD, N, ...)                                                   \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
+     .ref = REF, .cmp = OPS_NORM2, .tol = TOL, .grad = GRAD}
+static const struct ops_row rows[] = {
+    ROW_("CONCAT", "dim 0, odd", b_concat, dim0, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((3, 4, 2, 1), -2, 2), IN_((5, 4, 2, 1), -2, 2)),
+    ROW_("CONCAT", "dim 1", b_concat, dim1, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((4, 1, 3, 2), -2, 2), IN_((4, 3, 3, 2), -2, 2)),
+    ROW_("CONCAT", "dim 2", b_concat, dim2, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((3, 2, 2, 2), -2, 2), IN_((3, 2, 1, 2), -2, 2)),
+    ROW_("CONCAT", "dim 3", b_concat, dim3, s_concat, r_concat, 1e-7, OPS_GRAD, 2, IN_((2, 3, 2, 1), -2, 2), IN_((2, 3, 2, 3), -2, 2)),
+    ROW_("PAD", "pad after (ggml_pad)", b_pad, pad_r, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((5, 3, 2, 1), -2, 2)),
+    ROW_("PAD", "pad_ext both sides, every dim", b_pad, pad_lr, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 2, 2, 2), -2, 2)),
+    ROW_("PAD", "pad_ext before dim 0 only", b_pad, pad_l0, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 5, 1, 1), -2, 2)),
+    ROW_("UPSCALE", "nearest x2 (ggml_upscale)", b_upscale, nn_x2, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "nearest ext, every dim, up and down", b_upscale, nn_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((4, 4, 3, 2), -2, 2)),
+    ROW_("UPSCALE", "bilinear x3", b_upscale, bl_x3, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 2, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear x2.5, x0.5", b_upscale, bl_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((2, 6, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear align corners", b_upscale, bl_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 1, 2), -2, 2)),
+    ROW_("UPSCALE", "nearest align corners", b_upscale, nn_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 3, 1, 1), -2, 2)),
+    ROW_("UPSCALE_BACK", "nearest ext", b_upscale_back, nn_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((4, 4, 3, 2), -2, 2), IN_((6, 2, 6, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear x3", b_upscale_back, bl_x3, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((3, 2, 2, 1), -2, 2), IN_((9, 6, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear x2.5, x0.5", b_upscale_back, bl_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((2, 6, 2, 1), -2, 2), IN_((5, 3, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear align corners", b_upscale_back, bl_ac, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2,
+         IN_((3, 4, 1, 2), -2, 2), IN_((7, 7, 1, 2), -1, 1)),
+};
+
+const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL};
