@@ -13,9 +13,15 @@
 
 #define NTH 3
 
-#define N_ACT 8
+#define N_ACT 40
 static struct ggml_tensor * (*const act_fns[N_ACT])(struct ggml_context *, struct ggml_tensor *) = {
-    ggml_neg, ggml_tanh, ggml_relu, ggml_sigmoid, ggml_gelu, ggml_silu, ggml_exp, ggml_gelu_erf};
+    ggml_neg, ggml_tanh, ggml_relu, ggml_sigmoid, ggml_gelu, ggml_silu, ggml_exp, ggml_gelu_erf, ggml_gelu_quick,
+    ggml_abs, ggml_sgn, ggml_step, ggml_elu, ggml_hardswish, ggml_hardsigmoid, ggml_expm1, ggml_softplus,
+    ggml_floor, ggml_ceil, ggml_round, ggml_trunc,
+    ggml_abs_inplace, ggml_sgn_inplace, ggml_neg_inplace, ggml_step_inplace, ggml_tanh_inplace, ggml_elu_inplace,
+    ggml_relu_inplace, ggml_sigmoid_inplace, ggml_gelu_inplace, ggml_gelu_quick_inplace, ggml_silu_inplace,
+    ggml_exp_inplace, ggml_expm1_inplace, ggml_softplus_inplace, ggml_gelu_erf_inplace, ggml_floor_inplace,
+    ggml_ceil_inplace, ggml_round_inplace, ggml_trunc_inplace};
 
 static enum ggml_status run(struct ggml_context * ctx, struct ggml_tensor * out, int nth) {
     struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);
@@ -182,19 +188,37 @@ static void test_nn_errors(void) {
         EXPECT_NULL(act_fns[k](NULL, x), "activation without a context");
         EXPECT_NULL(act_fns[k](ctx, h), "activation of F16");
     }
-    static const int bad_ops[] = {0, 1, 3, 5, 11, 12, 17, 20, 21, 22, 100, -1};
+    static const int bad_ops[] = {22, 23, 100, -1, INT_MAX};
     for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++) {
         EXPECT_NULL(ggml_unary(ctx, x, (enum ggml_unary_op) bad_ops[i]), "ggml_unary with an unknown op");
-        EXPECT_NULL(ggmlr_unary_back(ctx, x, x, (enum ggml_unary_op) bad_ops[i]), "unary_back with an unknown op");
+        EXPECT_NULL(ggml_unary_inplace(ctx, x, (enum ggml_unary_op) bad_ops[i]), "ggml_unary_inplace with an unknown op");
+        EXPECT_NULL(ggmlr_unary_back(ctx, x, x, &(const struct ggmlr_unary_params) {.op = bad_ops[i]}), "unary_back with an unknown op");
         CHECK(strcmp(ggml_unary_op_name((enum ggml_unary_op) bad_ops[i]), "UNKNOWN") == 0, "name of unknown unary op %d", bad_ops[i]);
     }
-    CHECK(strcmp(ggml_unary_op_name(GGML_UNARY_OP_GELU_ERF), "GELU_ERF") == 0, "GELU_ERF's name");
+    /* XIELU's parameters are not in ggml_unary's arguments */
+    EXPECT_NULL(ggml_unary(ctx, x, GGML_UNARY_OP_XIELU), "ggml_unary with XIELU");
+    EXPECT_NULL(ggml_unary_inplace(ctx, x, GGML_UNARY_OP_XIELU), "ggml_unary_inplace with XIELU");
+    static const float bad_xielu[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof bad_xielu / sizeof bad_xielu[0]; i++) {
+        EXPECT_NULL(ggml_xielu(ctx, x, bad_xielu[i], 0.8f, 0.5f, -1e-6f), "xielu with a non-finite alpha_n");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, bad_xielu[i], 0.5f, -1e-6f), "xielu with a non-finite alpha_p");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, 0.8f, bad_xielu[i], -1e-6f), "xielu with a non-finite beta");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, 0.8f, 0.5f, bad_xielu[i]), "xielu with a non-finite eps");
+    }
+    EXPECT_NULL(ggml_xielu(ctx, NULL, 0.8f, 0.8f, 0.5f, -1e-6f), "xielu of NULL");
+    EXPECT_NULL(ggml_xielu(ctx, h, 0.8f, 0.8f, 0.5f, -1e-6f), "xielu of F16");
+    static const char * const names[GGML_UNARY_OP_COUNT] = {"ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID",
+        "GELU", "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP", "EXPM1", "SOFTPLUS", "GELU_ERF", "XIELU", "FLOOR",
+        "CEIL", "ROUND", "TRUNC"};  /* upstream's, by number */
+    for (int op = 0; op < GGML_UNARY_OP_COUNT; op++)
+        CHECK(strcmp(ggml_unary_op_name((enum ggml_unary_op) op), names[op]) == 0, "unary op %d is %s", op, names[op]);
     ggml_clear_error();
     CHECK(ggml_get_unary_op(x) == GGML_UNARY_OP_COUNT && ggml_last_error()[0], "get_unary_op of a non-UNARY tensor: COUNT and a message");
     ggml_clear_error();
     CHECK(ggml_get_unary_op(NULL) == GGML_UNARY_OP_COUNT && ggml_last_error()[0], "get_unary_op of NULL");
-    EXPECT_NULL(ggmlr_unary_back(ctx, x, other, GGML_UNARY_OP_GELU), "unary_back of mismatched shapes");
-    EXPECT_NULL(ggmlr_unary_back(ctx, x, h, GGML_UNARY_OP_GELU), "unary_back of F16 x");
+    const struct ggmlr_unary_params gelu = {.op = GGML_UNARY_OP_GELU};
+    EXPECT_NULL(ggmlr_unary_back(ctx, x, other, &gelu), "unary_back of mismatched shapes");
+    EXPECT_NULL(ggmlr_unary_back(ctx, x, h, &gelu), "unary_back of F16 x");
     static const float bad_eps[] = {-1e-5f, NAN, INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof bad_eps / sizeof bad_eps[0]; i++) {
         EXPECT_NULL(ggml_norm(ctx, x, bad_eps[i]), "norm with a bad eps");

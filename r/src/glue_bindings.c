@@ -387,6 +387,101 @@ SEXP R_ggml_gelu_quick(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_gelu_quick", ggml_gelu_quick(ctx->ctx, a));
 }
 
+/* ggml_abs(ctx, a) */
+SEXP R_ggml_abs(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_abs", ggml_abs(ctx->ctx, a));
+}
+
+/* ggml_sgn(ctx, a) */
+SEXP R_ggml_sgn(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sgn", ggml_sgn(ctx->ctx, a));
+}
+
+/* ggml_step(ctx, a) */
+SEXP R_ggml_step(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_step", ggml_step(ctx->ctx, a));
+}
+
+/* ggml_elu(ctx, a) */
+SEXP R_ggml_elu(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_elu", ggml_elu(ctx->ctx, a));
+}
+
+/* ggml_hardswish(ctx, a) */
+SEXP R_ggml_hardswish(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_hardswish", ggml_hardswish(ctx->ctx, a));
+}
+
+/* ggml_hardsigmoid(ctx, a) */
+SEXP R_ggml_hardsigmoid(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_hardsigmoid", ggml_hardsigmoid(ctx->ctx, a));
+}
+
+/* ggml_expm1(ctx, a) */
+SEXP R_ggml_expm1(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_expm1", ggml_expm1(ctx->ctx, a));
+}
+
+/* ggml_softplus(ctx, a) */
+SEXP R_ggml_softplus(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_softplus", ggml_softplus(ctx->ctx, a));
+}
+
+/* ggml_floor(ctx, a) */
+SEXP R_ggml_floor(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_floor", ggml_floor(ctx->ctx, a));
+}
+
+/* ggml_ceil(ctx, a) */
+SEXP R_ggml_ceil(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_ceil", ggml_ceil(ctx->ctx, a));
+}
+
+/* ggml_round(ctx, a) */
+SEXP R_ggml_round(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_round", ggml_round(ctx->ctx, a));
+}
+
+/* ggml_trunc(ctx, a) */
+SEXP R_ggml_trunc(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_trunc", ggml_trunc(ctx->ctx, a));
+}
+
+/* ggml_xielu(ctx, a, alpha_n = 0.8, alpha_p = 0.8, beta = 0.5, eps = -1e-6) */
+SEXP R_ggml_xielu(SEXP r_ctx, SEXP r_a, SEXP r_alpha_n, SEXP r_alpha_p, SEXP r_beta, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float alpha_n = rg_float(r_alpha_n, "alpha_n");
+    const float alpha_p = rg_float(r_alpha_p, "alpha_p");
+    const float beta = rg_float(r_beta, "beta");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_xielu", ggml_xielu(ctx->ctx, a, alpha_n, alpha_p, beta, eps));
+}
+
 /* ggml_glu(ctx, a, op, swapped = FALSE) */
 SEXP R_ggml_glu(SEXP r_ctx, SEXP r_a, SEXP r_op, SEXP r_swapped) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

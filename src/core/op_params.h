@@ -6,7 +6,7 @@
  * constructor stores it) and one decode (rules and kernels read it); no other
  * file indexes op_params or names a source slot past src[1]. Slots follow
  * upstream ggml's layout where it has one (rope, soft_max, flash_attn_ext,
- * view, permute, scale, norm eps, unary op, glu), so a node reads the same in both.
+ * view, permute, scale, norm eps, unary op and xielu, glu), so a node reads the same in both.
  * op_params holds GGML_MAX_OP_PARAMS bytes as 32-bit words; floats and
  * size_t are copied in by bytes (no aliasing). */
 #ifndef GGMLR_OP_PARAMS_H
@@ -62,10 +62,18 @@ static inline struct ggmlr_soft_max_params ggmlr_soft_max_params_decode(const st
     struct ggmlr_soft_max_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
-/* ---- UNARY, UNARY_BACK: which activation ---- */
+/* ---- UNARY, UNARY_BACK (upstream's layout: [0] the activation; XIELU's
+ * [1] alpha_n = beta + softplus(alpha_n given), [2] alpha_p = softplus(alpha_p
+ * given), [3] beta, [4] eps, already constrained as upstream stores them) ---- */
 
-static inline void ggmlr_unary_params_encode(struct ggml_tensor * t, enum ggml_unary_op op) { const int32_t v = (int32_t) op; ggmlr_params_put(t, &v, sizeof v); }
-static inline enum ggml_unary_op ggmlr_unary_params_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return (enum ggml_unary_op) v; }
+struct ggmlr_unary_params {
+    int32_t op;
+    float   alpha_n, alpha_p, beta, eps;
+};
+static inline void ggmlr_unary_params_encode(struct ggml_tensor * t, const struct ggmlr_unary_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_unary_params ggmlr_unary_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_unary_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- GLU (upstream's layout: [0] op, [1] swapped, [2] alpha, [3] limit
  * (SWIGLU_OAI)); GLU_BACK adds [4] which: the gradient of a (0) or of b (1) ---- */

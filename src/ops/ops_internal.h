@@ -39,9 +39,10 @@ enum ggmlr_acc_base { ACC_ON_COPY, ACC_ON_ZEROS, ACC_IN_PLACE };
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base);
 
-/* unary.c: dx = g * f'(x) for the activation op (UNARY_BACK); norm.c: the
+/* unary.c: dx = g * f'(x) for the activation prm (a UNARY node's parameters; UNARY_BACK); norm.c: the
  * LayerNorm gradient (NORM_BACK); g and x F32 of one shape. */
-struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);
+struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x,
+                                      const struct ggmlr_unary_params * prm);
 /* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
 struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);

@@ -525,7 +525,10 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
-            if (ggmlr_unary_params_decode(t) == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
+            switch (ggmlr_unary_params_decode(t).op) {
+                case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_EXPM1: return;  /* e^x overflows for bounded x */
+                default: break;
+            }
             break;
         case GGML_OP_NORM: case GGML_OP_RMS_NORM:
             break;
@@ -695,6 +698,10 @@ static void act_unary(struct fuzz * f) {
         {"ggml_transpose", ggml_transpose},
         {"ggml_neg", ggml_neg}, {"ggml_tanh", ggml_tanh}, {"ggml_relu", ggml_relu}, {"ggml_sigmoid", ggml_sigmoid},
         {"ggml_gelu", ggml_gelu}, {"ggml_gelu_erf", ggml_gelu_erf}, {"ggml_silu", ggml_silu}, {"ggml_exp", ggml_exp},
+        {"ggml_abs", ggml_abs}, {"ggml_sgn", ggml_sgn}, {"ggml_step", ggml_step}, {"ggml_elu", ggml_elu},
+        {"ggml_hardswish", ggml_hardswish}, {"ggml_hardsigmoid", ggml_hardsigmoid}, {"ggml_expm1", ggml_expm1},
+        {"ggml_softplus", ggml_softplus}, {"ggml_floor", ggml_floor}, {"ggml_ceil", ggml_ceil}, {"ggml_round", ggml_round},
+        {"ggml_trunc", ggml_trunc},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
     struct ggml_context * ctx = pick_ctx(f);
@@ -904,7 +911,8 @@ static void act_nn(struct fuzz * f) {
             break;
         }
         default: {
-            const int op = chance(0.8) ? PICK(((const int[]) {2, 4, 6, 7, 8, 10, 13, 16})) : PICK(((const int[]) {0, 1, 3, 21, -1, INT_MAX}));
+            const int op = chance(0.8) ? PICK(((const int[]) {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 18, 21}))
+                                   : PICK(((const int[]) {17, 22, -1, INT_MAX}));  /* XIELU only through ggml_xielu */
             TRACE("unary(%s, op %d)", describe(a, da, sizeof da), op);
             t = CALL(f, "ggml_unary", !ctx || !a, ggml_unary(ctx, a, (enum ggml_unary_op) op));
             if (t) CHECK(ggml_get_unary_op(t) == (enum ggml_unary_op) op, "ggml_get_unary_op gives the op back");

@@ -31,6 +31,14 @@ test_that("training ops match float64 references", {
   expect_equal(ev(ggml_relu(ctx, tx)), pmax(x, 0), tolerance = 1e-6)
   expect_equal(ev(ggml_unary(ctx, tx, GGML_UNARY_OP_NEG)), -x, tolerance = 1e-6)
   expect_equal(ev(ggml_gelu_quick(ctx, tx)), x / (1 + exp(-1.702 * x)), tolerance = 1e-5)
+  expect_equal(ev(ggml_softplus(ctx, tx)), log1p(exp(x)), tolerance = 1e-5)
+  expect_equal(ev(ggml_hardswish(ctx, tx)), x * pmin(1, pmax(0, (x + 3) / 6)), tolerance = 1e-6)
+  halves <- ggml_new_tensor_from_array(ctx, c(2.5, -2.5, 0.5, -1.5))
+  expect_equal(as.vector(ev(ggml_round(ctx, halves))), c(3, -3, 1, -2))  # away from 0, not R's round-half-even
+  expect_equal(as.vector(ev(ggml_unary(ctx, halves, GGML_UNARY_OP_TRUNC))), c(2, -2, 0, -1))
+  xi <- function(v) ifelse(v > 0, log1p(exp(0.8)) * v^2 + 0.5 * v, (0.5 + log1p(exp(0.8))) * (expm1(pmin(v, -1e-6)) - v) + 0.5 * v)
+  expect_equal(ev(ggml_xielu(ctx, tx)), xi(x), tolerance = 1e-5)
+  expect_error(ggml_unary(ctx, tx, GGML_UNARY_OP_XIELU), "ggml_xielu")
   # gated units: x the first half of each row (2 of 4), the gate the second
   silu <- function(v) v / (1 + exp(-v))
   expect_equal(ev(ggml_swiglu(ctx, tx)), silu(x[1:2, ]) * x[3:4, ], tolerance = 1e-5)
