@@ -300,6 +300,38 @@ static void test_out_prod_errors(void) {
     ggml_free(ctx);
 }
 
+/* add1, sin, cos, clamp, leaky_relu, silu_back: NULL inputs, types, shapes, parameters */
+static void test_elementwise_errors(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3);
+    struct ggml_tensor * one = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1), * two = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * other = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 4);
+    EXPECT_NULL(ggml_add1(ctx, x, two), "add1 of a b with 2 elements");
+    EXPECT_NULL(ggml_add1(ctx, x, x), "add1 of a b shaped like a");
+    EXPECT_NULL(ggml_add1_inplace(ctx, x, two), "add1_inplace of a b with 2 elements");
+    EXPECT_NULL(ggml_add1(ctx, NULL, one), "add1 of NULL a");
+    EXPECT_NULL(ggml_add1(ctx, x, NULL), "add1 of NULL b");
+    EXPECT_NULL(ggml_add1(ctx, h, one), "add1 of F16 a");
+    struct ggml_tensor * (*const fns[])(struct ggml_context *, struct ggml_tensor *) = {ggml_sin, ggml_cos, ggml_sin_inplace, ggml_cos_inplace};
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+        EXPECT_NULL(fns[k](ctx, NULL), "sin/cos of NULL");
+        EXPECT_NULL(fns[k](NULL, x), "sin/cos without a context");
+        EXPECT_NULL(fns[k](ctx, h), "sin/cos of F16");
+    }
+    EXPECT_NULL(ggml_clamp(ctx, x, 1.0f, -1.0f), "clamp with min > max");
+    EXPECT_NULL(ggml_clamp(ctx, x, NAN, 1.0f), "clamp with a NaN min");
+    EXPECT_NULL(ggml_clamp(ctx, x, 0.0f, NAN), "clamp with a NaN max");
+    EXPECT_NULL(ggml_clamp(ctx, h, 0.0f, 1.0f), "clamp of F16");
+    CHECK(ggml_clamp(ctx, x, -INFINITY, INFINITY) != NULL, "clamp with infinite bounds");
+    EXPECT_NULL(ggml_leaky_relu(ctx, x, NAN, false), "leaky_relu with a NaN slope");
+    EXPECT_NULL(ggml_leaky_relu(ctx, x, INFINITY, true), "leaky_relu with an infinite slope");
+    EXPECT_NULL(ggml_leaky_relu(ctx, h, 0.1f, false), "leaky_relu of F16");
+    EXPECT_NULL(ggml_silu_back(ctx, x, other), "silu_back of mismatched shapes");
+    EXPECT_NULL(ggml_silu_back(ctx, x, h), "silu_back of F16 x");
+    EXPECT_NULL(ggml_silu_back(ctx, NULL, x), "silu_back of NULL dy");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(20240611);
     test_out_of_range();
@@ -307,5 +339,6 @@ int main(void) {
     test_nn_errors();
     test_rope_errors();
     test_out_prod_errors();
+    test_elementwise_errors();
     return tc_finish("op_refusals");
 }

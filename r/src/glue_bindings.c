@@ -180,6 +180,14 @@ SEXP R_ggml_add_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_add_inplace", ggml_add_inplace(ctx->ctx, a, b));
 }
 
+/* ggml_add1(ctx, a, b) */
+SEXP R_ggml_add1(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_add1", ggml_add1(ctx->ctx, a, b));
+}
+
 /* ggml_scale(ctx, a, s) */
 SEXP R_ggml_scale(SEXP r_ctx, SEXP r_a, SEXP r_s) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -385,6 +393,46 @@ SEXP R_ggml_gelu_quick(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_gelu_quick", ggml_gelu_quick(ctx->ctx, a));
+}
+
+/* ggml_sin(ctx, a) */
+SEXP R_ggml_sin(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sin", ggml_sin(ctx->ctx, a));
+}
+
+/* ggml_cos(ctx, a) */
+SEXP R_ggml_cos(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_cos", ggml_cos(ctx->ctx, a));
+}
+
+/* ggml_clamp(ctx, a, min, max) */
+SEXP R_ggml_clamp(SEXP r_ctx, SEXP r_a, SEXP r_min, SEXP r_max) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float min = rg_float(r_min, "min");
+    const float max = rg_float(r_max, "max");
+    return FINISH(r_ctx, "ggml_clamp", ggml_clamp(ctx->ctx, a, min, max));
+}
+
+/* ggml_leaky_relu(ctx, a, negative_slope = 0.01, inplace = FALSE) */
+SEXP R_ggml_leaky_relu(SEXP r_ctx, SEXP r_a, SEXP r_negative_slope, SEXP r_inplace) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float negative_slope = rg_float(r_negative_slope, "negative_slope");
+    const bool inplace = rg_bool(r_inplace, "inplace");
+    return FINISH(r_ctx, "ggml_leaky_relu", ggml_leaky_relu(ctx->ctx, a, negative_slope, inplace));
+}
+
+/* ggml_silu_back(ctx, a, b) */
+SEXP R_ggml_silu_back(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_silu_back", ggml_silu_back(ctx->ctx, a, b));
 }
 
 /* ggml_abs(ctx, a) */

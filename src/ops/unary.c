@@ -1,6 +1,6 @@
 /* unary.c -- the activations (UNARY: every op of enum ggml_unary_op, with
  * upstream's named constructors and their _inplace forms; xielu with its
- * four parameters), UNARY_BACK (g * f'(x)) and the backward rule (kernel:
+ * four parameters), UNARY_BACK (g * f'(x)), upstream's SILU_BACK and the backward rule (kernel:
  * cpu/kernels/unary.c). F32; results shaped like the input. */
 #include "ops/grad.h"
 
@@ -116,15 +116,15 @@ struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_ten
     return t;
 }
 
-/* ---- backward ---- */
-
-/* An in-place node has written f(x) over x, which f' needs (only exp's
- * rule reads the result instead, and only neg's and the piecewise-constant
- * ones' need neither; refusing every in-place node keeps the rule simple). */
-static const char * refuse_unary(const struct ggml_tensor * node, const bool * need) {
-    if (!need[0] || !node->view_src) return NULL;
-    return "an in-place activation (ggml_*_inplace) overwrites its input, which its gradient needs: use the form without _inplace";
+/* upstream's silu_back: a = dy, b = x; dy * silu'(x) (UNARY_BACK's SILU, as an op of its own) */
+struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
+    const char * fn = "ggml_silu_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (!ggmlr_check_same_f32_pair(fn, a, b)) return NULL;
+    return ggmlr_new_node(ctx, GGML_OP_SILU_BACK, GGML_TYPE_F32, a->ne, a, b);
 }
+
+/* ---- backward ---- */
 
 /* dx = g * f'(x) by UNARY_BACK, which evaluates f' at x; for EXP, f' = f,
  * so g * y reuses the forward result. SGN, STEP, FLOOR, CEIL, ROUND and
@@ -138,4 +138,6 @@ RULE(grad_unary) {
     return ggmlr_grad_acc(ctx, gph, A, dx);
 }
 
-GRAD_RULE(unary, refuse_unary, grad_unary);
+/* an in-place node has written f(x) over x, which f' needs (only exp's rule
+ * reads the result instead; refusing every in-place node keeps it simple) */
+GRAD_RULE(unary, ggmlr_refuse_in_place, grad_unary);

@@ -519,7 +519,7 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MEAN:
             if (t->src[0]->ne[0] == 0) return;  /* the mean of an empty row is 0/0 */
             break;
-        case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
+        case GGML_OP_ADD: case GGML_OP_SIN: case GGML_OP_COS: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
         case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
             break;
@@ -701,7 +701,7 @@ static void act_unary(struct fuzz * f) {
         {"ggml_abs", ggml_abs}, {"ggml_sgn", ggml_sgn}, {"ggml_step", ggml_step}, {"ggml_elu", ggml_elu},
         {"ggml_hardswish", ggml_hardswish}, {"ggml_hardsigmoid", ggml_hardsigmoid}, {"ggml_expm1", ggml_expm1},
         {"ggml_softplus", ggml_softplus}, {"ggml_floor", ggml_floor}, {"ggml_ceil", ggml_ceil}, {"ggml_round", ggml_round},
-        {"ggml_trunc", ggml_trunc},
+        {"ggml_trunc", ggml_trunc}, {"ggml_sin", ggml_sin}, {"ggml_cos", ggml_cos},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
     struct ggml_context * ctx = pick_ctx(f);

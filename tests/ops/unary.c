@@ -1,6 +1,6 @@
 /* unary.c -- rows of the activations (ggml_unary and every named
  * constructor of enum ggml_unary_op, their _inplace forms, ggml_xielu) and
- * their backward kernel (UNARY_BACK: dx = g * f'(x)).
+ * their backward kernel (UNARY_BACK: dx = g * f'(x); upstream's SILU_BACK).
  *
  * Compared element by element, |y - ref| <= rtol |ref| + atol: rtol 2e-6
  * forward (a few float roundings; a wrong formula or constant is off by 1e-3
@@ -21,7 +21,7 @@
 
 #include <float.h>
 
-enum un_form { UN_NAMED, UN_INPLACE, UN_GENERIC_INPLACE };
+enum un_form { UN_NAMED, UN_INPLACE, UN_GENERIC_INPLACE, UN_SILU_BACK };
 struct un_params { enum ggml_unary_op op; bool back; enum un_form form; };
 
 /* xielu's arguments in every XIELU row (llama.cpp's defaults for alpha and beta) */
@@ -44,6 +44,7 @@ static const un_fn inplace[GGML_UNARY_OP_COUNT] = {  /* upstream has none for HA
 static struct ggml_tensor * b_unary(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct un_params * p = params;
     const bool xielu = p->op == GGML_UNARY_OP_XIELU;
+    if (p->form == UN_SILU_BACK) return ggml_silu_back(ctx, in[0], in[1]);  /* upstream's op: a = dy, b = x */
     if (p->back) {  /* XIELU's coefficients as ggml_xielu stores them */
         const struct ggmlr_unary_params prm = xielu ? ggmlr_unary_params_decode(ggml_xielu(ctx, in[1], XI_ALPHA_N, XI_ALPHA_P, XI_BETA, XI_EPS))
                                                     : (struct ggmlr_unary_params) {.op = p->op};
@@ -226,6 +227,12 @@ static const struct ops_row rows[] = {
     GRAD(SGN, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0), GRAD(STEP, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0),
     GRAD(FLOOR, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0), GRAD(CEIL, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0),
     GRAD(ROUND, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0), GRAD(TRUNC, " (0)", (5, 3, 2, 1), -3, 3, f_between, 0),
+    {.op = "SILU_BACK", .variant = "(dy, x) (61, 3, 1, 1)", .build = b_unary, .params = P_(SILU, true, UN_SILU_BACK), .n_in = 2,
+     .in = {{.ne = {61, 3, 1, 1}, .lo = -1, .hi = 1}, X_((61, 3, 1, 1), -6, 6, f_specials, OPS_CONTIG | OPS_TRANSPOSED)},
+     .ref = r_unary, .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 2e-7, .grad = OPS_REFUSED},
+    {.op = "SILU_BACK", .variant = "(dy, x) (67, 9, 2, 1)", .build = b_unary, .params = P_(SILU, true, UN_SILU_BACK), .n_in = 2,
+     .in = {{.ne = {67, 9, 2, 1}, .lo = -1, .hi = 1, .layout = OPS_CONTIG | OPS_TRANSPOSED}, X_((67, 9, 2, 1), -4, 4, NULL, 0)},
+     .ref = r_unary, .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 2e-7},
     IN1(ABS), IN1(SGN), IN1(NEG), IN1(STEP), IN1(TANH), IN1(ELU), IN1(RELU), IN1(SIGMOID), IN1(GELU), IN1(GELU_QUICK),
     IN1(SILU), IN1(EXP), IN1(EXPM1), IN1(SOFTPLUS), IN1(GELU_ERF), IN1(FLOOR), IN1(CEIL), IN1(ROUND), IN1(TRUNC),
     INPLACE(HARDSWISH, UN_GENERIC_INPLACE, " ggml_unary_inplace"), INPLACE(SILU, UN_GENERIC_INPLACE, " ggml_unary_inplace"),

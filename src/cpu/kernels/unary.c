@@ -130,13 +130,14 @@ static void xielu_back_row(const struct ggmlr_unary_params * p, int64_t n, const
 /* three rows of scratch: a's, x's (backward) and the result's when dst is strided (in place) */
 static size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst) { return 3 * (size_t) dst->ne[0] * sizeof(float); }
 
-/* UNARY (src[0] = x) and UNARY_BACK (src[0] = g, src[1] = x), row by row;
+/* UNARY (src[0] = x), UNARY_BACK and SILU_BACK (src[0] = g, src[1] = x), row by row;
  * an in-place UNARY writes each row over the row of a it read (the same
  * elements, so split rows do not race), through scratch when it is strided */
 static void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct ggmlr_unary_params prm = ggmlr_unary_params_decode(dst);
+    const bool silu_back = dst->op == GGML_OP_SILU_BACK;  /* no parameters: UNARY_BACK of SILU */
+    const struct ggmlr_unary_params prm = silu_back ? (struct ggmlr_unary_params) {.op = GGML_UNARY_OP_SILU} : ggmlr_unary_params_decode(dst);
     const enum ggml_unary_op op = (enum ggml_unary_op) prm.op;
-    const bool back = dst->op == GGML_OP_UNARY_BACK;
+    const bool back = dst->op != GGML_OP_UNARY;
     const struct ggml_tensor * a = dst->src[0], * x = back ? dst->src[1] : NULL;
     const int64_t n = dst->ne[0];
     if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
@@ -160,4 +161,4 @@ static void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struc
     }
 }
 
-GGMLR_KERNEL(unary, ggmlr_compute_unary_act, ggmlr_unary_act_work_size, NULL);  /* UNARY, UNARY_BACK */
+GGMLR_KERNEL(unary, ggmlr_compute_unary_act, ggmlr_unary_act_work_size, NULL);  /* UNARY, UNARY_BACK, SILU_BACK */
