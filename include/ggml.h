@@ -199,6 +199,8 @@ enum ggml_op {
     GGML_OP_NORM_BACK,           /* LayerNorm backward (internal to autodiff) */
     GGML_OP_UNARY_BACK,          /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
     GGML_OP_GLU_BACK,            /* the gradient of a GLU's a or b (internal to autodiff) */
+    GGML_OP_L2_NORM_BACK,        /* the gradient of L2_NORM (internal to autodiff) */
+    GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -559,6 +561,11 @@ GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_t
 GGML_API struct ggml_tensor * ggml_rms_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
 /* a = dy, b = x: the gradient of rms_norm(x) with respect to x. */
 GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps);
+/* each row (along ne0) over max(its 2-norm, eps) */
+GGML_API struct ggml_tensor * ggml_l2_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+/* a [ne0, ne1, C, N]: the channels (ne2) in n_groups groups of ceil(C / n_groups) (the last may be
+ * smaller), each group of each ne3 normalised over its elements: (x - mean) / sqrt(var + eps) */
+GGML_API struct ggml_tensor * ggml_group_norm(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps);
 
 /* Rows of a [ne0, rows, ne2, ne3] picked by I32 indices b [n, ne2, ne3] -> [ne0, n, ne2, ne3].
  * An index outside [0, rows) fails the compute with a message. */

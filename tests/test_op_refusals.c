@@ -300,7 +300,7 @@ static void test_out_prod_errors(void) {
     ggml_free(ctx);
 }
 
-/* add1, sin, cos, clamp, leaky_relu, silu_back: NULL inputs, types, shapes, parameters */
+/* add1, sin, cos, clamp, leaky_relu, silu_back, group_norm, l2_norm: NULL inputs, types, shapes, parameters */
 static void test_elementwise_errors(void) {
     struct ggml_context * ctx = tc_ctx(1);
     struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3);
@@ -329,6 +329,18 @@ static void test_elementwise_errors(void) {
     EXPECT_NULL(ggml_silu_back(ctx, x, other), "silu_back of mismatched shapes");
     EXPECT_NULL(ggml_silu_back(ctx, x, h), "silu_back of F16 x");
     EXPECT_NULL(ggml_silu_back(ctx, NULL, x), "silu_back of NULL dy");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 0, 1e-5f), "group_norm with 0 groups");
+    EXPECT_NULL(ggml_group_norm(ctx, x, -2, 1e-5f), "group_norm with -2 groups");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 2, NAN), "group_norm with a NaN eps");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 2, -1.0f), "group_norm with a negative eps");
+    EXPECT_NULL(ggml_group_norm(ctx, h, 2, 1e-5f), "group_norm of F16");
+    EXPECT_NULL(ggml_group_norm(ctx, NULL, 2, 1e-5f), "group_norm of NULL");
+    EXPECT_NULL(ggmlr_group_norm_back(ctx, x, other, 2, 1e-5f), "group_norm_back of mismatched shapes");
+    EXPECT_NULL(ggmlr_group_norm_back(ctx, NULL, x, 2, 1e-5f), "group_norm_back of NULL dy");
+    EXPECT_NULL(ggml_l2_norm(ctx, x, INFINITY), "l2_norm with an infinite eps");
+    EXPECT_NULL(ggml_l2_norm(ctx, x, -1e-6f), "l2_norm with a negative eps");
+    EXPECT_NULL(ggml_l2_norm(ctx, h, 1e-6f), "l2_norm of F16");
+    EXPECT_NULL(ggmlr_l2_norm_back(ctx, x, other, 1e-6f), "l2_norm_back of mismatched shapes");
     ggml_free(ctx);
 }
 

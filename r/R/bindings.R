@@ -116,6 +116,10 @@ ggml_swiglu_oai <- function(ctx, a, b, alpha = 1.702, limit = 7) {
 ggml_norm <- function(ctx, a, eps = 1e-5) .Call(C_ggml_norm, ctx, a, eps)
 ggml_rms_norm <- function(ctx, a, eps = 1e-5) .Call(C_ggml_rms_norm, ctx, a, eps)
 ggml_rms_norm_back <- function(ctx, a, b, eps = 1e-5) .Call(C_ggml_rms_norm_back, ctx, a, b, eps)
+ggml_l2_norm <- function(ctx, a, eps = 1e-6) .Call(C_ggml_l2_norm, ctx, a, eps)
+ggml_group_norm <- function(ctx, a, n_groups, eps = 1e-5) {
+  .Call(C_ggml_group_norm, ctx, a, n_groups, eps)
+}
 ggml_get_rows <- function(ctx, a, b) .Call(C_ggml_get_rows, ctx, a, b)
 ggml_get_rows_back <- function(ctx, a, b, c) .Call(C_ggml_get_rows_back, ctx, a, b, c)
 ggml_soft_max_ext_back <- function(ctx, a, b, scale = 1, max_bias = 0) {

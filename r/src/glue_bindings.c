@@ -693,6 +693,23 @@ SEXP R_ggml_rms_norm_back(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_eps) {
     return FINISH(r_ctx, "ggml_rms_norm_back", ggml_rms_norm_back(ctx->ctx, a, b, eps));
 }
 
+/* ggml_l2_norm(ctx, a, eps = 1e-6) */
+SEXP R_ggml_l2_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_l2_norm", ggml_l2_norm(ctx->ctx, a, eps));
+}
+
+/* ggml_group_norm(ctx, a, n_groups, eps = 1e-5) */
+SEXP R_ggml_group_norm(SEXP r_ctx, SEXP r_a, SEXP r_n_groups, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_groups = rg_int(r_n_groups, "n_groups");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_group_norm", ggml_group_norm(ctx->ctx, a, n_groups, eps));
+}
+
 /* ggml_get_rows(ctx, a, b) */
 SEXP R_ggml_get_rows(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -23,10 +23,18 @@ static inline void ggmlr_params_put(struct ggml_tensor * t, const void * p, size
 }
 static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size_t n) { memcpy(p, t->op_params, n); }
 
-/* ---- one float: SCALE (s), LEAKY_RELU (negative_slope), NORM / RMS_NORM and their _BACK (eps) ---- */
+/* ---- one float: SCALE (s), LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
 
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
+/* ---- GROUP_NORM, GROUP_NORM_BACK (upstream's layout: [0] n_groups, [1] eps) ---- */
+
+struct ggmlr_group_norm_params { int32_t n_groups; float eps; };
+static inline void ggmlr_group_norm_params_encode(struct ggml_tensor * t, const struct ggmlr_group_norm_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_group_norm_params ggmlr_group_norm_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_group_norm_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- CLAMP (upstream's layout: [0] min, [1] max) ---- */
 

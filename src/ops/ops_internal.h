@@ -46,6 +46,9 @@ struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_ten
 /* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
 struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
+/* norm.c: the gradients of l2_norm (L2_NORM_BACK) and of group_norm (GROUP_NORM_BACK), given dy = g */
+struct ggml_tensor * ggmlr_l2_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
+struct ggml_tensor * ggmlr_group_norm_back(struct ggml_context * ctx, struct ggml_tensor * dy, struct ggml_tensor * x, int n_groups, float eps);
 
 /* rope.c: a ROPE or ROPE_BACK node (checked as ggml_rope_ext checks). */
 struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
