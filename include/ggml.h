@@ -600,6 +600,18 @@ GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, stru
 
 /* Index of the largest element of each row: a [ne0, ne1] -> I32 [ne1]. */
 GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
+/* inclusive prefix sums along ne0 */
+GGML_API struct ggml_tensor * ggml_cumsum(struct ggml_context * ctx, struct ggml_tensor * a);
+/* how many elements of a and b (I32, one shape) are equal -> I32 [1] (upstream's is I64) */
+GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+enum ggml_sort_order {
+    GGML_SORT_ORDER_ASC,
+    GGML_SORT_ORDER_DESC,
+};
+/* the indices that sort each row (I32, shaped like a); ties keep their order, NaN last */
+GGML_API struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_sort_order order);
+/* the indices of the k largest of each row -> I32 [k, ne1, ne2, ne3], largest first (ties: lower index first) */
+GGML_API struct ggml_tensor * ggml_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k);
 
 /* Optimizer steps, updating a (and m, v) in place; the result is a view of a.
  * adamw_params F32 [7]: alpha, beta1, beta2, eps, wd, beta1h = 1/(1-beta1^t), beta2h = 1/(1-beta2^t).

@@ -300,7 +300,8 @@ static void test_out_prod_errors(void) {
     ggml_free(ctx);
 }
 
-/* add1, sin, cos, clamp, leaky_relu, silu_back, group_norm, l2_norm: NULL inputs, types, shapes, parameters */
+/* add1, sin, cos, clamp, leaky_relu, silu_back, group_norm, l2_norm, cumsum, count_equal, argsort, top_k:
+ * NULL inputs, types, shapes, parameters */
 static void test_elementwise_errors(void) {
     struct ggml_context * ctx = tc_ctx(1);
     struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3);
@@ -341,6 +342,18 @@ static void test_elementwise_errors(void) {
     EXPECT_NULL(ggml_l2_norm(ctx, x, -1e-6f), "l2_norm with a negative eps");
     EXPECT_NULL(ggml_l2_norm(ctx, h, 1e-6f), "l2_norm of F16");
     EXPECT_NULL(ggmlr_l2_norm_back(ctx, x, other, 1e-6f), "l2_norm_back of mismatched shapes");
+    struct ggml_tensor * i = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 3), * i_other = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 4);
+    EXPECT_NULL(ggml_cumsum(ctx, h), "cumsum of F16");
+    EXPECT_NULL(ggml_cumsum(ctx, NULL), "cumsum of NULL");
+    EXPECT_NULL(ggml_count_equal(ctx, x, x), "count_equal of F32");
+    EXPECT_NULL(ggml_count_equal(ctx, i, i_other), "count_equal of mismatched shapes");
+    EXPECT_NULL(ggml_count_equal(ctx, i, NULL), "count_equal of NULL b");
+    EXPECT_NULL(ggml_argsort(ctx, x, (enum ggml_sort_order) 2), "argsort with an unknown order");
+    EXPECT_NULL(ggml_argsort(ctx, i, GGML_SORT_ORDER_ASC), "argsort of I32");
+    EXPECT_NULL(ggml_top_k(ctx, x, 0), "top_k with k 0");
+    EXPECT_NULL(ggml_top_k(ctx, x, 5), "top_k with k > ne0");
+    EXPECT_NULL(ggml_top_k(ctx, h, 2), "top_k of F16");
+    CHECK(ggml_top_k(ctx, x, 4) != NULL, "top_k with k = ne0");
     ggml_free(ctx);
 }
 

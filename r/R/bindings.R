@@ -121,6 +121,10 @@ ggml_group_norm <- function(ctx, a, n_groups, eps = 1e-5) {
   .Call(C_ggml_group_norm, ctx, a, n_groups, eps)
 }
 ggml_get_rows <- function(ctx, a, b) .Call(C_ggml_get_rows, ctx, a, b)
+ggml_cumsum <- function(ctx, a) .Call(C_ggml_cumsum, ctx, a)
+ggml_count_equal <- function(ctx, a, b) .Call(C_ggml_count_equal, ctx, a, b)
+ggml_argsort <- function(ctx, a, order = 0L) .Call(C_ggml_argsort, ctx, a, order)
+ggml_top_k <- function(ctx, a, k) .Call(C_ggml_top_k, ctx, a, k)
 ggml_get_rows_back <- function(ctx, a, b, c) .Call(C_ggml_get_rows_back, ctx, a, b, c)
 ggml_soft_max_ext_back <- function(ctx, a, b, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext_back, ctx, a, b, scale, max_bias)

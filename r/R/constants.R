@@ -39,6 +39,10 @@ GGML_GLU_OP_SWIGLU_OAI <- 3L
 GGML_GLU_OP_GEGLU_ERF <- 4L
 GGML_GLU_OP_GEGLU_QUICK <- 5L
 
+# GGML_SORT_ORDER_* (upstream numbering): ggml_argsort's order
+GGML_SORT_ORDER_ASC <- 0L
+GGML_SORT_ORDER_DESC <- 1L
+
 # ggml_rope_ext modes (upstream values)
 GGML_ROPE_TYPE_NORMAL <- 0L
 GGML_ROPE_TYPE_NEOX <- 2L

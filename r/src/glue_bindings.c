@@ -718,6 +718,37 @@ SEXP R_ggml_get_rows(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_get_rows", ggml_get_rows(ctx->ctx, a, b));
 }
 
+/* ggml_cumsum(ctx, a) */
+SEXP R_ggml_cumsum(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_cumsum", ggml_cumsum(ctx->ctx, a));
+}
+
+/* ggml_count_equal(ctx, a, b) */
+SEXP R_ggml_count_equal(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_count_equal", ggml_count_equal(ctx->ctx, a, b));
+}
+
+/* ggml_argsort(ctx, a, order = 0L) */
+SEXP R_ggml_argsort(SEXP r_ctx, SEXP r_a, SEXP r_order) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_sort_order order = (enum ggml_sort_order) rg_int(r_order, "order");
+    return FINISH(r_ctx, "ggml_argsort", ggml_argsort(ctx->ctx, a, order));
+}
+
+/* ggml_top_k(ctx, a, k) */
+SEXP R_ggml_top_k(SEXP r_ctx, SEXP r_a, SEXP r_k) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int k = rg_int(r_k, "k");
+    return FINISH(r_ctx, "ggml_top_k", ggml_top_k(ctx->ctx, a, k));
+}
+
 /* ggml_get_rows_back(ctx, a, b, c) */
 SEXP R_ggml_get_rows_back(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_c) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -36,6 +36,11 @@ static inline struct ggmlr_group_norm_params ggmlr_group_norm_params_decode(cons
     struct ggmlr_group_norm_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- ARGSORT: the enum ggml_sort_order (upstream's slot [0]) ---- */
+
+static inline void ggmlr_sort_params_encode(struct ggml_tensor * t, enum ggml_sort_order o) { const int32_t v = (int32_t) o; ggmlr_params_put(t, &v, sizeof v); }
+static inline enum ggml_sort_order ggmlr_sort_params_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return (enum ggml_sort_order) v; }
+
 /* ---- CLAMP (upstream's layout: [0] min, [1] max) ---- */
 
 struct ggmlr_clamp_params { float min, max; };
