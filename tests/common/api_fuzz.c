@@ -527,6 +527,7 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_UNARY:
             switch (ggmlr_unary_params_decode(t).op) {
                 case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_EXPM1: return;  /* e^x overflows for bounded x */
+                case GGML_UNARY_OP_XIELU: return;  /* its coefficients are unbounded */
                 default: break;
             }
             break;
@@ -890,7 +891,26 @@ static void act_nn(struct fuzz * f) {
     struct ggml_tensor * a = pick(f), * t;
     const float eps = chance(0.8) ? (float) tc_uniform(0.0, 1e-3) : chance(0.3) ? 0.0f : rand_param();
     char da[128], db[128];
-    switch (rnd(5)) {
+    switch (rnd(7)) {
+        case 5: {
+            const int ng = chance(0.8) ? 1 + (int) rnd(6) : (int) rnd(3) - 1;
+            const bool l2 = chance(0.5);
+            TRACE("%s(%s, n_groups %d, eps %g)", l2 ? "l2_norm" : "group_norm", describe(a, da, sizeof da), ng, (double) eps);
+            t = l2 ? CALL(f, "ggml_l2_norm", !ctx || !a, ggml_l2_norm(ctx, a, eps))
+                   : CALL(f, "ggml_group_norm", !ctx || !a, ggml_group_norm(ctx, a, ng, eps));
+            break;
+        }
+        case 6: {
+            const float lo = rand_param(), hi = rand_param();
+            TRACE("cumsum / clamp(%g, %g) / leaky_relu(%g) / xielu of %s", (double) lo, (double) hi, (double) lo, describe(a, da, sizeof da));
+            switch (rnd(4)) {
+                case 0:  t = CALL(f, "ggml_cumsum", !ctx || !a, ggml_cumsum(ctx, a)); break;
+                case 1:  t = CALL(f, "ggml_clamp", !ctx || !a, ggml_clamp(ctx, a, lo, hi)); break;
+                case 2:  t = CALL(f, "ggml_leaky_relu", !ctx || !a, ggml_leaky_relu(ctx, a, lo, false)); break;
+                default: t = CALL(f, "ggml_xielu", !ctx || !a, ggml_xielu(ctx, a, lo, hi, 0.5f, -1e-6f)); break;
+            }
+            break;
+        }
         case 0: case 1: {
             const bool rms = chance(0.5);
             TRACE("%s(%s, eps %g)", rms ? "rms_norm" : "norm", describe(a, da, sizeof da), (double) eps);
