@@ -29,9 +29,9 @@ struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const
     return NULL;
 }
 
-/* Only dup, cont and cpy read or write a quantized tensor yet (the other
- * kernels and the views' block-aware bounds are the next step): the other
- * constructors refuse them. */
+/* Only dup, cont and cpy read or write a quantized tensor yet, and the
+ * first operand of mul_mat, out_prod and get_rows (a stored weight or table,
+ * converted row by row); the other constructors refuse them. */
 bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
     if (!t || !ggml_is_quantized(t->type)) return false;
     ggmlr_set_error("%s: tensor '%s' is %s; ops on quantized tensors are not implemented yet "
@@ -41,9 +41,10 @@ bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
 
 struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
                                     struct ggml_tensor * src0, struct ggml_tensor * src1) {
-    /* dup and cont copy whole rows of any type */
+    /* dup and cont copy whole rows of any type; the products and get_rows read their first operand's rows as F32 */
     const bool copies = op == GGML_OP_DUP || op == GGML_OP_CONT;
-    if (!copies && (ggmlr_refuse_quantized(ggml_op_name(op), src0) || ggmlr_refuse_quantized(ggml_op_name(op), src1))) return NULL;
+    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_GET_ROWS;
+    if (!copies && ((!reads_weight && ggmlr_refuse_quantized(ggml_op_name(op), src0)) || ggmlr_refuse_quantized(ggml_op_name(op), src1))) return NULL;
     struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
     if (!t) return NULL;
     t->op = op;

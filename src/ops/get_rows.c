@@ -16,7 +16,8 @@ static bool check_indices(const char * fn, const struct ggml_tensor * table, con
 struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     const char * fn = "ggml_get_rows";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
-    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && a->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "a", a, "F32, F16 or I32");
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && a->type != GGML_TYPE_BF16 && a->type != GGML_TYPE_I32 && !ggml_is_quantized(a->type))
+        return ggmlr_fail_type(fn, "a", a, "F32, F16, BF16, I32 or a quantized type");
     if (!check_indices(fn, a, b)) return NULL;
     /* upstream: float tables give F32 rows, an I32 table I32 rows */
     const enum ggml_type type = a->type == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32;

@@ -1,11 +1,19 @@
 /* mul_mat.c -- the matrix products mul_mat and out_prod (kernel:
  * cpu/kernels/mul_mat.c) and their backward rules, each built from the
- * other product. Notation as in copy.c. */
+ * other product. The first operand may be stored as F16, BF16 or a block
+ * type. Notation as in copy.c. */
 #include "ops/grad.h"
+
+/* The first operand may be a weight stored as F16, BF16 or a block type
+ * (the kernel converts it as it packs); the second is F32. */
+static bool weight_type_ok(const struct ggml_tensor * a) {
+    return a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16 || ggml_is_quantized(a->type);
+}
 
 struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_mul_mat"); REQUIRE("ggml_mul_mat", a); REQUIRE("ggml_mul_mat", b);
-    REQUIRE_F32("ggml_mul_mat", a); REQUIRE_F32("ggml_mul_mat", b);
+    if (!weight_type_ok(a)) return ggmlr_fail_type("ggml_mul_mat", "a", a, "F32, F16, BF16 or a quantized type");
+    REQUIRE_F32("ggml_mul_mat", b);
     if (a->ne[0] != b->ne[0]) return ggmlr_fail_shapes("ggml_mul_mat", "a->ne[0] must equal b->ne[0]", a, b);
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlr_fail_shapes("ggml_mul_mat", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
@@ -15,7 +23,8 @@ struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor 
 
 struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_out_prod"); REQUIRE("ggml_out_prod", a); REQUIRE("ggml_out_prod", b);
-    REQUIRE_F32("ggml_out_prod", a); REQUIRE_F32("ggml_out_prod", b);
+    if (!weight_type_ok(a)) return ggmlr_fail_type("ggml_out_prod", "a", a, "F32, F16, BF16 or a quantized type");
+    REQUIRE_F32("ggml_out_prod", b);
     if (a->ne[1] != b->ne[1]) return ggmlr_fail_shapes("ggml_out_prod", "a->ne[1] must equal b->ne[1]", a, b);
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlr_fail_shapes("ggml_out_prod", "b->ne[2], b->ne[3] must be multiples of a's", a, b);

@@ -479,7 +479,8 @@ static void check_soft_max_rows(const struct ggml_tensor * t) {
 
 /* flash_attn_back's packing: the padding between and after the slices is zero. */
 static void check_fab_padding(const struct ggml_tensor * t) {
-    const int64_t n[3] = {ggml_nelements(t->src[0]), ggml_nelements(t->src[1]), ggml_nelements(t->src[2])};
+    const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(t);
+    const int64_t n[3] = {ggml_nelements(srcs.q), ggml_nelements(srcs.k), ggml_nelements(srcs.v)};
     int64_t off = 0;
     for (int s = 0; s < 3; s++) {
         const int64_t padded = (n[s] + 3) / 4 * 4;
@@ -558,7 +559,7 @@ static void check_node(const struct ggml_tensor * t) {
     }
     if (t->op == GGML_OP_SOFT_MAX) check_soft_max_rows(t);
     if (t->op == GGML_OP_FLASH_ATTN_EXT) {
-        const double vmax = max_abs(t->src[2], false);
+        const double vmax = max_abs(ggmlr_flash_attn_srcs_decode(t).v, false);
         CHECK(m <= vmax * (1 + 1e-4) + 1e-6, "flash_attn_ext: |out| %.9g exceeds max |v| %.9g", m, vmax);
     }
     if (t->op == GGML_OP_FLASH_ATTN_BACK) check_fab_padding(t);
@@ -699,10 +700,13 @@ static void act_unary(struct fuzz * f) {
         {"ggml_transpose", ggml_transpose},
         {"ggml_neg", ggml_neg}, {"ggml_tanh", ggml_tanh}, {"ggml_relu", ggml_relu}, {"ggml_sigmoid", ggml_sigmoid},
         {"ggml_gelu", ggml_gelu}, {"ggml_gelu_erf", ggml_gelu_erf}, {"ggml_silu", ggml_silu}, {"ggml_exp", ggml_exp},
+        {"ggml_gelu_quick", ggml_gelu_quick},
         {"ggml_abs", ggml_abs}, {"ggml_sgn", ggml_sgn}, {"ggml_step", ggml_step}, {"ggml_elu", ggml_elu},
         {"ggml_hardswish", ggml_hardswish}, {"ggml_hardsigmoid", ggml_hardsigmoid}, {"ggml_expm1", ggml_expm1},
         {"ggml_softplus", ggml_softplus}, {"ggml_floor", ggml_floor}, {"ggml_ceil", ggml_ceil}, {"ggml_round", ggml_round},
         {"ggml_trunc", ggml_trunc}, {"ggml_sin", ggml_sin}, {"ggml_cos", ggml_cos},
+        /* halving ne0 (the GLUs) */
+        {"ggml_swiglu", ggml_swiglu}, {"ggml_geglu_swapped", ggml_geglu_swapped}, {"ggml_reglu", ggml_reglu},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
     struct ggml_context * ctx = pick_ctx(f);
@@ -710,7 +714,9 @@ static void act_unary(struct fuzz * f) {
     char d[128];
     TRACE("%s(%s)", ops[k].name, describe(a, d, sizeof d));
     struct ggml_tensor * t = CALL(f, ops[k].name, !ctx || !a, ops[k].fn(ctx, a));
-    if (t && a && (k <= 4 || k >= 10)) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
+    const bool halves = strstr(ops[k].name, "glu") != NULL;
+    if (t && a && (k <= 4 || (k >= 10 && !halves))) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
+    if (t && a && halves) CHECK(t->ne[0] * 2 == a->ne[0] && t->ne[1] == a->ne[1], "%s: half of each row", ops[k].name);
     if (t && k == 5) CHECK(ggml_is_scalar(t), "ggml_sum: a scalar");
     keep(f, t);
 }

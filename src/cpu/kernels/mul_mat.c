@@ -3,7 +3,9 @@
  *   out_prod: dst[i, j] = sum_k a[i, k] * b[j, k]   (K = a.ne1, contraction over dim 1)
  * per (i2, i3) plane; a's planes are shared by contiguous groups of b's
  * (i02 = i2 / (ne2/ne02)). Both read their F32 operands through strides, so a
- * transposed or permuted view is multiplied as it lies (no copy first).
+ * transposed or permuted view is multiplied as it lies (no copy first); a
+ * first operand of another type (F16, BF16, a block type) is converted to
+ * F32 as its panels are packed.
  *
  * The driver computes dst[i, j] = sum_k P(i, k) X(j, k), P = a and X = b seen
  * through (row, reduction) strides. Blocked on the micro-kernel gemm_6xc_acc.
@@ -75,9 +77,10 @@ static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t p
 }
 
 static size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
-    (void) dst;
-    /* TR gathered column slices of X, the task's J_MAX x TC results */
-    return (size_t) (TR * KC + J_MAX * ggmlr_vec()->tile_c + 16) * sizeof(float);
+    /* TR gathered column slices of X, the task's J_MAX x TC results; and a
+     * row of a that is not F32, converted */
+    const size_t row = dst->src[0]->type == GGML_TYPE_F32 ? 0 : (size_t) dst->src[0]->ne[0];
+    return (size_t) (TR * KC + J_MAX * ggmlr_vec()->tile_c + 16 + row) * sizeof(float);
 }
 
 static size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
@@ -108,7 +111,32 @@ static void pack_panel(const struct gemm_view * v, const char * base, int64_t i0
 /* A whole panel of P whose rows i are contiguous (out_prod's first operand)
  * is read in place, its k-th row TC floats at stride p_k: no packing. */
 static bool panel_in_place(const struct gemm_view * v, int64_t i0, int64_t TC) {
-    return v->p_i == sizeof(float) && v->p_k % sizeof(float) == 0 && i0 + TC <= v->M;
+    return v->p->type == GGML_TYPE_F32 && v->p_i == sizeof(float) && v->p_k % sizeof(float) == 0 && i0 + TC <= v->M;
+}
+
+/* P stored as F16, BF16 or a block type (a frozen or quantized weight):
+ * every panel is packed from its rows converted to F32 (ggmlr_row_f32),
+ * each row of a's tensor converted once. Row r of mul_mat's a holds P(r, k)
+ * for all k; row r of out_prod's a holds P(i, r) for all i. Task t is
+ * (plane, row r); the panels' rows past M are zeroed by the task of row 0. */
+static void pack_converted(const struct ggmlr_compute_params * p, const struct gemm_view * v, const struct ggml_tensor * dst,
+                           int64_t TC, int64_t np, float * panels, float * row) {
+    const struct ggml_tensor * P = v->p;
+    const bool rows_are_i = dst->op == GGML_OP_MUL_MAT;
+    const int64_t K = v->K, M = v->M, tail = np * TC - M;
+    for (int64_t t = p->ith; t < P->ne[1] * P->ne[2] * P->ne[3]; t += p->nth) {
+        const int64_t r = t % P->ne[1], plane = t / P->ne[1];
+        float * planel = panels + plane * np * K * TC;
+        const float * x = ggmlr_row_f32(P, r, plane % P->ne[2], plane / P->ne[2], row);
+        if (rows_are_i) {
+            float * dstp = planel + (r / TC) * K * TC + r % TC;
+            for (int64_t k = 0; k < K; k++) dstp[k * TC] = x[k];
+        } else {
+            for (int64_t i = 0; i < M; i++) planel[(i / TC) * K * TC + r * TC + i % TC] = x[i];
+        }
+        if (r == 0 && tail > 0)
+            for (int64_t k = 0; k < K; k++) memset(planel + (np - 1) * K * TC + k * TC + (TC - tail), 0, (size_t) tail * sizeof(float));
+    }
 }
 
 static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
@@ -120,7 +148,8 @@ static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct 
     float * panels = p->shared, * xrows = p->wdata, * ctile = xrows + TR * KC;
 
     /* phase 0: panel (plane of P, pi) */
-    for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
+    if (P->type != GGML_TYPE_F32) pack_converted(p, &v, dst, TC, np, panels, ctile + J_MAX * TC + 16);
+    else for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
         const int64_t pi = t % np, plane = t / np;
         const char * base = (const char *) P->data + (plane % P->ne[2]) * P->nb[2] + (plane / P->ne[2]) * P->nb[3];
         if (!panel_in_place(&v, pi * TC, TC)) pack_panel(&v, base, pi * TC, TC, panels + t * K * TC);

@@ -1,0 +1,184 @@
+/* test_weight_types.c -- mul_mat, out_prod and get_rows with a first
+ * operand stored as F16, BF16 or a block type (a frozen or quantized weight,
+ * an embedding table), against float64 products of its dequantized values
+ * (to_float, itself checked against the documented layouts in test_quant);
+ * bitwise alike on 1 and 3 threads; and the gradients through such a weight:
+ * to the activations, and straight through ggml_cpy(W, quantized) to an F32
+ * master copy W (QLoRA-style training of a model whose weights are stored
+ * quantized). The op table's harness holds F32/F16/I32 inputs, so these
+ * checks live here. */
+#include "common/test_common.h"
+
+#include "ggml-cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { K = 256, M = 37, N = 5 };  /* K a multiple of every block size; M, N odd */
+
+static const enum ggml_type types[] = {
+    GGML_TYPE_F16,  GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,   GGML_TYPE_Q5_1,  GGML_TYPE_Q8_0, GGML_TYPE_Q2_K,
+    GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
+};
+
+/* t (ne0 a multiple of its block) quantized from uniform values; its values as to_float gives them, in logical order */
+static double * fill_stored(struct ggml_tensor * t) {
+    const int64_t n0 = t->ne[0], rows = ggml_nrows(t);
+    float * src = malloc((size_t) (n0 * rows) * sizeof *src);
+    double * v = malloc((size_t) (n0 * rows) * sizeof *v);
+    float * back = malloc((size_t) n0 * sizeof *back);
+    for (int64_t i = 0; i < n0 * rows; i++) src[i] = (float) tc_uniform(-1, 1);
+    CHECK(ggml_quantize_chunk(t->type, src, t->data, 0, rows, n0, NULL) == ggml_nbytes(t), "%s: quantized %s", ggml_type_name(t->type),
+          ggml_last_error());
+    for (int64_t r = 0; r < rows; r++) {
+        ggml_get_type_traits(t->type)->to_float((const char *) t->data + r * t->nb[1], back, n0);
+        for (int64_t i = 0; i < n0; i++) v[r * n0 + i] = back[i];
+    }
+    free(src);
+    free(back);
+    return v;
+}
+
+static double * fill_f32(struct ggml_tensor * t) {
+    double * v = malloc((size_t) ggml_nelements(t) * sizeof *v);
+    tc_fill_uniform(t, -1, 1);
+    for (int64_t i = 0; i < ggml_nelements(t); i++) v[i] = tc_get(t, i);
+    return v;
+}
+
+/* Computes t on 1 and 3 threads (result poisoned first): the two agree bitwise; t's values after the last. */
+static void compute_twice(struct ggml_context * ctx, struct ggml_tensor * t, const char * what) {
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, t);
+    const size_t n = ggml_nbytes(t);
+    void * first = malloc(n);
+    for (int pass = 0; pass < 2; pass++) {
+        tc_poison(t);
+        CHECK(ggml_graph_compute_with_ctx(ctx, g, pass ? 3 : 1) == GGML_STATUS_SUCCESS, "%s: compute: %s", what, ggml_last_error());
+        if (pass == 0) memcpy(first, t->data, n);
+        else CHECK(memcmp(first, t->data, n) == 0, "%s: 1 and 3 threads differ", what);
+    }
+    free(first);
+}
+
+static void test_type(enum ggml_type type) {
+    const char * name = ggml_type_name(type);
+    struct ggml_init_params ip = {64u << 20, NULL, false};
+    struct ggml_context * ctx = ggml_init(ip);
+    /* mul_mat: a [K, M, 2, 1] stored, b [K, N, 4, 1]: y[m, n] = sum_k a[k, m] b[k, n], a's planes shared by pairs of b's */
+    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, N, 4, 1);
+    double * av = fill_stored(a), * bv = fill_f32(b);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
+    if (CHECK(y != NULL, "%s: mul_mat built: %s", name, ggml_last_error())) {
+        double * ref = calloc((size_t) (M * N * 4), sizeof *ref);
+        for (int p = 0; p < 4; p++)
+            for (int n = 0; n < N; n++)
+                for (int m = 0; m < M; m++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++) s += av[((p / 2) * M + m) * K + k] * bv[(p * N + n) * K + k];
+                    ref[(p * N + n) * M + m] = s;
+                }
+        compute_twice(ctx, y, name);
+        const double e = tc_rel_err_tensor(y, ref);
+        CHECK(e < 1e-5, "%s: mul_mat relative error %.3g vs float64 of the dequantized a", name, e);
+        free(ref);
+    }
+    /* out_prod: a [K, M] stored (K along ne0), b [N, M]: y[i, j] = sum_k a[i, k] b[j, k] */
+    struct ggml_tensor * bo = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, M);
+    struct ggml_tensor * a2 = ggml_new_tensor_2d(ctx, type, K, M);
+    double * bov = fill_f32(bo), * a2v = fill_stored(a2);
+    struct ggml_tensor * yo = ggml_out_prod(ctx, a2, bo);
+    if (CHECK(yo != NULL, "%s: out_prod built: %s", name, ggml_last_error())) {
+        double * ref = calloc((size_t) (K * N), sizeof *ref);
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < K; i++) {
+                double s = 0;
+                for (int k = 0; k < M; k++) s += a2v[k * K + i] * bov[k * N + j];
+                ref[j * K + i] = s;
+            }
+        compute_twice(ctx, yo, name);
+        const double e = tc_rel_err_tensor(yo, ref);
+        CHECK(e < 1e-5, "%s: out_prod relative error %.3g vs float64 of the dequantized a", name, e);
+        free(ref);
+    }
+    /* get_rows: the rows at the indices, dequantized exactly */
+    struct ggml_tensor * idx = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 6, 2);
+    for (int i = 0; i < 12; i++) ggml_set_i32_1d(idx, i, (i * 7 + 3) % M);
+    struct ggml_tensor * rows = ggml_get_rows(ctx, a, idx);
+    if (CHECK(rows != NULL && rows->type == GGML_TYPE_F32, "%s: get_rows built: %s", name, ggml_last_error())) {
+        compute_twice(ctx, rows, name);
+        int bad = 0;
+        for (int p = 0; p < 2; p++)
+            for (int j = 0; j < 6; j++)
+                for (int i = 0; i < K; i++)
+                    bad += ggml_get_f32_nd(rows, i, j, p, 0) != (float) av[(p * M + ggml_get_i32_1d(idx, p * 6 + j)) * K + i];
+        CHECK(bad == 0, "%s: get_rows: %d elements differ from to_float's", name, bad);
+    }
+    free(av);
+    free(a2v);
+    free(bv);
+    free(bov);
+    ggml_free(ctx);
+}
+
+/* Gradients through W stored as type: y = mul_mat(cpy(W, type), x), L = sum(y * R).
+ * dL/dx[k, n] = sum_m Wq[k, m] R[m, n]; dL/dW = dL/dWq (straight through the
+ * copy) = sum_n x[k, n] R[m, n]; Wq the dequantized copy. */
+static void test_gradients(enum ggml_type type) {
+    const char * name = ggml_type_name(type);
+    struct ggml_init_params ip = {64u << 20, NULL, false};
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * W = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, M), * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+    struct ggml_tensor * R = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, M, N);
+    double * xv = fill_f32(x), * rv = fill_f32(R);
+    fill_f32(W);
+    ggml_set_param(W);
+    ggml_set_param(x);
+    struct ggml_tensor * Wq = ggml_cpy(ctx, W, ggml_new_tensor_2d(ctx, type, K, M));
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, ggml_mul_mat(ctx, Wq, x), R));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    if (!CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "%s: backward through the stored weight: %s", name,
+               ggml_last_error())) {
+        ggml_free(ctx);
+        return;
+    }
+    ggml_graph_reset(g);
+    CHECK(ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS, "%s: compute: %s", name, ggml_last_error());
+    double * wq = malloc((size_t) (K * M) * sizeof *wq), * gx = calloc((size_t) (K * N), sizeof *gx), * gw = calloc((size_t) (K * M), sizeof *gw);
+    float * row = malloc(K * sizeof *row);
+    for (int m = 0; m < M; m++) {
+        ggml_get_type_traits(type)->to_float((const char *) Wq->data + m * Wq->nb[1], row, K);
+        for (int k = 0; k < K; k++) wq[m * K + k] = row[k];
+    }
+    for (int n = 0; n < N; n++)
+        for (int m = 0; m < M; m++)
+            for (int k = 0; k < K; k++) {
+                gx[n * K + k] += wq[m * K + k] * rv[n * M + m];
+                gw[m * K + k] += xv[n * K + k] * rv[n * M + m];
+            }
+    const double ex = tc_rel_err_tensor(ggml_graph_get_grad(g, x), gx), ew = tc_rel_err_tensor(ggml_graph_get_grad(g, W), gw);
+    CHECK(ex < 1e-5, "%s: the activations' gradient through the stored weight: relative error %.3g", name, ex);
+    CHECK(ew < 1e-5, "%s: the master weight's gradient straight through the copy: relative error %.3g", name, ew);
+    free(wq); free(gx); free(gw); free(row); free(xv); free(rv);
+    ggml_free(ctx);
+}
+
+int main(void) {
+    tc_seed(20261204);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        test_type(types[t]);
+        test_gradients(types[t]);
+    }
+    /* a block type's weight cannot itself be a parameter, and other ops still refuse it */
+    struct ggml_init_params ip = {1u << 20, NULL, false};
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 2), * f = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 2);
+    CHECK(ggml_mul_mat(ctx, f, q) == NULL && strstr(ggml_last_error(), "F32"), "mul_mat refuses a quantized second operand");
+    CHECK(ggml_add(ctx, q, q) == NULL && strstr(ggml_last_error(), "q8_0"), "add refuses quantized tensors: %s", ggml_last_error());
+    ggml_free(ctx);
+    printf("SIMD path: %s\n", ggml_cpu_simd_name());
+    return tc_finish("weight_types");
+}
