@@ -14,6 +14,7 @@
 static const struct ops_family * const families[] = {
     &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
     &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_glu, &ops_rope,
+    &ops_mask, &ops_fill,
 };
 
 /* Ops whose checks live elsewhere, each with where and why. */
@@ -25,9 +26,11 @@ static const struct { const char * op, * reason; } exempt[] = {
     {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
 };
 
-/* Ops without a rule whose result is I32: no F32 loss can reach them (only as get_rows' indices, which
- * get_rows refuses), so there is no refusal of their own to see. */
-static const char * const k_no_refusal_row[] = {"ARGMAX", "COUNT_EQUAL", "ARGSORT", "TOP_K"};
+/* Ops without a rule that no refusal can be seen for: those with an I32 result
+ * (ARGMAX, COUNT_EQUAL, ARGSORT, TOP_K: no F32 loss can reach them, only
+ * get_rows' indices, which get_rows refuses), ARANGE (no sources: nothing can
+ * need a gradient). */
+static const char * const k_no_refusal_row[] = {"ARGMAX", "COUNT_EQUAL", "ARGSORT", "TOP_K", "ARANGE"};
 
 static bool no_refusal_row(const char * name) {
     for (size_t i = 0; i < sizeof k_no_refusal_row / sizeof k_no_refusal_row[0]; i++)
