@@ -200,6 +200,8 @@ enum ggml_op {
     GGML_OP_UNARY_BACK,          /* g * f'(x) for the activation in op_params[0] (internal to autodiff) */
     GGML_OP_GLU_BACK,            /* the gradient of a GLU's a or b (internal to autodiff) */
     GGML_OP_UPSCALE_BACK,        /* the gradient of an UPSCALE's input (internal to autodiff) */
+    GGML_OP_L2_NORM_BACK,        /* the gradient of L2_NORM (internal to autodiff) */
+    GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -463,6 +465,16 @@ GGML_API struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_
 GGML_API struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_log(struct ggml_context * ctx, struct ggml_tensor * a);
+/* a + b, b a scalar (upstream deprecates it for ggml_add) */
+GGML_API struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_sin(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sin_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_cos(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_cos_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+/* min(max(a, min), max): a new tensor (upstream's writes over a) */
+GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * a, float min, float max);
+GGML_API struct ggml_tensor * ggml_leaky_relu(struct ggml_context * ctx, struct ggml_tensor * a, float negative_slope, bool inplace);
 GGML_API struct ggml_tensor * ggml_sum(struct ggml_context * ctx, struct ggml_tensor * a);      /* -> [1] */
 GGML_API struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor * a); /* -> [1,ne1,ne2,ne3] */
 GGML_API struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_tensor * a);     /* row means -> [1,ne1,ne2,ne3] */
@@ -498,15 +510,53 @@ GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, st
 GGML_API const char *       ggml_unary_op_name(enum ggml_unary_op op);
 GGML_API enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor);
 GGML_API struct ggml_tensor * ggml_unary(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_unary_op op);
+GGML_API struct ggml_tensor * ggml_unary_inplace(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_unary_op op);
+/* Activations, each with its _inplace form (the result is a view of a, written over it; autodiff refuses it). */
+GGML_API struct ggml_tensor * ggml_abs(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_abs_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sgn(struct ggml_context * ctx, struct ggml_tensor * a); /* -1, 0, 1 */
+GGML_API struct ggml_tensor * ggml_sgn_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_neg(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_neg_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_step(struct ggml_context * ctx, struct ggml_tensor * a); /* x > 0 */
+GGML_API struct ggml_tensor * ggml_step_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_tanh(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_tanh_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_elu(struct ggml_context * ctx, struct ggml_tensor * a); /* x > 0 ? x : e^x - 1 */
+GGML_API struct ggml_tensor * ggml_elu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_relu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_relu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_sigmoid(struct ggml_context * ctx, struct ggml_tensor * a);
-GGML_API struct ggml_tensor * ggml_gelu(struct ggml_context * ctx, struct ggml_tensor * a);     /* tanh approximation */
-GGML_API struct ggml_tensor * ggml_gelu_erf(struct ggml_context * ctx, struct ggml_tensor * a); /* exact, with erf */
-GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_tensor * a);
-GGML_API struct ggml_tensor * ggml_exp(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_sigmoid_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_gelu(struct ggml_context * ctx, struct ggml_tensor * a); /* tanh approximation */
+GGML_API struct ggml_tensor * ggml_gelu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_gelu_quick(struct ggml_context * ctx, struct ggml_tensor * a); /* x sigmoid(1.702 x) */
+GGML_API struct ggml_tensor * ggml_gelu_quick_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_silu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_exp(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_exp_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_expm1(struct ggml_context * ctx, struct ggml_tensor * a); /* e^x - 1 */
+GGML_API struct ggml_tensor * ggml_expm1_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_softplus(struct ggml_context * ctx, struct ggml_tensor * a); /* log(1 + e^x) */
+GGML_API struct ggml_tensor * ggml_softplus_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_gelu_erf(struct ggml_context * ctx, struct ggml_tensor * a); /* exact, with erf */
+GGML_API struct ggml_tensor * ggml_gelu_erf_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_floor(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_floor_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_ceil(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_ceil_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_round(struct ggml_context * ctx, struct ggml_tensor * a); /* halves away from 0 */
+GGML_API struct ggml_tensor * ggml_round_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_trunc(struct ggml_context * ctx, struct ggml_tensor * a);
+GGML_API struct ggml_tensor * ggml_trunc_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+/* a = dy, b = x: dy * silu'(x) */
+GGML_API struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+GGML_API struct ggml_tensor * ggml_hardswish(struct ggml_context * ctx, struct ggml_tensor * a);   /* x relu6(x + 3) / 6 */
+GGML_API struct ggml_tensor * ggml_hardsigmoid(struct ggml_context * ctx, struct ggml_tensor * a); /* relu6(x + 3) / 6 */
+/* xIELU: x > 0: alpha_p' x^2 + beta x; else alpha_n' (expm1(min(x, eps)) - x) + beta x, with
+ * alpha_p' = softplus(alpha_p), alpha_n' = beta + softplus(alpha_n) (stored so in op_params [1..4]) */
+GGML_API struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n, float alpha_p, float beta, float eps);
 
 /* Gated linear units. a [n, rows, ...]: y [n/2, rows, ...] = act(x) * g with x
  * the first half of each row and g the second (swapped: the other way round);
@@ -607,6 +657,11 @@ GGML_API struct ggml_tensor * ggml_norm(struct ggml_context * ctx, struct ggml_t
 GGML_API struct ggml_tensor * ggml_rms_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
 /* a = dy, b = x: the gradient of rms_norm(x) with respect to x. */
 GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps);
+/* each row (along ne0) over max(its 2-norm, eps) */
+GGML_API struct ggml_tensor * ggml_l2_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+/* a [ne0, ne1, C, N]: the channels (ne2) in n_groups groups of ceil(C / n_groups) (the last may be
+ * smaller), each group of each ne3 normalised over its elements: (x - mean) / sqrt(var + eps) */
+GGML_API struct ggml_tensor * ggml_group_norm(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps);
 
 /* Rows of a [ne0, rows, ne2, ne3] picked by I32 indices b [n, ne2, ne3] -> [ne0, n, ne2, ne3].
  * An index outside [0, rows) fails the compute with a message. */
@@ -683,6 +738,18 @@ GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, stru
 
 /* Index of the largest element of each row: a [ne0, ne1] -> I32 [ne1]. */
 GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
+/* inclusive prefix sums along ne0 */
+GGML_API struct ggml_tensor * ggml_cumsum(struct ggml_context * ctx, struct ggml_tensor * a);
+/* how many elements of a and b (I32, one shape) are equal -> I32 [1] (upstream's is I64) */
+GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+enum ggml_sort_order {
+    GGML_SORT_ORDER_ASC,
+    GGML_SORT_ORDER_DESC,
+};
+/* the indices that sort each row (I32, shaped like a); ties keep their order, NaN last */
+GGML_API struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_sort_order order);
+/* the indices of the k largest of each row -> I32 [k, ne1, ne2, ne3], largest first (ties: lower index first) */
+GGML_API struct ggml_tensor * ggml_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k);
 
 /* Optimizer steps, updating a (and m, v) in place; the result is a view of a.
  * adamw_params F32 [7]: alpha, beta1, beta2, eps, wd, beta1h = 1/(1-beta1^t), beta2h = 1/(1-beta2^t).

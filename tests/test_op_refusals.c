@@ -13,9 +13,15 @@
 
 #define NTH 3
 
-#define N_ACT 8
+#define N_ACT 40
 static struct ggml_tensor * (*const act_fns[N_ACT])(struct ggml_context *, struct ggml_tensor *) = {
-    ggml_neg, ggml_tanh, ggml_relu, ggml_sigmoid, ggml_gelu, ggml_silu, ggml_exp, ggml_gelu_erf};
+    ggml_neg, ggml_tanh, ggml_relu, ggml_sigmoid, ggml_gelu, ggml_silu, ggml_exp, ggml_gelu_erf, ggml_gelu_quick,
+    ggml_abs, ggml_sgn, ggml_step, ggml_elu, ggml_hardswish, ggml_hardsigmoid, ggml_expm1, ggml_softplus,
+    ggml_floor, ggml_ceil, ggml_round, ggml_trunc,
+    ggml_abs_inplace, ggml_sgn_inplace, ggml_neg_inplace, ggml_step_inplace, ggml_tanh_inplace, ggml_elu_inplace,
+    ggml_relu_inplace, ggml_sigmoid_inplace, ggml_gelu_inplace, ggml_gelu_quick_inplace, ggml_silu_inplace,
+    ggml_exp_inplace, ggml_expm1_inplace, ggml_softplus_inplace, ggml_gelu_erf_inplace, ggml_floor_inplace,
+    ggml_ceil_inplace, ggml_round_inplace, ggml_trunc_inplace};
 
 static enum ggml_status run(struct ggml_context * ctx, struct ggml_tensor * out, int nth) {
     struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, false);
@@ -182,19 +188,37 @@ static void test_nn_errors(void) {
         EXPECT_NULL(act_fns[k](NULL, x), "activation without a context");
         EXPECT_NULL(act_fns[k](ctx, h), "activation of F16");
     }
-    static const int bad_ops[] = {0, 1, 3, 5, 11, 12, 17, 20, 21, 22, 100, -1};
+    static const int bad_ops[] = {22, 23, 100, -1, INT_MAX};
     for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++) {
         EXPECT_NULL(ggml_unary(ctx, x, (enum ggml_unary_op) bad_ops[i]), "ggml_unary with an unknown op");
-        EXPECT_NULL(ggmlr_unary_back(ctx, x, x, (enum ggml_unary_op) bad_ops[i]), "unary_back with an unknown op");
+        EXPECT_NULL(ggml_unary_inplace(ctx, x, (enum ggml_unary_op) bad_ops[i]), "ggml_unary_inplace with an unknown op");
+        EXPECT_NULL(ggmlr_unary_back(ctx, x, x, &(const struct ggmlr_unary_params) {.op = bad_ops[i]}), "unary_back with an unknown op");
         CHECK(strcmp(ggml_unary_op_name((enum ggml_unary_op) bad_ops[i]), "UNKNOWN") == 0, "name of unknown unary op %d", bad_ops[i]);
     }
-    CHECK(strcmp(ggml_unary_op_name(GGML_UNARY_OP_GELU_ERF), "GELU_ERF") == 0, "GELU_ERF's name");
+    /* XIELU's parameters are not in ggml_unary's arguments */
+    EXPECT_NULL(ggml_unary(ctx, x, GGML_UNARY_OP_XIELU), "ggml_unary with XIELU");
+    EXPECT_NULL(ggml_unary_inplace(ctx, x, GGML_UNARY_OP_XIELU), "ggml_unary_inplace with XIELU");
+    static const float bad_xielu[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof bad_xielu / sizeof bad_xielu[0]; i++) {
+        EXPECT_NULL(ggml_xielu(ctx, x, bad_xielu[i], 0.8f, 0.5f, -1e-6f), "xielu with a non-finite alpha_n");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, bad_xielu[i], 0.5f, -1e-6f), "xielu with a non-finite alpha_p");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, 0.8f, bad_xielu[i], -1e-6f), "xielu with a non-finite beta");
+        EXPECT_NULL(ggml_xielu(ctx, x, 0.8f, 0.8f, 0.5f, bad_xielu[i]), "xielu with a non-finite eps");
+    }
+    EXPECT_NULL(ggml_xielu(ctx, NULL, 0.8f, 0.8f, 0.5f, -1e-6f), "xielu of NULL");
+    EXPECT_NULL(ggml_xielu(ctx, h, 0.8f, 0.8f, 0.5f, -1e-6f), "xielu of F16");
+    static const char * const names[GGML_UNARY_OP_COUNT] = {"ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID",
+        "GELU", "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP", "EXPM1", "SOFTPLUS", "GELU_ERF", "XIELU", "FLOOR",
+        "CEIL", "ROUND", "TRUNC"};  /* upstream's, by number */
+    for (int op = 0; op < GGML_UNARY_OP_COUNT; op++)
+        CHECK(strcmp(ggml_unary_op_name((enum ggml_unary_op) op), names[op]) == 0, "unary op %d is %s", op, names[op]);
     ggml_clear_error();
     CHECK(ggml_get_unary_op(x) == GGML_UNARY_OP_COUNT && ggml_last_error()[0], "get_unary_op of a non-UNARY tensor: COUNT and a message");
     ggml_clear_error();
     CHECK(ggml_get_unary_op(NULL) == GGML_UNARY_OP_COUNT && ggml_last_error()[0], "get_unary_op of NULL");
-    EXPECT_NULL(ggmlr_unary_back(ctx, x, other, GGML_UNARY_OP_GELU), "unary_back of mismatched shapes");
-    EXPECT_NULL(ggmlr_unary_back(ctx, x, h, GGML_UNARY_OP_GELU), "unary_back of F16 x");
+    const struct ggmlr_unary_params gelu = {.op = GGML_UNARY_OP_GELU};
+    EXPECT_NULL(ggmlr_unary_back(ctx, x, other, &gelu), "unary_back of mismatched shapes");
+    EXPECT_NULL(ggmlr_unary_back(ctx, x, h, &gelu), "unary_back of F16 x");
     static const float bad_eps[] = {-1e-5f, NAN, INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof bad_eps / sizeof bad_eps[0]; i++) {
         EXPECT_NULL(ggml_norm(ctx, x, bad_eps[i]), "norm with a bad eps");
@@ -276,6 +300,63 @@ static void test_out_prod_errors(void) {
           "out_prod refuses an F16 second operand (the first may be a stored weight: test_weight_types)");
     CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3)) == NULL,
           "out_prod refuses an I32 first operand");
+    ggml_free(ctx);
+}
+
+/* add1, sin, cos, clamp, leaky_relu, silu_back, group_norm, l2_norm, cumsum, count_equal, argsort, top_k:
+ * NULL inputs, types, shapes, parameters */
+static void test_elementwise_errors(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3);
+    struct ggml_tensor * one = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1), * two = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * other = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 4);
+    EXPECT_NULL(ggml_add1(ctx, x, two), "add1 of a b with 2 elements");
+    EXPECT_NULL(ggml_add1(ctx, x, x), "add1 of a b shaped like a");
+    EXPECT_NULL(ggml_add1_inplace(ctx, x, two), "add1_inplace of a b with 2 elements");
+    EXPECT_NULL(ggml_add1(ctx, NULL, one), "add1 of NULL a");
+    EXPECT_NULL(ggml_add1(ctx, x, NULL), "add1 of NULL b");
+    EXPECT_NULL(ggml_add1(ctx, h, one), "add1 of F16 a");
+    struct ggml_tensor * (*const fns[])(struct ggml_context *, struct ggml_tensor *) = {ggml_sin, ggml_cos, ggml_sin_inplace, ggml_cos_inplace};
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+        EXPECT_NULL(fns[k](ctx, NULL), "sin/cos of NULL");
+        EXPECT_NULL(fns[k](NULL, x), "sin/cos without a context");
+        EXPECT_NULL(fns[k](ctx, h), "sin/cos of F16");
+    }
+    EXPECT_NULL(ggml_clamp(ctx, x, 1.0f, -1.0f), "clamp with min > max");
+    EXPECT_NULL(ggml_clamp(ctx, x, NAN, 1.0f), "clamp with a NaN min");
+    EXPECT_NULL(ggml_clamp(ctx, x, 0.0f, NAN), "clamp with a NaN max");
+    EXPECT_NULL(ggml_clamp(ctx, h, 0.0f, 1.0f), "clamp of F16");
+    CHECK(ggml_clamp(ctx, x, -INFINITY, INFINITY) != NULL, "clamp with infinite bounds");
+    EXPECT_NULL(ggml_leaky_relu(ctx, x, NAN, false), "leaky_relu with a NaN slope");
+    EXPECT_NULL(ggml_leaky_relu(ctx, x, INFINITY, true), "leaky_relu with an infinite slope");
+    EXPECT_NULL(ggml_leaky_relu(ctx, h, 0.1f, false), "leaky_relu of F16");
+    EXPECT_NULL(ggml_silu_back(ctx, x, other), "silu_back of mismatched shapes");
+    EXPECT_NULL(ggml_silu_back(ctx, x, h), "silu_back of F16 x");
+    EXPECT_NULL(ggml_silu_back(ctx, NULL, x), "silu_back of NULL dy");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 0, 1e-5f), "group_norm with 0 groups");
+    EXPECT_NULL(ggml_group_norm(ctx, x, -2, 1e-5f), "group_norm with -2 groups");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 2, NAN), "group_norm with a NaN eps");
+    EXPECT_NULL(ggml_group_norm(ctx, x, 2, -1.0f), "group_norm with a negative eps");
+    EXPECT_NULL(ggml_group_norm(ctx, h, 2, 1e-5f), "group_norm of F16");
+    EXPECT_NULL(ggml_group_norm(ctx, NULL, 2, 1e-5f), "group_norm of NULL");
+    EXPECT_NULL(ggmlr_group_norm_back(ctx, x, other, 2, 1e-5f), "group_norm_back of mismatched shapes");
+    EXPECT_NULL(ggmlr_group_norm_back(ctx, NULL, x, 2, 1e-5f), "group_norm_back of NULL dy");
+    EXPECT_NULL(ggml_l2_norm(ctx, x, INFINITY), "l2_norm with an infinite eps");
+    EXPECT_NULL(ggml_l2_norm(ctx, x, -1e-6f), "l2_norm with a negative eps");
+    EXPECT_NULL(ggml_l2_norm(ctx, h, 1e-6f), "l2_norm of F16");
+    EXPECT_NULL(ggmlr_l2_norm_back(ctx, x, other, 1e-6f), "l2_norm_back of mismatched shapes");
+    struct ggml_tensor * i = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 3), * i_other = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 4);
+    EXPECT_NULL(ggml_cumsum(ctx, h), "cumsum of F16");
+    EXPECT_NULL(ggml_cumsum(ctx, NULL), "cumsum of NULL");
+    EXPECT_NULL(ggml_count_equal(ctx, x, x), "count_equal of F32");
+    EXPECT_NULL(ggml_count_equal(ctx, i, i_other), "count_equal of mismatched shapes");
+    EXPECT_NULL(ggml_count_equal(ctx, i, NULL), "count_equal of NULL b");
+    EXPECT_NULL(ggml_argsort(ctx, x, (enum ggml_sort_order) 2), "argsort with an unknown order");
+    EXPECT_NULL(ggml_argsort(ctx, i, GGML_SORT_ORDER_ASC), "argsort of I32");
+    EXPECT_NULL(ggml_top_k(ctx, x, 0), "top_k with k 0");
+    EXPECT_NULL(ggml_top_k(ctx, x, 5), "top_k with k > ne0");
+    EXPECT_NULL(ggml_top_k(ctx, h, 2), "top_k of F16");
+    CHECK(ggml_top_k(ctx, x, 4) != NULL, "top_k with k = ne0");
     ggml_free(ctx);
 }
 
@@ -369,6 +450,7 @@ int main(void) {
     test_nn_errors();
     test_rope_errors();
     test_out_prod_errors();
+    test_elementwise_errors();
     test_write_mask_fill_errors();
     test_moe_errors();
     return tc_finish("op_refusals");

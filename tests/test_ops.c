@@ -26,9 +26,17 @@ static const struct { const char * op, * reason; } exempt[] = {
     {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
 };
 
-/* Ops without a rule that no refusal can be seen for: ARGMAX (an I32 result:
- * no F32 loss can reach it), ARANGE (no sources: nothing can need a gradient). */
-static bool no_refusal_row(const char * op) { return strcmp(op, "ARGMAX") == 0 || strcmp(op, "ARANGE") == 0; }
+/* Ops without a rule that no refusal can be seen for: those with an I32 result
+ * (ARGMAX, COUNT_EQUAL, ARGSORT, TOP_K: no F32 loss can reach them, only
+ * get_rows' indices, which get_rows refuses), ARANGE (no sources: nothing can
+ * need a gradient). */
+static const char * const k_no_refusal_row[] = {"ARGMAX", "COUNT_EQUAL", "ARGSORT", "TOP_K", "ARANGE"};
+
+static bool no_refusal_row(const char * name) {
+    for (size_t i = 0; i < sizeof k_no_refusal_row / sizeof k_no_refusal_row[0]; i++)
+        if (strcmp(name, k_no_refusal_row[i]) == 0) return true;
+    return false;
+}
 
 /* Each family file is named after the src/ops/<family>.c that creates its
  * rows' ops (the file names GGML_OP_<op>). */

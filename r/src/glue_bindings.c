@@ -180,6 +180,14 @@ SEXP R_ggml_add_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_add_inplace", ggml_add_inplace(ctx->ctx, a, b));
 }
 
+/* ggml_add1(ctx, a, b) */
+SEXP R_ggml_add1(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_add1", ggml_add1(ctx->ctx, a, b));
+}
+
 /* ggml_scale(ctx, a, s) */
 SEXP R_ggml_scale(SEXP r_ctx, SEXP r_a, SEXP r_s) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -568,6 +576,141 @@ SEXP R_ggml_gelu_quick(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_gelu_quick", ggml_gelu_quick(ctx->ctx, a));
 }
 
+/* ggml_sin(ctx, a) */
+SEXP R_ggml_sin(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sin", ggml_sin(ctx->ctx, a));
+}
+
+/* ggml_cos(ctx, a) */
+SEXP R_ggml_cos(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_cos", ggml_cos(ctx->ctx, a));
+}
+
+/* ggml_clamp(ctx, a, min, max) */
+SEXP R_ggml_clamp(SEXP r_ctx, SEXP r_a, SEXP r_min, SEXP r_max) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float min = rg_float(r_min, "min");
+    const float max = rg_float(r_max, "max");
+    return FINISH(r_ctx, "ggml_clamp", ggml_clamp(ctx->ctx, a, min, max));
+}
+
+/* ggml_leaky_relu(ctx, a, negative_slope = 0.01, inplace = FALSE) */
+SEXP R_ggml_leaky_relu(SEXP r_ctx, SEXP r_a, SEXP r_negative_slope, SEXP r_inplace) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float negative_slope = rg_float(r_negative_slope, "negative_slope");
+    const bool inplace = rg_bool(r_inplace, "inplace");
+    return FINISH(r_ctx, "ggml_leaky_relu", ggml_leaky_relu(ctx->ctx, a, negative_slope, inplace));
+}
+
+/* ggml_silu_back(ctx, a, b) */
+SEXP R_ggml_silu_back(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_silu_back", ggml_silu_back(ctx->ctx, a, b));
+}
+
+/* ggml_abs(ctx, a) */
+SEXP R_ggml_abs(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_abs", ggml_abs(ctx->ctx, a));
+}
+
+/* ggml_sgn(ctx, a) */
+SEXP R_ggml_sgn(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sgn", ggml_sgn(ctx->ctx, a));
+}
+
+/* ggml_step(ctx, a) */
+SEXP R_ggml_step(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_step", ggml_step(ctx->ctx, a));
+}
+
+/* ggml_elu(ctx, a) */
+SEXP R_ggml_elu(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_elu", ggml_elu(ctx->ctx, a));
+}
+
+/* ggml_hardswish(ctx, a) */
+SEXP R_ggml_hardswish(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_hardswish", ggml_hardswish(ctx->ctx, a));
+}
+
+/* ggml_hardsigmoid(ctx, a) */
+SEXP R_ggml_hardsigmoid(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_hardsigmoid", ggml_hardsigmoid(ctx->ctx, a));
+}
+
+/* ggml_expm1(ctx, a) */
+SEXP R_ggml_expm1(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_expm1", ggml_expm1(ctx->ctx, a));
+}
+
+/* ggml_softplus(ctx, a) */
+SEXP R_ggml_softplus(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_softplus", ggml_softplus(ctx->ctx, a));
+}
+
+/* ggml_floor(ctx, a) */
+SEXP R_ggml_floor(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_floor", ggml_floor(ctx->ctx, a));
+}
+
+/* ggml_ceil(ctx, a) */
+SEXP R_ggml_ceil(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_ceil", ggml_ceil(ctx->ctx, a));
+}
+
+/* ggml_round(ctx, a) */
+SEXP R_ggml_round(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_round", ggml_round(ctx->ctx, a));
+}
+
+/* ggml_trunc(ctx, a) */
+SEXP R_ggml_trunc(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_trunc", ggml_trunc(ctx->ctx, a));
+}
+
+/* ggml_xielu(ctx, a, alpha_n = 0.8, alpha_p = 0.8, beta = 0.5, eps = -1e-6) */
+SEXP R_ggml_xielu(SEXP r_ctx, SEXP r_a, SEXP r_alpha_n, SEXP r_alpha_p, SEXP r_beta, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float alpha_n = rg_float(r_alpha_n, "alpha_n");
+    const float alpha_p = rg_float(r_alpha_p, "alpha_p");
+    const float beta = rg_float(r_beta, "beta");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_xielu", ggml_xielu(ctx->ctx, a, alpha_n, alpha_p, beta, eps));
+}
+
 /* ggml_glu(ctx, a, op, swapped = FALSE) */
 SEXP R_ggml_glu(SEXP r_ctx, SEXP r_a, SEXP r_op, SEXP r_swapped) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -731,12 +874,60 @@ SEXP R_ggml_rms_norm_back(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_eps) {
     return FINISH(r_ctx, "ggml_rms_norm_back", ggml_rms_norm_back(ctx->ctx, a, b, eps));
 }
 
+/* ggml_l2_norm(ctx, a, eps = 1e-6) */
+SEXP R_ggml_l2_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_l2_norm", ggml_l2_norm(ctx->ctx, a, eps));
+}
+
+/* ggml_group_norm(ctx, a, n_groups, eps = 1e-5) */
+SEXP R_ggml_group_norm(SEXP r_ctx, SEXP r_a, SEXP r_n_groups, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_groups = rg_int(r_n_groups, "n_groups");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_group_norm", ggml_group_norm(ctx->ctx, a, n_groups, eps));
+}
+
 /* ggml_get_rows(ctx, a, b) */
 SEXP R_ggml_get_rows(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
     return FINISH(r_ctx, "ggml_get_rows", ggml_get_rows(ctx->ctx, a, b));
+}
+
+/* ggml_cumsum(ctx, a) */
+SEXP R_ggml_cumsum(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_cumsum", ggml_cumsum(ctx->ctx, a));
+}
+
+/* ggml_count_equal(ctx, a, b) */
+SEXP R_ggml_count_equal(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_count_equal", ggml_count_equal(ctx->ctx, a, b));
+}
+
+/* ggml_argsort(ctx, a, order = 0L) */
+SEXP R_ggml_argsort(SEXP r_ctx, SEXP r_a, SEXP r_order) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_sort_order order = (enum ggml_sort_order) rg_int(r_order, "order");
+    return FINISH(r_ctx, "ggml_argsort", ggml_argsort(ctx->ctx, a, order));
+}
+
+/* ggml_top_k(ctx, a, k) */
+SEXP R_ggml_top_k(SEXP r_ctx, SEXP r_a, SEXP r_k) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int k = rg_int(r_k, "k");
+    return FINISH(r_ctx, "ggml_top_k", ggml_top_k(ctx->ctx, a, k));
 }
 
 /* ggml_get_rows_back(ctx, a, b, c) */

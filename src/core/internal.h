@@ -65,7 +65,7 @@ static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, in
 float ggmlr_load_f32(enum ggml_type type, const void * p);
 void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 
-/* op_names.c: an implemented activation of enum ggml_unary_op */
+/* op_names.c: op is a value of enum ggml_unary_op (every one is implemented) */
 bool ggmlr_unary_op_is_valid(int op);
 
 /* graph.c: hash set of visited tensors, shared with autodiff.c */

@@ -13,11 +13,16 @@ const char * ggml_op_name(enum ggml_op op) {
     return (op >= 0 && op < GGML_OP_COUNT && op_names[op]) ? op_names[op] : "UNKNOWN";
 }
 
-/* only these activations are implemented; the other rows of upstream's enum stay NULL */
+/* every activation of upstream's enum, by its number */
 static const char * const unary_op_names[GGML_UNARY_OP_COUNT] = {
-    [GGML_UNARY_OP_NEG] = "NEG",         [GGML_UNARY_OP_TANH] = "TANH", [GGML_UNARY_OP_RELU] = "RELU",
-    [GGML_UNARY_OP_SIGMOID] = "SIGMOID", [GGML_UNARY_OP_GELU] = "GELU", [GGML_UNARY_OP_SILU] = "SILU",
-    [GGML_UNARY_OP_EXP] = "EXP",         [GGML_UNARY_OP_GELU_ERF] = "GELU_ERF", [GGML_UNARY_OP_GELU_QUICK] = "GELU_QUICK",
+    [GGML_UNARY_OP_ABS] = "ABS", [GGML_UNARY_OP_SGN] = "SGN", [GGML_UNARY_OP_NEG] = "NEG",
+    [GGML_UNARY_OP_STEP] = "STEP", [GGML_UNARY_OP_TANH] = "TANH", [GGML_UNARY_OP_ELU] = "ELU",
+    [GGML_UNARY_OP_RELU] = "RELU", [GGML_UNARY_OP_SIGMOID] = "SIGMOID", [GGML_UNARY_OP_GELU] = "GELU",
+    [GGML_UNARY_OP_GELU_QUICK] = "GELU_QUICK", [GGML_UNARY_OP_SILU] = "SILU", [GGML_UNARY_OP_HARDSWISH] = "HARDSWISH",
+    [GGML_UNARY_OP_HARDSIGMOID] = "HARDSIGMOID", [GGML_UNARY_OP_EXP] = "EXP", [GGML_UNARY_OP_EXPM1] = "EXPM1",
+    [GGML_UNARY_OP_SOFTPLUS] = "SOFTPLUS", [GGML_UNARY_OP_GELU_ERF] = "GELU_ERF", [GGML_UNARY_OP_XIELU] = "XIELU",
+    [GGML_UNARY_OP_FLOOR] = "FLOOR", [GGML_UNARY_OP_CEIL] = "CEIL", [GGML_UNARY_OP_ROUND] = "ROUND",
+    [GGML_UNARY_OP_TRUNC] = "TRUNC",
 };
 
 bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_names[op]; }
@@ -27,5 +32,5 @@ const char * ggml_unary_op_name(enum ggml_unary_op op) { return ggmlr_unary_op_i
 /* upstream's "unary or op name": the activation for a UNARY node */
 const char * ggml_op_desc(const struct ggml_tensor * t) {
     if (!t) return "UNKNOWN";
-    return t->op == GGML_OP_UNARY ? ggml_unary_op_name(ggmlr_unary_params_decode(t)) : ggml_op_name(t->op);
+    return t->op == GGML_OP_UNARY ? ggml_unary_op_name((enum ggml_unary_op) ggmlr_unary_params_decode(t).op) : ggml_op_name(t->op);
 }

@@ -6,7 +6,7 @@
  * constructor stores it) and one decode (rules and kernels read it); no other
  * file indexes op_params or names a source slot past src[1]. Slots follow
  * upstream ggml's layout where it has one (rope, soft_max, flash_attn_ext,
- * view, permute, scale, norm eps, unary op, glu), so a node reads the same in both.
+ * view, permute, scale, norm eps, unary op and xielu, glu), so a node reads the same in both.
  * op_params holds GGML_MAX_OP_PARAMS bytes as 32-bit words; floats and
  * size_t are copied in by bytes (no aliasing). */
 #ifndef GGMLR_OP_PARAMS_H
@@ -23,7 +23,7 @@ static inline void ggmlr_params_put(struct ggml_tensor * t, const void * p, size
 }
 static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size_t n) { memcpy(p, t->op_params, n); }
 
-/* ---- one float: SCALE (s), NORM / RMS_NORM and their _BACK (eps) ---- */
+/* ---- one float: SCALE (s), LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
 
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
@@ -33,6 +33,27 @@ static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float
 
 static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
+/* ---- GROUP_NORM, GROUP_NORM_BACK (upstream's layout: [0] n_groups, [1] eps) ---- */
+
+struct ggmlr_group_norm_params { int32_t n_groups; float eps; };
+static inline void ggmlr_group_norm_params_encode(struct ggml_tensor * t, const struct ggmlr_group_norm_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_group_norm_params ggmlr_group_norm_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_group_norm_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- ARGSORT: the enum ggml_sort_order (upstream's slot [0]) ---- */
+
+static inline void ggmlr_sort_params_encode(struct ggml_tensor * t, enum ggml_sort_order o) { const int32_t v = (int32_t) o; ggmlr_params_put(t, &v, sizeof v); }
+static inline enum ggml_sort_order ggmlr_sort_params_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return (enum ggml_sort_order) v; }
+
+/* ---- CLAMP (upstream's layout: [0] min, [1] max) ---- */
+
+struct ggmlr_clamp_params { float min, max; };
+static inline void ggmlr_clamp_params_encode(struct ggml_tensor * t, const struct ggmlr_clamp_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_clamp_params ggmlr_clamp_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_clamp_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- VIEW: the byte offset into the viewed tensor (its backward needs it) ---- */
 
@@ -68,10 +89,18 @@ static inline struct ggmlr_soft_max_params ggmlr_soft_max_params_decode(const st
     struct ggmlr_soft_max_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
-/* ---- UNARY, UNARY_BACK: which activation ---- */
+/* ---- UNARY, UNARY_BACK (upstream's layout: [0] the activation; XIELU's
+ * [1] alpha_n = beta + softplus(alpha_n given), [2] alpha_p = softplus(alpha_p
+ * given), [3] beta, [4] eps, already constrained as upstream stores them) ---- */
 
-static inline void ggmlr_unary_params_encode(struct ggml_tensor * t, enum ggml_unary_op op) { const int32_t v = (int32_t) op; ggmlr_params_put(t, &v, sizeof v); }
-static inline enum ggml_unary_op ggmlr_unary_params_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return (enum ggml_unary_op) v; }
+struct ggmlr_unary_params {
+    int32_t op;
+    float   alpha_n, alpha_p, beta, eps;
+};
+static inline void ggmlr_unary_params_encode(struct ggml_tensor * t, const struct ggmlr_unary_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_unary_params ggmlr_unary_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_unary_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- GLU (upstream's layout: [0] op, [1] swapped, [2] alpha, [3] limit
  * (SWIGLU_OAI)); GLU_BACK adds [4] which: the gradient of a (0) or of b (1) ---- */

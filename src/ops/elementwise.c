@@ -1,7 +1,11 @@
 /* elementwise.c -- add, sub, mul, div (b broadcast over a: its gradient is
- * summed back down), add_id (b's rows picked by expert ids), sqr, sqrt, log, scale, and their backward rules
- * (kernel: cpu/kernels/elementwise.c). Notation as in copy.c. */
+ * summed back down), add_id (b's rows picked by expert ids), add1 (a + the
+ * scalar b), sqr, sqrt, log, sin, cos, scale, clamp, leaky_relu, the
+ * _inplace forms upstream has of those, and their backward rules (kernel:
+ * cpu/kernels/elementwise.c). Notation as in copy.c. */
 #include "ops/grad.h"
+
+#include <math.h>
 
 static struct ggml_tensor * binary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op,
                                       struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
@@ -25,20 +29,65 @@ struct ggml_tensor * ggml_div(struct ggml_context * ctx, struct ggml_tensor * a,
 
 struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_add_inplace", ctx, GGML_OP_ADD, a, b, true); }
 
-static struct ggml_tensor * unary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
-    return ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
+/* upstream's add1 (deprecated there for ggml_add): b is one element */
+static struct ggml_tensor * add1_op(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (!ggml_is_scalar(b)) return ggmlr_fail_shapes(fn, "b must be a scalar (one element)", a, b);
+    return binary_op(fn, ctx, GGML_OP_ADD1, a, b, inplace);
 }
 
-struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sqr", ctx, GGML_OP_SQR, a); }
+struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return add1_op("ggml_add1", ctx, a, b, false); }
 
-struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_sqrt", ctx, GGML_OP_SQRT, a); }
+struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return add1_op("ggml_add1_inplace", ctx, a, b, true); }
 
-struct ggml_tensor * ggml_log(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_log", ctx, GGML_OP_LOG, a); }
+/* y = f(a) element by element: a new tensor, or (inplace) a view of a written over it */
+static struct ggml_tensor * unary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, bool inplace) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    return inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
+}
+
+struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sqr", ctx, GGML_OP_SQR, a, false); }
+
+struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_sqrt", ctx, GGML_OP_SQRT, a, false); }
+
+struct ggml_tensor * ggml_log(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_log", ctx, GGML_OP_LOG, a, false); }
+
+struct ggml_tensor * ggml_sin(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sin", ctx, GGML_OP_SIN, a, false); }
+
+struct ggml_tensor * ggml_sin_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_sin_inplace", ctx, GGML_OP_SIN, a, true); }
+
+struct ggml_tensor * ggml_cos(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_cos", ctx, GGML_OP_COS, a, false); }
+
+struct ggml_tensor * ggml_cos_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_cos_inplace", ctx, GGML_OP_COS, a, true); }
 
 struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * a, float s) {
-    struct ggml_tensor * t = unary_op("ggml_scale", ctx, GGML_OP_SCALE, a);
+    struct ggml_tensor * t = unary_op("ggml_scale", ctx, GGML_OP_SCALE, a, false);
     if (t) ggmlr_f32_param_encode(t, s);
+    return t;
+}
+
+/* min(max(a, min), max): a new tensor (upstream's is a view of a, written
+ * over it, with a TODO to change that once clamp has a backward: it has) */
+struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * a, float min, float max) {
+    const char * fn = "ggml_clamp";
+    if (isnan(min) || isnan(max) || min > max) {
+        ggmlr_set_error("%s: min %g and max %g must be numbers with min <= max", fn, (double) min, (double) max);
+        return NULL;
+    }
+    struct ggml_tensor * t = unary_op(fn, ctx, GGML_OP_CLAMP, a, false);
+    if (t) ggmlr_clamp_params_encode(t, &(const struct ggmlr_clamp_params) {min, max});
+    return t;
+}
+
+/* a > 0 ? a : negative_slope * a */
+struct ggml_tensor * ggml_leaky_relu(struct ggml_context * ctx, struct ggml_tensor * a, float negative_slope, bool inplace) {
+    const char * fn = "ggml_leaky_relu";
+    if (!isfinite(negative_slope)) {
+        ggmlr_set_error("%s: negative_slope %g must be finite", fn, (double) negative_slope);
+        return NULL;
+    }
+    struct ggml_tensor * t = unary_op(fn, ctx, GGML_OP_LEAKY_RELU, a, inplace);
+    if (t) ggmlr_f32_param_encode(t, negative_slope);
     return t;
 }
 
@@ -86,6 +135,25 @@ RULE(grad_sqrt) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, g
 
 RULE(grad_log) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, g, A)); }
 
+RULE(grad_sin) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_mul(ctx, g, ggml_cos(ctx, A))); }
+
+RULE(grad_cos) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, ggml_mul(ctx, g, ggml_sin(ctx, A)), -1.0f)); }
+
+/* clamp' = [y == x] (1 inside [min, max], bounds included as in torch; 0
+ * outside): dx = g - g [y != x], with [d != 0] = step(|d|) */
+RULE(grad_clamp) {
+    if (!need[0]) return true;
+    return ggmlr_grad_acc(ctx, gph, A, ggml_sub(ctx, g, ggml_mul(ctx, g, ggml_step(ctx, ggml_abs(ctx, ggml_sub(ctx, node, A))))));
+}
+
+/* leaky' = s + (1 - s) [x > 0], s the negative slope */
+RULE(grad_leaky_relu) {
+    if (!need[0]) return true;
+    const float s = ggmlr_f32_param_decode(node);
+    struct ggml_tensor * pos = ggml_mul(ctx, g, ggml_step(ctx, A));
+    return ggmlr_grad_acc(ctx, gph, A, ggml_add(ctx, ggml_scale(ctx, g, s), ggml_scale(ctx, pos, 1.0f - s)));
+}
+
 RULE(grad_scale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, g, ggmlr_f32_param_decode(node))); }
 
 /* y = a + b[:, ids]: da = g, db = g's rows added into b's rows ids[i1, i2] */
@@ -112,3 +180,9 @@ GRAD_RULE(sqr, NULL, grad_sqr);
 GRAD_RULE(sqrt, NULL, grad_sqrt);
 GRAD_RULE(log, NULL, grad_log);
 GRAD_RULE(scale, NULL, grad_scale);
+/* add1 is add with b broadcast: b's gradient is the sum of g (upstream's rule takes the mean, a TODO there) */
+GRAD_RULE(add1, NULL, grad_add);
+GRAD_RULE(sin, ggmlr_refuse_in_place, grad_sin);
+GRAD_RULE(cos, ggmlr_refuse_in_place, grad_cos);
+GRAD_RULE(clamp, NULL, grad_clamp);
+GRAD_RULE(leaky_relu, ggmlr_refuse_in_place, grad_leaky_relu);

@@ -63,3 +63,8 @@ struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml
 struct ggml_tensor * ggmlr_grad_contiguous(struct ggml_context * ctx, struct ggml_tensor * t) {
     return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
 }
+
+const char * ggmlr_refuse_in_place(const struct ggml_tensor * node, const bool * need) {
+    if (!need[0] || !node->view_src) return NULL;
+    return "an in-place op (ggml_*_inplace) has overwritten its input, which its gradient needs: use the form without _inplace";
+}

@@ -38,6 +38,9 @@ bool ggmlr_grad_acc(struct ggml_context * ctx, struct ggml_cgraph * g, struct gg
 void ggmlr_grad_release(struct ggml_tensor * t);
 /* Marks t, a view's gradient (an ACC on zeros), as a private sum. */
 void ggmlr_grad_mark_private(struct ggml_tensor * t);
+/* The refusal of an in-place node (its result a view of src[0], written
+ * over it) whose rule reads src[0]: those values are gone. NULL otherwise. */
+const char * ggmlr_refuse_in_place(const struct ggml_tensor * node, const bool * need);
 /* g summed down to the shape of t when t was broadcast (ggml's modulo tiling). */
 struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml_tensor * g, const struct ggml_tensor * t);
 /* t, or a contiguous copy of it. */

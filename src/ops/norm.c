@@ -1,6 +1,7 @@
-/* norm.c -- LayerNorm (norm) and RMSNorm (rms_norm), their backward ops
- * and rules, each one fused backward op (kernel: cpu/kernels/norm.c).
- * F32 only; the results are contiguous F32 shaped like the input. */
+/* norm.c -- LayerNorm (norm), RMSNorm (rms_norm), l2_norm and group_norm,
+ * their backward ops and rules, each one fused backward op (kernel:
+ * cpu/kernels/norm.c). F32 only; the results are contiguous F32 shaped like
+ * the input. */
 #include "ops/grad.h"
 
 #include <math.h>
@@ -27,6 +28,32 @@ struct ggml_tensor * ggml_rms_norm(struct ggml_context * ctx, struct ggml_tensor
     return norm_op("ggml_rms_norm", ctx, GGML_OP_RMS_NORM, a, eps);
 }
 
+struct ggml_tensor * ggml_l2_norm(struct ggml_context * ctx, struct ggml_tensor * a, float eps) {
+    return norm_op("ggml_l2_norm", ctx, GGML_OP_L2_NORM, a, eps);
+}
+
+/* GROUP_NORM (src[0] = x) or GROUP_NORM_BACK (src[0] = dy, src[1] = x) */
+static struct ggml_tensor * group_norm_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * dy,
+                                          struct ggml_tensor * x, int n_groups, float eps) {
+    REQUIRE_CTX(fn); REQUIRE(fn, x); REQUIRE_F32(fn, x);
+    if (dy && !ggmlr_check_same_f32_pair(fn, dy, x)) return NULL;
+    if (!check_eps(fn, eps)) return NULL;
+    if (n_groups < 1) { ggmlr_set_error("%s: n_groups must be >= 1 (got %d)", fn, n_groups); return NULL; }
+    struct ggml_tensor * t = dy ? ggmlr_new_node(ctx, op, GGML_TYPE_F32, x->ne, dy, x) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, x->ne, x, NULL);
+    if (t) ggmlr_group_norm_params_encode(t, &(const struct ggmlr_group_norm_params) {n_groups, eps});
+    return t;
+}
+
+struct ggml_tensor * ggml_group_norm(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps) {
+    return group_norm_op("ggml_group_norm", ctx, GGML_OP_GROUP_NORM, NULL, a, n_groups, eps);
+}
+
+struct ggml_tensor * ggmlr_group_norm_back(struct ggml_context * ctx, struct ggml_tensor * dy, struct ggml_tensor * x, int n_groups, float eps) {
+    const char * fn = "group_norm_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, dy);
+    return group_norm_op(fn, ctx, GGML_OP_GROUP_NORM_BACK, dy, x, n_groups, eps);
+}
+
 /* src[0] = dy, src[1] = x (upstream's order for rms_norm_back) */
 static struct ggml_tensor * norm_back_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * dy,
                                          struct ggml_tensor * x, float eps) {
@@ -45,6 +72,10 @@ struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_t
     return norm_back_op("ggml_rms_norm_back", ctx, GGML_OP_RMS_NORM_BACK, a, b, eps);
 }
 
+struct ggml_tensor * ggmlr_l2_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps) {
+    return norm_back_op("l2_norm_back", ctx, GGML_OP_L2_NORM_BACK, g, x, eps);
+}
+
 /* ---- backward ---- */
 
 RULE(grad_norm) {
@@ -55,5 +86,17 @@ RULE(grad_rms_norm) {
     return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_rms_norm_back(ctx, g, A, ggmlr_f32_param_decode(node)));
 }
 
+RULE(grad_l2_norm) {
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_l2_norm_back(ctx, g, A, ggmlr_f32_param_decode(node)));
+}
+
+RULE(grad_group_norm) {
+    if (!need[0]) return true;
+    const struct ggmlr_group_norm_params p = ggmlr_group_norm_params_decode(node);
+    return ggmlr_grad_acc(ctx, gph, A, ggmlr_group_norm_back(ctx, g, A, p.n_groups, p.eps));
+}
+
 GRAD_RULE(norm, NULL, grad_norm);
+GRAD_RULE(l2_norm, NULL, grad_l2_norm);
+GRAD_RULE(group_norm, NULL, grad_group_norm);
 GRAD_RULE(rms_norm, NULL, grad_rms_norm);

@@ -50,14 +50,18 @@ struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tenso
 struct ggml_tensor * ggmlr_gather_by_ids(struct ggml_context * ctx, struct ggml_tensor * table, struct ggml_tensor * ids);
 struct ggml_tensor * ggmlr_scatter_by_ids(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * ids, int64_t n_rows);
 
-/* unary.c: dx = g * f'(x) for the activation op (UNARY_BACK); norm.c: the
+/* unary.c: dx = g * f'(x) for the activation prm (a UNARY node's parameters; UNARY_BACK); norm.c: the
  * LayerNorm gradient (NORM_BACK); g and x F32 of one shape. */
-struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);
+struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x,
+                                      const struct ggmlr_unary_params * prm);
 /* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
 struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
 /* shape.c: the gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
 struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
+/* norm.c: the gradients of l2_norm (L2_NORM_BACK) and of group_norm (GROUP_NORM_BACK), given dy = g */
+struct ggml_tensor * ggmlr_l2_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
+struct ggml_tensor * ggmlr_group_norm_back(struct ggml_context * ctx, struct ggml_tensor * dy, struct ggml_tensor * x, int n_groups, float eps);
 
 /* rope.c: a ROPE or ROPE_BACK node (checked as ggml_rope_ext checks). */
 struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,

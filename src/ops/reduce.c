@@ -1,6 +1,7 @@
-/* reduce.c -- reductions and broadcasting: sum, sum_rows, mean, repeat,
- * repeat_back (its adjoint), argmax, and their backward rules (kernel:
- * cpu/kernels/reduce.c). Notation as in copy.c. */
+/* reduce.c -- reductions and broadcasting: sum, sum_rows, mean, cumsum,
+ * repeat, repeat_back (its adjoint), argmax, count_equal, argsort, top_k,
+ * and the backward rules (kernel: cpu/kernels/reduce.c; the integer results
+ * have none: autodiff refuses them). Notation as in copy.c. */
 #include "ops/grad.h"
 
 struct ggml_tensor * ggml_sum(struct ggml_context * ctx, struct ggml_tensor * a) {
@@ -41,6 +42,47 @@ struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor *
     return ggmlr_new_node(ctx, GGML_OP_ARGMAX, GGML_TYPE_I32, ne, a, NULL);
 }
 
+struct ggml_tensor * ggml_cumsum(struct ggml_context * ctx, struct ggml_tensor * a) {
+    const char * fn = "ggml_cumsum";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    return ggmlr_new_node(ctx, GGML_OP_CUMSUM, GGML_TYPE_F32, a->ne, a, NULL);
+}
+
+struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
+    const char * fn = "ggml_count_equal";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (a->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "a", a, "I32");
+    if (b->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "b", b, "I32");
+    if (!ggml_are_same_shape(a, b)) return ggmlr_fail_shapes(fn, "a and b must have the same shape", a, b);
+    if (ggml_nelements(a) > INT32_MAX) { ggmlr_set_error("%s: more than INT32_MAX elements: the I32 count could overflow", fn); return NULL; }
+    const int64_t ne[4] = {1, 1, 1, 1};
+    return ggmlr_new_node(ctx, GGML_OP_COUNT_EQUAL, GGML_TYPE_I32, ne, a, b);
+}
+
+/* ARGSORT (all ne0 indices) and TOP_K (k of them): F32 rows of at most INT32_MAX elements */
+static struct ggml_tensor * sort_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, int k) {
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    if (a->ne[0] > INT32_MAX) { ggmlr_set_error("%s: rows of more than INT32_MAX elements (got %lld)", fn, (long long) a->ne[0]); return NULL; }
+    if (op == GGML_OP_TOP_K && (k < 1 || k > a->ne[0])) {
+        ggmlr_set_error("%s: k = %d must be in 1..ne0 = %lld", fn, k, (long long) a->ne[0]);
+        return NULL;
+    }
+    const int64_t ne[4] = {op == GGML_OP_TOP_K ? k : a->ne[0], a->ne[1], a->ne[2], a->ne[3]};
+    return ggmlr_new_node(ctx, op, GGML_TYPE_I32, ne, a, NULL);
+}
+
+struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_sort_order order) {
+    const char * fn = "ggml_argsort";
+    if (order != GGML_SORT_ORDER_ASC && order != GGML_SORT_ORDER_DESC) { ggmlr_set_error("%s: unknown sort order %d", fn, (int) order); return NULL; }
+    struct ggml_tensor * t = sort_op(fn, ctx, GGML_OP_ARGSORT, a, 0);
+    if (t) ggmlr_sort_params_encode(t, order);
+    return t;
+}
+
+struct ggml_tensor * ggml_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k) {
+    return sort_op("ggml_top_k", ctx, GGML_OP_TOP_K, a, k);
+}
+
 /* ---- backward ---- */
 
 RULE(grad_sum) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat(ctx, g, A)); }
@@ -51,7 +93,14 @@ RULE(grad_repeat) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat_b
 
 RULE(grad_repeat_back) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_repeat(ctx, g, A)); }
 
+/* dx_i = sum_{j >= i} g_j (the reverse cumsum) = g_i - cumsum(g)_i + sum(g) */
+RULE(grad_cumsum) {
+    if (!need[0]) return true;
+    return ggmlr_grad_acc(ctx, gph, A, ggml_add(ctx, ggml_sub(ctx, g, ggml_cumsum(ctx, g)), ggml_sum_rows(ctx, g)));
+}
+
 GRAD_RULE(sum, NULL, grad_sum);
+GRAD_RULE(cumsum, NULL, grad_cumsum);
 GRAD_RULE(mean, NULL, grad_mean);
 GRAD_RULE(repeat, NULL, grad_repeat);
 GRAD_RULE(repeat_back, NULL, grad_repeat_back);

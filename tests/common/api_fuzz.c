@@ -521,7 +521,7 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_MEAN:
             if (t->src[0]->ne[0] == 0) return;  /* the mean of an empty row is 0/0 */
             break;
-        case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
+        case GGML_OP_ADD: case GGML_OP_SIN: case GGML_OP_COS: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
         case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
         case GGML_OP_SET: case GGML_OP_DIAG: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_TRI:  /* input elements or zeros */
@@ -529,7 +529,11 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
-            if (ggmlr_unary_params_decode(t) == GGML_UNARY_OP_EXP) return;  /* e^x overflows for bounded x */
+            switch (ggmlr_unary_params_decode(t).op) {
+                case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_EXPM1: return;  /* e^x overflows for bounded x */
+                case GGML_UNARY_OP_XIELU: return;  /* its coefficients are unbounded */
+                default: break;
+            }
             break;
         case GGML_OP_NORM: case GGML_OP_RMS_NORM:
             break;
@@ -700,7 +704,11 @@ static void act_unary(struct fuzz * f) {
         {"ggml_neg", ggml_neg}, {"ggml_tanh", ggml_tanh}, {"ggml_relu", ggml_relu}, {"ggml_sigmoid", ggml_sigmoid},
         {"ggml_gelu", ggml_gelu}, {"ggml_gelu_erf", ggml_gelu_erf}, {"ggml_silu", ggml_silu}, {"ggml_exp", ggml_exp},
         {"ggml_gelu_quick", ggml_gelu_quick},
-        /* halving ne0 (k >= 19) */
+        {"ggml_abs", ggml_abs}, {"ggml_sgn", ggml_sgn}, {"ggml_step", ggml_step}, {"ggml_elu", ggml_elu},
+        {"ggml_hardswish", ggml_hardswish}, {"ggml_hardsigmoid", ggml_hardsigmoid}, {"ggml_expm1", ggml_expm1},
+        {"ggml_softplus", ggml_softplus}, {"ggml_floor", ggml_floor}, {"ggml_ceil", ggml_ceil}, {"ggml_round", ggml_round},
+        {"ggml_trunc", ggml_trunc}, {"ggml_sin", ggml_sin}, {"ggml_cos", ggml_cos},
+        /* halving ne0 (the GLUs) */
         {"ggml_swiglu", ggml_swiglu}, {"ggml_geglu_swapped", ggml_geglu_swapped}, {"ggml_reglu", ggml_reglu},
     };
     const size_t k = rnd(sizeof ops / sizeof ops[0]);
@@ -709,8 +717,9 @@ static void act_unary(struct fuzz * f) {
     char d[128];
     TRACE("%s(%s)", ops[k].name, describe(a, d, sizeof d));
     struct ggml_tensor * t = CALL(f, ops[k].name, !ctx || !a, ops[k].fn(ctx, a));
-    if (t && a && (k <= 4 || (k >= 10 && k < 19))) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
-    if (t && a && k >= 19) CHECK(t->ne[0] * 2 == a->ne[0] && t->ne[1] == a->ne[1], "%s: half of each row", ops[k].name);
+    const bool halves = strstr(ops[k].name, "glu") != NULL;
+    if (t && a && (k <= 4 || (k >= 10 && !halves))) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
+    if (t && a && halves) CHECK(t->ne[0] * 2 == a->ne[0] && t->ne[1] == a->ne[1], "%s: half of each row", ops[k].name);
     if (t && k == 5) CHECK(ggml_is_scalar(t), "ggml_sum: a scalar");
     keep(f, t);
 }
@@ -891,7 +900,26 @@ static void act_nn(struct fuzz * f) {
     struct ggml_tensor * a = pick(f), * t;
     const float eps = chance(0.8) ? (float) tc_uniform(0.0, 1e-3) : chance(0.3) ? 0.0f : rand_param();
     char da[128], db[128];
-    switch (rnd(5)) {
+    switch (rnd(7)) {
+        case 5: {
+            const int ng = chance(0.8) ? 1 + (int) rnd(6) : (int) rnd(3) - 1;
+            const bool l2 = chance(0.5);
+            TRACE("%s(%s, n_groups %d, eps %g)", l2 ? "l2_norm" : "group_norm", describe(a, da, sizeof da), ng, (double) eps);
+            t = l2 ? CALL(f, "ggml_l2_norm", !ctx || !a, ggml_l2_norm(ctx, a, eps))
+                   : CALL(f, "ggml_group_norm", !ctx || !a, ggml_group_norm(ctx, a, ng, eps));
+            break;
+        }
+        case 6: {
+            const float lo = rand_param(), hi = rand_param();
+            TRACE("cumsum / clamp(%g, %g) / leaky_relu(%g) / xielu of %s", (double) lo, (double) hi, (double) lo, describe(a, da, sizeof da));
+            switch (rnd(4)) {
+                case 0:  t = CALL(f, "ggml_cumsum", !ctx || !a, ggml_cumsum(ctx, a)); break;
+                case 1:  t = CALL(f, "ggml_clamp", !ctx || !a, ggml_clamp(ctx, a, lo, hi)); break;
+                case 2:  t = CALL(f, "ggml_leaky_relu", !ctx || !a, ggml_leaky_relu(ctx, a, lo, false)); break;
+                default: t = CALL(f, "ggml_xielu", !ctx || !a, ggml_xielu(ctx, a, lo, hi, 0.5f, -1e-6f)); break;
+            }
+            break;
+        }
         case 0: case 1: {
             const bool rms = chance(0.5);
             TRACE("%s(%s, eps %g)", rms ? "rms_norm" : "norm", describe(a, da, sizeof da), (double) eps);
@@ -912,7 +940,8 @@ static void act_nn(struct fuzz * f) {
             break;
         }
         default: {
-            const int op = chance(0.8) ? PICK(((const int[]) {2, 4, 6, 7, 8, 10, 13, 16})) : PICK(((const int[]) {0, 1, 3, 21, -1, INT_MAX}));
+            const int op = chance(0.8) ? PICK(((const int[]) {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 18, 21}))
+                                   : PICK(((const int[]) {17, 22, -1, INT_MAX}));  /* XIELU only through ggml_xielu */
             TRACE("unary(%s, op %d)", describe(a, da, sizeof da), op);
             t = CALL(f, "ggml_unary", !ctx || !a, ggml_unary(ctx, a, (enum ggml_unary_op) op));
             if (t) CHECK(ggml_get_unary_op(t) == (enum ggml_unary_op) op, "ggml_get_unary_op gives the op back");

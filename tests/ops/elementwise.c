@@ -1,24 +1,35 @@
 /* elementwise.c -- rows of the element-wise ops: add, sub, mul, div (b
  * broadcast over a), add_inplace, add_id (b's rows picked by expert ids:
- * a[:, i1, i2, i3] + b[:, ids[i1, i2]]), sqr, sqrt, log, scale.
+ * a[:, i1, i2, i3] + b[:, ids[i1, i2]]), add1 (b a scalar) and add1_inplace,
+ * sqr, sqrt, log, sin, cos (and their _inplace), scale, clamp, leaky_relu
+ * (and in place).
  *
  * Forward tolerance: relative 2-norm error 1e-5 (one float operation per
  * element, ~1e-7; a wrong element, index or broadcast is off by 1e-2 or
- * more), on every layout of every input. Gradients: the harness defaults. */
+ * more), on every layout of every input. Gradients: the harness defaults,
+ * clamp's and leaky_relu's on inputs 0.05 or more from their kinks; the
+ * in-place forms that read their input in the rule are refused. */
 #include "ops/harness.h"
 
-enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_SQR, EW_SQRT, EW_LOG, EW_SCALE };
+enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_ADD1, EW_SQR, EW_SQRT, EW_LOG, EW_SIN, EW_COS, EW_SCALE, EW_CLAMP, EW_LEAKY };
 struct ew_params {
     enum ew_op op;
     bool self;     /* the one input on both sides: x op x */
-    bool inplace;  /* add_inplace */
-    float s;       /* scale */
+    bool inplace;  /* add_inplace, add1_inplace, sin/cos_inplace, leaky_relu(.., true) */
+    float s;       /* scale, leaky_relu's negative slope; clamp's min */
+    float hi;      /* clamp's max */
 };
 
 static const struct ew_params p_add = {.op = EW_ADD}, p_sub = {.op = EW_SUB}, p_mul = {.op = EW_MUL}, p_div = {.op = EW_DIV},
                               p_mul_self = {.op = EW_MUL, .self = true}, p_div_self = {.op = EW_DIV, .self = true},
                               p_add_inplace = {.op = EW_ADD, .inplace = true}, p_sqr = {.op = EW_SQR}, p_sqrt = {.op = EW_SQRT},
-                              p_log = {.op = EW_LOG}, p_scale = {.op = EW_SCALE, .s = -1.7f};
+                              p_log = {.op = EW_LOG}, p_scale = {.op = EW_SCALE, .s = -1.7f},
+                              p_add1 = {.op = EW_ADD1}, p_add1_inplace = {.op = EW_ADD1, .inplace = true},
+                              p_sin = {.op = EW_SIN}, p_cos = {.op = EW_COS}, p_sin_inplace = {.op = EW_SIN, .inplace = true},
+                              p_cos_inplace = {.op = EW_COS, .inplace = true}, p_clamp = {.op = EW_CLAMP, .s = -0.5f, .hi = 0.75f},
+                              p_clamp_lo = {.op = EW_CLAMP, .s = -INFINITY, .hi = 0.25f},  /* a bound only above */
+                              p_leaky = {.op = EW_LEAKY, .s = 0.1f}, p_leaky_neg = {.op = EW_LEAKY, .s = -0.3f},
+                              p_leaky_inplace = {.op = EW_LEAKY, .s = 0.1f, .inplace = true};
 
 static struct ggml_tensor * b_ew(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct ew_params * p = params;
@@ -31,6 +42,11 @@ static struct ggml_tensor * b_ew(struct ggml_context * ctx, struct ggml_tensor *
         case EW_SQR:  return ggml_sqr(ctx, in[0]);
         case EW_SQRT: return ggml_sqrt(ctx, in[0]);
         case EW_LOG:  return ggml_log(ctx, in[0]);
+        case EW_ADD1: return p->inplace ? ggml_add1_inplace(ctx, in[0], in[1]) : ggml_add1(ctx, in[0], in[1]);
+        case EW_SIN:  return p->inplace ? ggml_sin_inplace(ctx, in[0]) : ggml_sin(ctx, in[0]);
+        case EW_COS:  return p->inplace ? ggml_cos_inplace(ctx, in[0]) : ggml_cos(ctx, in[0]);
+        case EW_CLAMP: return ggml_clamp(ctx, in[0], p->s, p->hi);
+        case EW_LEAKY: return ggml_leaky_relu(ctx, in[0], p->s, p->inplace);
         default:      return ggml_scale(ctx, in[0], p->s);
     }
 }
@@ -43,7 +59,7 @@ static void r_ew(const double * const * in, const int64_t (*ne)[4], const void *
     OPS_FOR4(no, i0, i1, i2, i3) {
         const int64_t i = ops_at(no, i0, i1, i2, i3);
         const double x = in[0][i];
-        const double y = p->op <= EW_DIV ? b[ops_at(nb, i0 % nb[0], i1 % nb[1], i2 % nb[2], i3 % nb[3])] : 0;
+        const double y = p->op <= EW_ADD1 ? b[ops_at(nb, i0 % nb[0], i1 % nb[1], i2 % nb[2], i3 % nb[3])] : 0;
         switch (p->op) {
             case EW_ADD:  out[i] = x + y; break;
             case EW_SUB:  out[i] = x - y; break;
@@ -52,10 +68,22 @@ static void r_ew(const double * const * in, const int64_t (*ne)[4], const void *
             case EW_SQR:  out[i] = x * x; break;
             case EW_SQRT: out[i] = sqrt(x); break;
             case EW_LOG:  out[i] = log(x); break;
+            case EW_ADD1: out[i] = x + y; break;
+            case EW_SIN:  out[i] = sin(x); break;
+            case EW_COS:  out[i] = cos(x); break;
+            case EW_CLAMP: out[i] = x < p->s ? p->s : x > p->hi ? p->hi : x; break;
+            case EW_LEAKY: out[i] = x > 0 ? x : p->s * x; break;
             default:      out[i] = p->s * x; break;
         }
     }
 }
+
+/* v in [0, 1] to 0.05 or more from clamp's bounds -0.5 and 0.75: below, inside, above */
+static void f_clamp(double * v, const int64_t ne[4]) {
+    for (int64_t i = 0; i < ops_nel(ne); i++) v[i] = i % 3 == 0 ? -0.55 - v[i] : i % 3 == 1 ? -0.45 + 1.15 * v[i] : 0.8 + v[i];
+}
+/* |x| in [lo, hi] > 0, both signs */
+static void f_signs(double * v, const int64_t ne[4]) { for (int64_t i = 0; i < ops_nel(ne); i++) if (i % 2) v[i] = -v[i]; }
 
 /* divisors of both signs, |b| in [lo, hi] */
 static void f_random_sign(double * v, const int64_t ne[4]) {
@@ -105,6 +133,15 @@ static void r_add_id(const double * const * in, const int64_t (*ne)[4], const vo
             {.ne = {N1, N2, 1, 1}, .lo = 0, .hi = 4, .type = GGML_TYPE_I32, .fixed = true}},                               \
      .ref = r_add_id, .tol = 1e-6, .grad = GRAD, .refusal = "ne3"}
 
+/* a one-input op on every layout: forward over [LO, HI] */
+#define FWD1(OP, P, NAME, S, LO, HI)                                                                                \
+    {.op = OP, .variant = NAME " " #S, .build = b_ew, .params = &P, .n_in = 1, .in = {IN_ANY(S, LO, HI, NULL)}, .ref = r_ew, .tol = 1e-5}
+/* written over input 0 (contiguous or transposed); GRAD: the harness's mode (a refusal names "in-place") */
+#define INPLACE(OP, P, NAME, N_IN, GRAD)                                                                            \
+    {.op = OP, .variant = NAME, .build = b_ew, .params = &P, .n_in = N_IN,                                          \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -3, .hi = 3, .layout = OPS_CONTIG | OPS_TRANSPOSED}, {.ne = {1, 1, 1, 1}, .lo = -1, .hi = 1}}, \
+     .ref = r_ew, .tol = 1e-5, .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
+
 static const struct ops_row rows[] = {
     BINARY((7, 5, 3, 2), (7, 5, 3, 2)), BINARY((7, 5, 3, 2), (7, 1, 3, 1)), BINARY((7, 5, 3, 2), (1, 5, 1, 1)),
     BINARY((7, 5, 3, 2), (1, 1, 1, 1)), BINARY((7, 5, 3, 2), (7, 5, 1, 2)), BINARY((7, 5, 3, 2), (1, 5, 3, 1)),
@@ -134,6 +171,28 @@ static const struct ops_row rows[] = {
     GRAD1("SQR", p_sqr, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, -1, 1),
     GRAD1("SQRT", p_sqrt, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, 0.5, 2),
     GRAD1("LOG", p_log, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, 0.5, 2),
+    FWD2("ADD1", p_add1, (7, 5, 3, 2), (1, 1, 1, 1), -1, 1, NULL), FWD2("ADD1", p_add1, (1, 13, 1, 3), (1, 1, 1, 1), -1, 1, NULL),
+    FWD1("SIN", p_sin, "", (7, 5, 3, 2), -10, 10), FWD1("COS", p_cos, "", (7, 5, 3, 2), -10, 10),
+    FWD1("SIN", p_sin, "", (1, 1, 1, 1), -10, 10), FWD1("COS", p_cos, "", (1, 13, 1, 3), -10, 10),
+    FWD1("CLAMP", p_clamp, "[-0.5, 0.75]", (7, 5, 3, 2), -2, 2), FWD1("CLAMP", p_clamp_lo, "[-inf, 0.25]", (7, 5, 3, 2), -2, 2),
+    FWD1("CLAMP", p_clamp, "[-0.5, 0.75]", (1, 13, 1, 3), -2, 2),
+    FWD1("LEAKY_RELU", p_leaky, "slope 0.1", (7, 5, 3, 2), -2, 2), FWD1("LEAKY_RELU", p_leaky_neg, "slope -0.3", (7, 5, 3, 2), -2, 2),
+    FWD1("LEAKY_RELU", p_leaky, "slope 0.1", (1, 13, 1, 3), -2, 2),
+    INPLACE("ADD1", p_add1_inplace, "add1_inplace", 2, OPS_FORWARD_ONLY), INPLACE("SIN", p_sin_inplace, "sin_inplace", 1, OPS_REFUSED),
+    INPLACE("COS", p_cos_inplace, "cos_inplace", 1, OPS_REFUSED), INPLACE("LEAKY_RELU", p_leaky_inplace, "leaky_relu in place", 1, OPS_REFUSED),
+    GRAD2("ADD1", p_add1, "a and the scalar b", (5, 3, 2, 2), 0, (1, 1, 1, 1), 0, -1, 1),
+    GRAD2("ADD1", p_add1, "a transposed", (5, 3, 2, 1), OPS_TRANSPOSED, (1, 1, 1, 1), 0, -1, 1),
+    GRAD1("SIN", p_sin, "[5,3,2,2]", (5, 3, 2, 2), 0, -4, 4), GRAD1("COS", p_cos, "[5,3,2,2]", (5, 3, 2, 2), 0, -4, 4),
+    GRAD1("SIN", p_sin, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, -4, 4),
+    GRAD1("COS", p_cos, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, -4, 4),
+    {.op = "CLAMP", .variant = "gradient below, inside, above", .build = b_ew, .params = &p_clamp, .n_in = 1,
+     .in = {{.ne = {5, 3, 2, 2}, .lo = 0, .hi = 1, .layout = OPS_CONTIG | OPS_TRANSPOSED, .fill = f_clamp}}, .ref = r_ew, .tol = 1e-5,
+     .grad = OPS_GRAD},
+    {.op = "LEAKY_RELU", .variant = "gradient slope 0.1, away from 0", .build = b_ew, .params = &p_leaky, .n_in = 1,
+     .in = {{.ne = {5, 3, 2, 2}, .lo = 0.05, .hi = 2, .layout = OPS_CONTIG | OPS_TRANSPOSED, .fill = f_signs}}, .ref = r_ew, .tol = 1e-5,
+     .grad = OPS_GRAD},
+    {.op = "LEAKY_RELU", .variant = "gradient slope -0.3, away from 0", .build = b_ew, .params = &p_leaky_neg, .n_in = 1,
+     .in = {{.ne = {5, 3, 2, 2}, .lo = 0.05, .hi = 2, .fill = f_signs}}, .ref = r_ew, .tol = 1e-5, .grad = OPS_GRAD},
     ADD_ID("a [7,3,4,1]", 7, 3, 4, 1, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY, false),
     ADD_ID("a [7,3,4,2]: ids shared over ne3", 7, 3, 4, 2, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY, false),
     ADD_ID("gradient of a and b", 6, 3, 4, 1, OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD, false),

@@ -1,16 +1,21 @@
 /* norm.c -- rows of norm ((x - mean) / sqrt(var + eps) per row), rms_norm
- * (x / sqrt(mean(x^2) + eps)) and their backward kernels (dx of sum(g *
- * norm(x))).
+ * (x / sqrt(mean(x^2) + eps)), l2_norm (x / max(|x|, eps)), group_norm
+ * (norm over each group of channels) and their backward kernels (dx of
+ * sum(g * norm(x))).
  *
  * Relative 2-norm error 1e-6 forward, 1e-5 backward, on rows with a large
  * common offset (1000 + noise), which a one-pass or float-only variance
  * fails; eps = 0 on a constant row (norm) or a zero row (rms_norm) is defined
- * as 0, forward and backward, never NaN. Gradients: the harness defaults. */
+ * as 0, forward and backward, never NaN. l2_norm on both sides of eps (|x| >
+ * eps: x / |x|; below: x / eps, whose gradient is g / eps). group_norm with
+ * groups that divide the channels, that do not (a smaller last group), that
+ * are empty (n_groups > channels), on rows offset by 1000. Gradients: the
+ * harness defaults. */
 #include "ops/harness.h"
 #include "ops/ops_internal.h"  /* white-box: the internal backward op of norm */
 
-enum nm_op { NM_NORM, NM_RMS_NORM, NM_NORM_BACK, NM_RMS_NORM_BACK };
-struct nm_params { enum nm_op op; float eps; };
+enum nm_op { NM_NORM, NM_RMS_NORM, NM_NORM_BACK, NM_RMS_NORM_BACK, NM_L2_NORM, NM_L2_NORM_BACK, NM_GROUP_NORM, NM_GROUP_NORM_BACK };
+struct nm_params { enum nm_op op; float eps; int n_groups; };
 
 static struct ggml_tensor * b_norm(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct nm_params * p = params;
@@ -18,6 +23,10 @@ static struct ggml_tensor * b_norm(struct ggml_context * ctx, struct ggml_tensor
         case NM_NORM:      return ggml_norm(ctx, in[0], p->eps);
         case NM_RMS_NORM:  return ggml_rms_norm(ctx, in[0], p->eps);
         case NM_NORM_BACK: return ggmlr_norm_back(ctx, in[0], in[1], p->eps);
+        case NM_L2_NORM:   return ggml_l2_norm(ctx, in[0], p->eps);
+        case NM_L2_NORM_BACK: return ggmlr_l2_norm_back(ctx, in[0], in[1], p->eps);
+        case NM_GROUP_NORM: return ggml_group_norm(ctx, in[0], p->n_groups, p->eps);
+        case NM_GROUP_NORM_BACK: return ggmlr_group_norm_back(ctx, in[0], in[1], p->n_groups, p->eps);
         default:           return ggml_rms_norm_back(ctx, in[0], in[1], p->eps);
     }
 }
@@ -41,12 +50,43 @@ static void norm_back_row(bool rms, const double * g, const double * x, int64_t 
     for (int64_t i = 0; i < n; i++) dx[i] = sd > 0 ? (g[i] - (rms ? 0 : mg) - (x[i] - mu) / sd * mgz) / sd : 0;
 }
 
+/* y = x / m, m = max(|x|, eps); dy^T g = g / m - x (x.g) / (|x| m^2) where |x| > eps (m then depends on x) */
+static void l2_row(bool back, const double * g, const double * x, int64_t n, double eps, double * out) {
+    double ss = 0, gx = 0;
+    for (int64_t i = 0; i < n; i++) { ss += x[i] * x[i]; gx += back ? g[i] * x[i] : 0; }
+    const double nrm = sqrt(ss), m = nrm > eps ? nrm : eps;
+    for (int64_t i = 0; i < n; i++) {
+        if (m == 0) { out[i] = 0; continue; }  /* eps = 0 and a zero row: 0, as the kernel documents */
+        out[i] = !back ? x[i] / m : g[i] / m - (nrm > eps ? x[i] * gx / (nrm * m * m) : 0);
+    }
+}
+
+/* group_norm: for each ne3, channel group k is i2 in [k per, min((k + 1) per, C)), per = ceil(C / n_groups):
+ * in logical order one block of ne0 ne1 (its channels) elements, normalised as one row */
+static void r_group_norm(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    (void) ne;
+    const struct nm_params * p = params;
+    const bool back = p->op == NM_GROUP_NORM_BACK;
+    const int64_t plane = no[0] * no[1], per = (no[2] + p->n_groups - 1) / p->n_groups;
+    for (int64_t i3 = 0; i3 < no[3]; i3++)
+        for (int64_t c0 = 0; c0 < no[2]; c0 += per) {
+            const int64_t c1 = c0 + per < no[2] ? c0 + per : no[2], off = plane * (c0 + no[2] * i3), cnt = plane * (c1 - c0);
+            if (back) norm_back_row(false, in[0] + off, in[1] + off, cnt, p->eps, out + off);
+            else norm_row(false, in[0] + off, cnt, p->eps, out + off);
+        }
+}
+
 /* forward: in[0] = x; backward: in[0] = g, in[1] = x */
 static void r_norm(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     (void) ne;
     const struct nm_params * p = params;
-    const bool rms = p->op == NM_RMS_NORM || p->op == NM_RMS_NORM_BACK, back = p->op >= NM_NORM_BACK;
+    const bool rms = p->op == NM_RMS_NORM || p->op == NM_RMS_NORM_BACK, back = p->op == NM_NORM_BACK || p->op == NM_RMS_NORM_BACK;
     const int64_t n0 = no[0];
+    if (p->op >= NM_L2_NORM) {
+        const bool l2b = p->op == NM_L2_NORM_BACK;
+        for (int64_t r = 0; r < ops_nel(no) / n0; r++) l2_row(l2b, l2b ? in[0] + r * n0 : NULL, in[l2b] + r * n0, n0, p->eps, out + r * n0);
+        return;
+    }
     for (int64_t r = 0; r < ops_nel(no) / n0; r++) {
         if (back) norm_back_row(rms, in[0] + r * n0, in[1] + r * n0, n0, p->eps, out + r * n0);
         else norm_row(rms, in[0] + r * n0, n0, p->eps, out + r * n0);
@@ -59,17 +99,38 @@ static void f_degenerate(double * v, const int64_t ne[4]) { (void) ne; for (int 
 #define X_(N0, ROWS, LO, HI, TR, FILL) {.ne = {N0, ROWS, 1, 1}, .lo = LO, .hi = HI, .layout = (TR) ? OPS_TRANSPOSED : 0, .fill = FILL}
 #define G_(N0, ROWS) {.ne = {N0, ROWS, 1, 1}, .lo = -1, .hi = 1}
 #define NM(OP, NAME, EPS, N0, ROWS, LO, HI, TR, FILL, GRAD_BACK)                                                       \
-    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS}, .n_in = 1,        \
+    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS, 0}, .n_in = 1,     \
      .in = {X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-6},                                              \
-    {.op = #OP "_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP##_BACK, EPS},   \
+    {.op = #OP "_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP##_BACK, EPS, 0},\
      .n_in = 2, .in = {G_(N0, ROWS), X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-5, .grad = GRAD_BACK}
 /* rows of length n0, values offset +- noise */
 #define CASE(NAME, N0, ROWS, OFFSET, NOISE, EPS, TR)                                                                  \
     NM(NORM, NAME, EPS, N0, ROWS, (OFFSET) - (NOISE), (OFFSET) + (NOISE), TR, NULL, OPS_FORWARD_ONLY),                 \
     NM(RMS_NORM, NAME, EPS, N0, ROWS, (OFFSET) - (NOISE), (OFFSET) + (NOISE), TR, NULL, OPS_FORWARD_ONLY)
 #define GRAD(OP, NAME, EPS, S, LAY)                                                                                     \
-    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS}, .n_in = 1,        \
+    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS, 0}, .n_in = 1,     \
      .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_norm, .tol = 1e-6, .grad = OPS_GRAD}
+
+/* l2_norm and its backward on [N0 x ROWS] */
+#define L2(NAME, EPS, N0, ROWS, LO, HI, TR, FILL, GRAD_BACK)                                                           \
+    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM, EPS, 0}, .n_in = 1, \
+     .in = {X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-6},                                              \
+    {.op = "L2_NORM_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM_BACK, EPS, 0},  \
+     .n_in = 2, .in = {G_(N0, ROWS), X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-5, .grad = GRAD_BACK}
+/* group_norm and its backward on S, x in [LO, HI] with layouts LAY */
+#define GN(NAME, NG, EPS, S, LO, HI, LAY, GRAD_BACK)                                                                  \
+    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_GROUP_NORM, EPS, NG},   \
+     .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .layout = LAY}}, .ref = r_group_norm, .tol = 1e-6},      \
+    {.op = "GROUP_NORM_BACK", .variant = NAME, .build = b_norm,                                                         \
+     .params = &(const struct nm_params) {NM_GROUP_NORM_BACK, EPS, NG}, .n_in = 2,                                     \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}, {.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .layout = LAY}}, \
+     .ref = r_group_norm, .tol = 1e-5, .grad = GRAD_BACK}
+#define GRAD_L2(NAME, EPS, S, LAY)                                                                                      \
+    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM, EPS, 0}, .n_in = 1, \
+     .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_norm, .tol = 1e-6, .grad = OPS_GRAD}
+#define GRAD_GN(NAME, NG, EPS, S, LAY)                                                                                  \
+    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_GROUP_NORM, EPS, NG},   \
+     .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_group_norm, .tol = 1e-6, .grad = OPS_GRAD}
 
 static const struct ops_row rows[] = {
     CASE("[37 x 5]", 37, 5, 0, 2, 1e-5f, false),
@@ -88,6 +149,23 @@ static const struct ops_row rows[] = {
     GRAD(NORM, "gradient, of transposed", 1e-3f, (6, 4, 1, 1), OPS_TRANSPOSED),
     GRAD(RMS_NORM, "gradient", 1e-3f, (7, 4, 2, 1), 0),
     GRAD(RMS_NORM, "gradient, of transposed", 1e-5f, (6, 4, 1, 1), OPS_TRANSPOSED),
+    L2("[37 x 5]", 1e-6f, 37, 5, -2, 2, false, NULL, OPS_FORWARD_ONLY),
+    L2("[129 x 4] offset 1000", 1e-6f, 129, 4, 999, 1001, false, NULL, OPS_FORWARD_ONLY),
+    L2("[7 x 3] below eps 10", 10.0f, 7, 3, -1, 1, false, NULL, OPS_FORWARD_ONLY),
+    L2("[7 x 11] transposed", 1e-6f, 7, 11, -2, 2, true, NULL, OPS_FORWARD_ONLY),
+    L2("rows of length 2", 1e-6f, 2, 4, -2, 2, false, NULL, OPS_FORWARD_ONLY),  /* length 1: y = sgn(x), a zero gradient */
+    L2("eps 0, constant and zero rows", 0.0f, 5, 2, 0, 0, false, f_degenerate, OPS_FORWARD_ONLY),
+    L2("[67 x 18]", 1e-6f, 67, 18, -4, 4, false, NULL, OPS_REFUSED),
+    GRAD_L2("gradient", 1e-6f, (7, 4, 2, 1), 0), GRAD_L2("gradient, of transposed", 1e-6f, (6, 4, 1, 1), OPS_TRANSPOSED),
+    GRAD_L2("gradient below eps 10", 10.0f, (7, 4, 1, 1), 0),
+    GN("[5,4,6,2] 3 groups", 3, 1e-5f, (5, 4, 6, 2), -2, 2, OPS_CONTIG | OPS_TRANSPOSED | OPS_PERMUTED, OPS_FORWARD_ONLY),
+    GN("[3,2,5,2] 2 groups of 3 and 2", 2, 1e-5f, (3, 2, 5, 2), -2, 2, OPS_CONTIG | OPS_TRANSPOSED, OPS_FORWARD_ONLY),
+    GN("[4,3,5,1] 4 groups: 2, 2, 1 and none", 4, 1e-5f, (4, 3, 5, 1), -2, 2, 0, OPS_FORWARD_ONLY),
+    GN("[2,3,3,2] 8 groups of 1 (5 empty)", 8, 1e-5f, (2, 3, 3, 2), -2, 2, 0, OPS_FORWARD_ONLY),
+    GN("[6,5,4,1] 1 group, offset 1000, eps 0", 1, 0.0f, (6, 5, 4, 1), 999, 1001, 0, OPS_FORWARD_ONLY),
+    GN("[9,7,8,3] 4 groups", 4, 1e-5f, (9, 7, 8, 3), -4, 4, 0, OPS_REFUSED),  /* 12 units over the threads */
+    GRAD_GN("gradient 2 groups", 2, 1e-5f, (4, 3, 4, 2), 0), GRAD_GN("gradient 2 groups of 2 and 1", 2, 1e-3f, (3, 2, 3, 1), 0),
+    GRAD_GN("gradient of transposed", 3, 1e-5f, (3, 4, 6, 1), OPS_TRANSPOSED),
 };
 
 const struct ops_family ops_norm = {"norm", rows, sizeof rows / sizeof rows[0], NULL};

@@ -6,9 +6,35 @@
 # and the files generated from the table are up to date. A new C op without a
 # binding fails here.
 
-not_bound <- c(  # c(ggml_x = "the reason")
+# c(ggml_x = "the reason"); the in-place forms write over their input, which R code holding that tensor
+# would see change, and autodiff refuses most of them: R has the forms without _inplace
+not_bound <- c(
+  ggml_unary_inplace = "in place",
+  ggml_abs_inplace = "in place",
+  ggml_sgn_inplace = "in place",
+  ggml_neg_inplace = "in place",
+  ggml_step_inplace = "in place",
+  ggml_tanh_inplace = "in place",
+  ggml_elu_inplace = "in place",
+  ggml_relu_inplace = "in place",
+  ggml_sigmoid_inplace = "in place",
+  ggml_gelu_inplace = "in place",
+  ggml_gelu_quick_inplace = "in place",
+  ggml_silu_inplace = "in place",
+  ggml_exp_inplace = "in place",
+  ggml_expm1_inplace = "in place",
+  ggml_softplus_inplace = "in place",
+  ggml_gelu_erf_inplace = "in place",
+  ggml_floor_inplace = "in place",
+  ggml_ceil_inplace = "in place",
+  ggml_round_inplace = "in place",
+  ggml_trunc_inplace = "in place",
+  ggml_sin_inplace = "in place",
+  ggml_cos_inplace = "in place",
+  ggml_add1_inplace = "in place",
   ggml_im2col_back = "takes the data's shape as an int64_t pointer (no kind for it); the gradient of ggml_im2col, which autodiff builds",
-  ggml_interpolate = "takes its mode and flags as uint32_t (no kind for it); ggml_upscale_ext binds the same op without flags")
+  ggml_interpolate = "takes its mode and flags as uint32_t (no kind for it); ggml_upscale_ext binds the same op without flags"
+)
 unbound <- as.character(names(not_bound))
 
 # Constructors that create or look up tensors rather than record an op: they

@@ -1,5 +1,6 @@
 /* elementwise.c -- binary ops with ggml broadcasting (b tiled over a),
- * add_id (b's rows picked by expert ids) and unary ops. dst may alias a (in-place add): each element is read before it
+ * add_id (b's rows picked by expert ids) and unary ops. dst may alias a
+ * (in-place add, add1, sin, cos, leaky_relu): each element is read before it
  * is written, by the same thread; a dst overlapping an input otherwise is
  * done by one thread (ggmlr_my_dst_rows). */
 #include "cpu/kernels/kernels.h"
@@ -8,7 +9,7 @@
 
 static inline float apply_binary(enum ggml_op op, float x, float y) {
     switch (op) {
-        case GGML_OP_ADD: return x + y;
+        case GGML_OP_ADD: case GGML_OP_ADD1: return x + y;
         case GGML_OP_SUB: return x - y;
         case GGML_OP_MUL: return x * y;
         default:          return x / y;
@@ -29,7 +30,7 @@ static void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct g
         if (packed && b->ne[0] == n) {
             const float * x = (const float *) arow, * y = (const float *) brow;
             switch (op) {  /* separate loops so each vectorises */
-                case GGML_OP_ADD: for (int64_t i = 0; i < n; i++) d[i] = x[i] + y[i]; break;
+                case GGML_OP_ADD: case GGML_OP_ADD1: for (int64_t i = 0; i < n; i++) d[i] = x[i] + y[i]; break;
                 case GGML_OP_SUB: for (int64_t i = 0; i < n; i++) d[i] = x[i] - y[i]; break;
                 case GGML_OP_MUL: for (int64_t i = 0; i < n; i++) d[i] = x[i] * y[i]; break;
                 default:          for (int64_t i = 0; i < n; i++) d[i] = x[i] / y[i]; break;
@@ -44,24 +45,32 @@ static void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct g
     }
 }
 
+/* dst is a new tensor or (in place) a itself, with a's strides: each
+ * element is read before it is written, by the thread that owns its row */
 static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
-    const float s = ggmlr_f32_param_decode(dst);
+    const enum ggml_op op = dst->op;
+    const float s = ggmlr_f32_param_decode(dst);  /* SCALE's factor, LEAKY_RELU's slope */
+    const struct ggmlr_clamp_params c = op == GGML_OP_CLAMP ? ggmlr_clamp_params_decode(dst) : (struct ggmlr_clamp_params) {0, 0};
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        char * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
         for (int64_t i = 0; i < dst->ne[0]; i++) {
             const float x = *(const float *) (arow + i * a->nb[0]);
             float y;
-            switch (dst->op) {
-                case GGML_OP_SQR:  y = x * x; break;
-                case GGML_OP_SQRT: y = sqrtf(x); break;
-                case GGML_OP_LOG:  y = logf(x); break;
-                default:           y = x * s; break;
+            switch (op) {
+                case GGML_OP_SQR:        y = x * x; break;
+                case GGML_OP_SQRT:       y = sqrtf(x); break;
+                case GGML_OP_LOG:        y = logf(x); break;
+                case GGML_OP_SIN:        y = sinf(x); break;
+                case GGML_OP_COS:        y = cosf(x); break;
+                case GGML_OP_CLAMP:      y = fminf(fmaxf(x, c.min), c.max); break;
+                case GGML_OP_LEAKY_RELU: y = x > 0.0f ? x : s * x; break;
+                default:                 y = x * s; break;
             }
-            d[i] = y;
+            *(float *) (d + i * dst->nb[0]) = y;
         }
     }
 }
@@ -84,6 +93,6 @@ static void ggmlr_compute_add_id(const struct ggmlr_compute_params * p, struct g
     }
 }
 
-GGMLR_KERNEL(binary, ggmlr_compute_binary, NULL, NULL);  /* ADD, SUB, MUL, DIV */
+GGMLR_KERNEL(binary, ggmlr_compute_binary, NULL, NULL);  /* ADD, ADD1, SUB, MUL, DIV */
 GGMLR_KERNEL(add_id, ggmlr_compute_add_id, NULL, NULL);
-GGMLR_KERNEL(map, ggmlr_compute_unary, NULL, NULL);     /* SQR, SQRT, LOG, SCALE */
+GGMLR_KERNEL(map, ggmlr_compute_unary, NULL, NULL);     /* SQR, SQRT, LOG, SIN, COS, SCALE, CLAMP, LEAKY_RELU */

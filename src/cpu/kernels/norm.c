@@ -1,22 +1,30 @@
-/* norm.c -- row-wise normalisation along ne0 and its backward.
+/* norm.c -- row-wise normalisation along ne0, group normalisation, and
+ * their backward.
  *
  *   NORM:     y = x̂ = (x - mu) / sigma,  mu = mean(x), sigma = sqrt(var + eps), var = mean((x - mu)^2)
  *   RMS_NORM: y = x / r,                 r = sqrt(mean(x^2) + eps)
+ *   L2_NORM:  y = x / m,                 m = max(|x|, eps), |x| = sqrt(sum(x^2))
  *   NORM_BACK:     dx = (g - mean(g) - x̂ mean(g x̂)) / sigma
  *   RMS_NORM_BACK: dx = (g - x mean(g x) / r^2) / r
+ *   L2_NORM_BACK:  dx = (g - y sum(g y) [|x| > eps]) / m   (m = eps is a constant: y = x / eps)
+ *   GROUP_NORM, GROUP_NORM_BACK: NORM and NORM_BACK over the elements of a
+ *     group of channels (ne2) of one ne3, instead of a row
  *
  * Row statistics accumulate in double, the variance in a second pass over
  * x - mu, so rows with a large common offset (1000 + noise) keep their digits;
  * each row is done by one thread in a fixed order (thread-count independent).
- * A row with var + eps = 0 (eps = 0 and a constant row; for RMS_NORM a row of
- * zeros) has no defined normalisation: its outputs, and its gradients, are 0. */
+ * A row with var + eps = 0 (eps = 0 and a constant row; for RMS_NORM and
+ * L2_NORM a row of zeros) has no defined normalisation: its outputs, and its
+ * gradients, are 0. */
 #include "cpu/kernels/kernels.h"
 
 #include <math.h>
 
 static size_t ggmlr_norm_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
 
-struct row_stats { double mu, inv; };  /* inv = 1 / sigma (or 1 / r), 0 where undefined */
+/* inv = 1 / sigma (or 1 / r, 1 / m), 0 where undefined; k the factor of sum(g z) in the
+ * gradient: 1 / n (a mean) for NORM and RMS_NORM, [|x| > eps] for L2_NORM */
+struct row_stats { double mu, inv, k; };
 
 static struct row_stats stats(enum ggml_op op, const float * x, int64_t n, double eps) {
     double mu = 0.0, ss = 0.0;
@@ -25,11 +33,15 @@ static struct row_stats stats(enum ggml_op op, const float * x, int64_t n, doubl
         mu /= (double) n;
     }
     for (int64_t i = 0; i < n; i++) { const double d = x[i] - mu; ss += d * d; }
+    if (op == GGML_OP_L2_NORM || op == GGML_OP_L2_NORM_BACK) {
+        const double nrm = sqrt(ss), m = nrm > eps ? nrm : eps;
+        return (struct row_stats) {0.0, m > 0.0 ? 1.0 / m : 0.0, nrm > eps ? 1.0 : 0.0};
+    }
     const double v = ss / (double) n + eps;
-    return (struct row_stats) {mu, v > 0.0 ? 1.0 / sqrt(v) : 0.0};
+    return (struct row_stats) {mu, v > 0.0 ? 1.0 / sqrt(v) : 0.0, 1.0 / (double) n};
 }
 
-/* NORM and RMS_NORM (src[0] = x) */
+/* NORM, RMS_NORM and L2_NORM (src[0] = x) */
 static void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const double eps = ggmlr_f32_param_decode(dst);
@@ -44,7 +56,7 @@ static void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggm
     }
 }
 
-/* NORM_BACK and RMS_NORM_BACK (src[0] = g = dL/dy, src[1] = x) */
+/* NORM_BACK, RMS_NORM_BACK and L2_NORM_BACK (src[0] = g = dL/dy, src[1] = x) */
 static void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * ga = dst->src[0], * xa = dst->src[1];
     const double eps = ggmlr_f32_param_decode(dst);
@@ -59,13 +71,74 @@ static void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struc
         const float * x = ggmlr_row_f32(xa, i1, i2, i3, xbuf);
         float * dx = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const struct row_stats s = stats(dst->op, x, n, eps);
-        /* z = x̂ (NORM) or x / r (RMS_NORM): dx = (g - [mean(g)] - z mean(g z)) / sigma */
+        /* z = x̂ (NORM), x / r (RMS_NORM) or y (L2_NORM): dx = (g - [mean(g)] - z k sum(g z)) / sigma */
         double sum_g = 0.0, sum_gz = 0.0;
         for (int64_t i = 0; i < n; i++) { sum_g += g[i]; sum_gz += g[i] * ((x[i] - s.mu) * s.inv); }
-        const double mean_g = layer ? sum_g / (double) n : 0.0, mean_gz = sum_gz / (double) n;
+        const double mean_g = layer ? sum_g / (double) n : 0.0, mean_gz = sum_gz * s.k;
         for (int64_t i = 0; i < n; i++) dx[i] = (float) ((g[i] - mean_g - (x[i] - s.mu) * s.inv * mean_gz) * s.inv);
     }
 }
 
-GGMLR_KERNEL(norm, ggmlr_compute_norm, ggmlr_norm_work_size, NULL);            /* NORM, RMS_NORM */
-GGMLR_KERNEL(norm_back, ggmlr_compute_norm_back, ggmlr_norm_work_size, NULL);  /* NORM_BACK, RMS_NORM_BACK */
+/* ---- GROUP_NORM: each (group, ne3) is one unit of work, done by one thread in a fixed order ---- */
+
+struct group { int64_t c0, c1, i3; };  /* channels [c0, c1) of ne3 index i3 */
+
+static int64_t n_units(const struct ggml_tensor * dst) { return (int64_t) ggmlr_group_norm_params_decode(dst).n_groups * dst->ne[3]; }
+
+static struct group group_of(const struct ggml_tensor * dst, int64_t u) {
+    const int64_t ng = ggmlr_group_norm_params_decode(dst).n_groups, nc = dst->ne[2];
+    const int64_t per = (nc + ng - 1) / ng, c0 = (u % ng) * per;  /* upstream's split: ceil(C / n_groups) channels each */
+    return (struct group) {c0 < nc ? c0 : nc, c0 + per < nc ? c0 + per : nc, u / ng};
+}
+
+/* mean and 1 / sqrt(var + eps) of a group (0 where undefined), the variance in a second pass */
+static struct row_stats group_stats(const struct ggml_tensor * x, struct group gr, double eps, float * buf) {
+    const int64_t n = x->ne[0], cnt = n * x->ne[1] * (gr.c1 - gr.c0);
+    double mu = 0.0, ss = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
+            for (int64_t i1 = 0; i1 < x->ne[1]; i1++) {
+                const float * r = ggmlr_row_f32(x, i1, i2, gr.i3, buf);
+                for (int64_t i = 0; i < n; i++) { if (pass == 0) mu += r[i]; else ss += (r[i] - mu) * (r[i] - mu); }
+            }
+        if (pass == 0) mu /= (double) cnt;
+    }
+    const double v = ss / (double) cnt + eps;
+    return (struct row_stats) {mu, v > 0.0 ? 1.0 / sqrt(v) : 0.0, 1.0 / (double) cnt};
+}
+
+/* GROUP_NORM (src[0] = x) and GROUP_NORM_BACK (src[0] = g, src[1] = x) */
+static void ggmlr_compute_group_norm(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const bool back = dst->op == GGML_OP_GROUP_NORM_BACK;
+    const struct ggml_tensor * x = back ? dst->src[1] : dst->src[0], * ga = back ? dst->src[0] : NULL;
+    const double eps = ggmlr_group_norm_params_decode(dst).eps;
+    const int64_t n = dst->ne[0];
+    if (n == 0) return;
+    float * xbuf = p->wdata, * gbuf = xbuf + n;
+    int64_t u0, u1;
+    ggmlr_split(n_units(dst), p->ith, p->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const struct group gr = group_of(dst, u);
+        if (gr.c1 <= gr.c0) continue;
+        const struct row_stats s = group_stats(x, gr, eps, xbuf);
+        double mean_g = 0.0, mean_gz = 0.0;  /* backward: mean(g), mean(g x̂) over the group */
+        for (int64_t i2 = gr.c0; back && i2 < gr.c1; i2++)
+            for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
+                const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf), * g = ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf);
+                for (int64_t i = 0; i < n; i++) { mean_g += g[i]; mean_gz += g[i] * ((xr[i] - s.mu) * s.inv); }
+            }
+        mean_g *= s.k; mean_gz *= s.k;
+        for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
+            for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
+                const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf);
+                float * y = ggmlr_elem_ptr(dst, 0, i1, i2, gr.i3);
+                if (!back) { for (int64_t i = 0; i < n; i++) y[i] = (float) ((xr[i] - s.mu) * s.inv); continue; }
+                const float * g = ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf);
+                for (int64_t i = 0; i < n; i++) y[i] = (float) ((g[i] - mean_g - (xr[i] - s.mu) * s.inv * mean_gz) * s.inv);
+            }
+    }
+}
+
+GGMLR_KERNEL(norm, ggmlr_compute_norm, ggmlr_norm_work_size, NULL);            /* NORM, RMS_NORM, L2_NORM */
+GGMLR_KERNEL(norm_back, ggmlr_compute_norm_back, ggmlr_norm_work_size, NULL);  /* NORM_BACK, RMS_NORM_BACK, L2_NORM_BACK */
+GGMLR_KERNEL(group_norm, ggmlr_compute_group_norm, ggmlr_norm_work_size, NULL);  /* GROUP_NORM, GROUP_NORM_BACK */

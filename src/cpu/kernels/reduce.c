@@ -1,8 +1,12 @@
-/* reduce.c -- sum (to a scalar), sum_rows and mean (per row), repeat
- * (tiling) and repeat_back (its adjoint: summing tiles), argmax. Sums
- * accumulate in double, in a fixed order, so they are accurate and
- * thread-count independent. */
+/* reduce.c -- sum (to a scalar), sum_rows and mean (per row), cumsum
+ * (prefix sums per row), repeat (tiling) and repeat_back (its adjoint:
+ * summing tiles), argmax, count_equal, argsort and top_k (a stable merge
+ * sort of each row's indices). Sums accumulate in double, in a fixed order,
+ * so they are accurate and thread-count independent. */
 #include "cpu/kernels/kernels.h"
+
+#include <math.h>
+#include <string.h>
 
 static double row_sum(const struct ggml_tensor * a, int64_t i1, int64_t i2, int64_t i3) {
     const char * row = ggmlr_elem_ptr(a, 0, i1, i2, i3);
@@ -87,7 +91,8 @@ static void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, str
     }
 }
 
-static size_t ggmlr_argmax_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
+/* one row of the source as floats (argmax, cumsum) */
+static size_t ggmlr_row_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
 
 /* dst[i1] = index of the largest element of row i1; the first one on ties (as upstream) */
 static void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
@@ -103,8 +108,80 @@ static void ggmlr_compute_argmax(const struct ggmlr_compute_params * p, struct g
     }
 }
 
+/* y_i = x_0 + ... + x_i, the running sum in double */
+static void ggmlr_compute_cumsum(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const float * x = ggmlr_row_f32(a, i1, i2, i3, p->wdata);
+        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        double s = 0.0;
+        for (int64_t i = 0; i < a->ne[0]; i++) { s += x[i]; y[i] = (float) s; }
+    }
+}
+
+/* one thread counts: the result is one integer */
+static void ggmlr_compute_count_equal(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    if (p->ith != 0) return;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    int32_t n = 0;
+    for (int64_t r = 0; r < ggml_nrows(a); r++) {
+        int64_t i1, i2, i3;
+        ggmlr_row_index(a, r, &i1, &i2, &i3);
+        const char * ra = ggmlr_elem_ptr(a, 0, i1, i2, i3), * rb = ggmlr_elem_ptr(b, 0, i1, i2, i3);
+        for (int64_t i = 0; i < a->ne[0]; i++) n += *(const int32_t *) (ra + i * a->nb[0]) == *(const int32_t *) (rb + i * b->nb[0]);
+    }
+    *(int32_t *) dst->data = n;
+}
+
+/* does index i go before j: by value in the order, NaN last, ties by index (a strict total order) */
+static inline bool sorts_before(const float * x, int32_t i, int32_t j, bool desc) {
+    const bool ni = isnan(x[i]), nj = isnan(x[j]);
+    if (ni != nj) return nj;
+    if (!ni && x[i] != x[j]) return desc ? x[i] > x[j] : x[i] < x[j];
+    return i < j;
+}
+
+/* the row's indices in idx sorted (bottom-up merge sort through tmp: O(n log n), stable) */
+static void sort_indices(const float * x, int64_t n, bool desc, int32_t * idx, int32_t * tmp) {
+    for (int64_t i = 0; i < n; i++) idx[i] = (int32_t) i;
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) tmp[o++] = sorts_before(x, idx[j], idx[i], desc) ? idx[j++] : idx[i++];
+            while (i < mid) tmp[o++] = idx[i++];
+            while (j < hi) tmp[o++] = idx[j++];
+        }
+        memcpy(idx, tmp, (size_t) n * sizeof *idx);
+    }
+}
+
+/* a row of floats and two of indices */
+static size_t ggmlr_sort_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * (sizeof(float) + 2 * sizeof(int32_t)); }
+
+/* ARGSORT (the order of its parameter) and TOP_K (descending, the first k) */
+static void ggmlr_compute_sort(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const int64_t n = a->ne[0];
+    const bool desc = dst->op == GGML_OP_TOP_K || ggmlr_sort_params_decode(dst) == GGML_SORT_ORDER_DESC;
+    float * xbuf = p->wdata;
+    int32_t * idx = (int32_t *) (xbuf + n), * tmp = idx + n;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        sort_indices(ggmlr_row_f32(a, i1, i2, i3, xbuf), n, desc, idx, tmp);
+        char * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        for (int64_t i = 0; i < dst->ne[0]; i++) *(int32_t *) (d + i * dst->nb[0]) = idx[i];
+    }
+}
+
 GGMLR_KERNEL(sum, ggmlr_compute_sum, NULL, NULL);
 GGMLR_KERNEL(sum_rows, ggmlr_compute_sum_rows, NULL, NULL);  /* SUM_ROWS, MEAN */
 GGMLR_KERNEL(repeat, ggmlr_compute_repeat, NULL, NULL);
 GGMLR_KERNEL(repeat_back, ggmlr_compute_repeat_back, ggmlr_repeat_back_work_size, NULL);
-GGMLR_KERNEL(argmax, ggmlr_compute_argmax, ggmlr_argmax_work_size, NULL);
+GGMLR_KERNEL(argmax, ggmlr_compute_argmax, ggmlr_row_work_size, NULL);
+GGMLR_KERNEL(cumsum, ggmlr_compute_cumsum, ggmlr_row_work_size, NULL);
+GGMLR_KERNEL(count_equal, ggmlr_compute_count_equal, NULL, NULL);
+GGMLR_KERNEL(sort, ggmlr_compute_sort, ggmlr_sort_work_size, NULL);  /* ARGSORT, TOP_K */
