@@ -94,8 +94,23 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
       ggml_backend_tensor_set_data(m, if (train) (stats::runif(n_el) >= l$config$rate) / (1 - l$config$rate) else rep(1, n_el))
     }
   }
+  # the parameters: copies of the trainable layers' weights, copied back after training
+  train <- Filter(function(i) model$layers[[i]]$trainable && length(model$layers[[i]]$weights) > 0, seq_along(model$layers))
+  if (length(train) == 0) stop("the model has no trainable weights (see ggml_unfreeze_weights)", call. = FALSE)
+  ws <- unlist(lapply(model$layers[train], `[[`, "weights"))
+  pctx <- ggml_init(sum(vapply(ws, ggml_nbytes, numeric(1))) + length(ws) * (ggml_tensor_overhead() + 64) + 1024)
+  on.exit(ggml_free(pctx), add = TRUE)
+  tm <- model
+  for (i in train) {
+    tm$layers[[i]]$weights <- lapply(model$layers[[i]]$weights, function(w) {
+      p <- ggml_dup_tensor(pctx, w)
+      ggml_set_name(p, ggml_get_name(w))
+      ggml_backend_tensor_set_data(p, ggml_backend_tensor_get_data(w))
+      ggml_set_param(p)
+    })
+  }
   ce <- model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
-  outputs <- .build_forward(model, ctx, inputs, masks = if (length(drop) > 0) masks, logits = ce)
+  outputs <- .build_forward(tm, ctx, inputs, masks = if (length(drop) > 0) masks, logits = ce)
 
   state <- new.env(parent = emptyenv())
   state$stop <- FALSE
@@ -133,6 +148,11 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
                     optimizer = if (sgd) GGML_OPT_OPTIMIZER_TYPE_SGD else GGML_OPT_OPTIMIZER_TYPE_ADAMW,
                     get_opt_pars = get_pars, nepoch = epochs, nbatch_logical = batch_size, val_split = validation_split,
                     silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb)
+  for (i in train) {
+    for (w in names(model$layers[[i]]$weights)) {
+      ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
+    }
+  }
   model$history <- structure(list(train_loss = h$train_loss, train_accuracy = h$train_accuracy, val_loss = h$val_loss,
                                   val_accuracy = h$val_accuracy, epochs = h$epoch), class = "ggml_history")
   invisible(model)

@@ -97,8 +97,8 @@ nn_infer_shapes <- function(model) {
   sum(vapply(.layer_weight_shapes(l), prod, numeric(1)))
 }
 
-# Allocate the weights of every layer in one context and initialise them from
-# R's RNG (set.seed gives the same model): Glorot-uniform matrices
+# Allocate the weights of every layer in one context (not parameters: fit()
+# trains copies of the trainable ones) and initialise them from R's RNG (set.seed gives the same model): Glorot-uniform matrices
 # (limit sqrt(6 / (fan_in + fan_out))), zero biases, U(-0.05, 0.05) embeddings.
 .init_weights <- function(model) {
   shapes <- lapply(model$layers, .layer_weight_shapes)
@@ -116,7 +116,6 @@ nn_infer_shapes <- function(model) {
       t <- ggml_new_tensor(ctx, GGML_TYPE_F32, length(s), s)
       ggml_set_name(t, sprintf("l%d.%s", i, w))
       ggml_backend_tensor_set_data(t, v)
-      if (l$trainable) ggml_set_param(t)
       l$weights[[w]] <- t
     }
     model$layers[[i]] <- l
@@ -153,4 +152,55 @@ nn_infer_shapes <- function(model) {
                                   l$config$dim, l$input_shape, nb))
   }
   x
+}
+
+# ---- layer access and freezing (CRAN ggmlR's names) ----
+
+ggml_get_layer <- function(model, index = NULL, name = NULL) {
+  if (is.null(index) == is.null(name)) stop("give either index or name (not both)", call. = FALSE)
+  n <- length(model$layers)
+  if (!is.null(index)) {
+    if (!is.numeric(index) || length(index) != 1 || is.na(index) || index < 1 || index > n) {
+      stop(sprintf("layer index %s out of range (the model has %d layers)", format(index), n), call. = FALSE)
+    }
+    return(model$layers[[index]])
+  }
+  for (l in model$layers) if (identical(l$name, name)) return(l)
+  stop(sprintf("No layer with name '%s'", name), call. = FALSE)
+}
+
+ggml_pop_layer <- function(model) {
+  if (isTRUE(model$compiled)) stop("layers cannot be removed from a compiled model", call. = FALSE)
+  n <- length(model$layers)
+  if (n == 0) stop("the model has no layers to remove", call. = FALSE)
+  model$layers <- model$layers[-n]
+  if (n == 1) model$input_shape <- NULL
+  model
+}
+
+# Set the trainable flag of layers from:to or of those named layer_names;
+# fit() trains only trainable layers, so this also works on a compiled model.
+.set_trainable <- function(model, from, to, layer_names, value) {
+  n <- length(model$layers)
+  if (n == 0) stop("the model has no layers", call. = FALSE)
+  if (!is.null(layer_names)) {
+    idx <- which(vapply(model$layers, `[[`, "", "name") %in% layer_names)
+    if (length(idx) == 0) stop(sprintf("No layers found with names: %s", paste(layer_names, collapse = ", ")), call. = FALSE)
+  } else {
+    if (!is.numeric(from) || !is.numeric(to) || length(from) != 1 || length(to) != 1 || is.na(from) || is.na(to) ||
+        from < 1 || to > n || from > to) {
+      stop(sprintf("Invalid range: from=%s to=%s (the model has %d layers)", format(from), format(to), n), call. = FALSE)
+    }
+    idx <- from:to
+  }
+  for (i in idx) model$layers[[i]]$trainable <- value
+  model
+}
+
+ggml_freeze_weights <- function(model, from = 1L, to = length(model$layers), layer_names = NULL, ...) {
+  .set_trainable(model, from, to, layer_names, FALSE)
+}
+
+ggml_unfreeze_weights <- function(model, from = 1L, to = length(model$layers), layer_names = NULL, ...) {
+  .set_trainable(model, from, to, layer_names, TRUE)
 }

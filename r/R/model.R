@@ -142,14 +142,45 @@ ggml_load_model <- function(path, backend = "auto") {
   model <- ggml_compile(model, optimizer = get("ggmlr.model.optimizer"), loss = get("ggmlr.model.loss"),
                         metrics = get("ggmlr.model.metrics", FALSE), backend = backend,
                         learning_rate = get("ggmlr.model.learning_rate", FALSE))
+  .copy_weights(model, f$ctx)
+  model
+}
+
+# The weights of a compiled model from the tensors of the same names in ctx.
+.copy_weights <- function(model, ctx) {
   for (l in model$layers) {
     for (w in l$weights) {
-      src <- ggml_get_tensor(f$ctx, ggml_get_name(w))
+      src <- ggml_get_tensor(ctx, ggml_get_name(w))
       if (is.null(src) || !identical(ggml_tensor_shape(src), ggml_tensor_shape(w))) {
-        stop(sprintf("ggml_load_model: tensor %s is missing or has another shape", ggml_get_name(w)), call. = FALSE)
+        stop(sprintf("weights mismatch: tensor %s is missing or has another shape", ggml_get_name(w)), call. = FALSE)
       }
       ggml_backend_tensor_set_data(w, ggml_backend_tensor_get_data(src))
     }
   }
-  model
+  invisible(model)
+}
+
+# Weights only: the file of ggml_save_model, read into a compiled model of
+# the same layer types and shapes.
+ggml_save_weights <- function(model, path) {
+  ggml_save_model(model, path)
+  invisible(model)
+}
+
+ggml_load_weights <- function(model, path) {
+  .check_compiled(model)
+  saved <- ggml_load_model(path)
+  types <- function(m) vapply(m$layers, `[[`, "", "type")
+  if (!identical(types(saved), types(model)) ||
+      !identical(lapply(saved$layers, `[[`, "output_shape"), lapply(model$layers, `[[`, "output_shape"))) {
+    stop(sprintf("architecture mismatch: the file has layers %s, the model %s", paste(types(saved), collapse = ", "),
+                 paste(types(model), collapse = ", ")), call. = FALSE)
+  }
+  for (i in seq_along(model$layers)) {
+    for (w in names(model$layers[[i]]$weights)) {
+      ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(saved$layers[[i]]$weights[[w]]))
+    }
+  }
+  ggml_free(saved$compilation$ctx_weights)
+  invisible(model)
 }
