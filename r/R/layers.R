@@ -20,7 +20,8 @@
 }
 
 .add_layer <- function(model, type, config, name, trainable, input_shape = NULL) {
-  if (!inherits(model, "ggml_sequential_model")) stop("'model' must come from ggml_model_sequential()", call. = FALSE)
+  if (inherits(model, "ggml_tensor_node")) return(.add_node(model, type, config, name, trainable))
+  if (!inherits(model, "ggml_sequential_model")) stop("'model' must come from ggml_model_sequential() or ggml_input()", call. = FALSE)
   if (isTRUE(model$compiled)) stop("layers cannot be added to a compiled model", call. = FALSE)
   if (is.null(name)) name <- .layer_name(model, type)
   if (!is.character(name) || length(name) != 1 || is.na(name)) stop("'name' must be a single string", call. = FALSE)

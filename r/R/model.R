@@ -11,6 +11,42 @@ ggml_model_sequential <- function() {
             class = c("ggml_sequential_model", "list"))
 }
 
+# ---- the functional API (chains of layers for now) ----
+
+# A node: the layer applied to its parent node, or the input (parent NULL).
+# Each input gets an id of its own, so that equal-looking inputs differ.
+ggml_input <- function(shape, name = NULL) {
+  shape <- vapply(shape, .check_count, integer(1), "shape")
+  .node_ids$n <- .node_ids$n + 1
+  structure(list(type = "input", shape = shape, name = name, id = .node_ids$n, parent = NULL), class = "ggml_tensor_node")
+}
+.node_ids <- new.env(parent = emptyenv())
+.node_ids$n <- 0
+
+.add_node <- function(node, type, config, name, trainable) {
+  structure(list(type = type, config = config, name = name, trainable = trainable, parent = node), class = "ggml_tensor_node")
+}
+
+# The model from an input node to an output node. Only a chain (each layer
+# on the one before) is supported: it becomes a sequential model.
+ggml_model <- function(inputs, outputs) {
+  if (!inherits(inputs, "ggml_tensor_node") || !inherits(outputs, "ggml_tensor_node")) {
+    stop("'inputs' and 'outputs' must be nodes from ggml_input() and layers applied to it", call. = FALSE)
+  }
+  chain <- list()
+  node <- outputs
+  while (!identical(node$type, "input")) {
+    chain <- c(list(node), chain)
+    node <- node$parent
+  }
+  if (!identical(node, inputs)) stop("'outputs' is not computed from 'inputs'", call. = FALSE)
+  model <- ggml_model_sequential()
+  model$input_shape <- inputs$shape
+  for (n in chain) model <- .add_layer(model, n$type, n$config, n$name, n$trainable)
+  class(model) <- c("ggml_functional_model", class(model))
+  model
+}
+
 .optimizers <- c("adam", "adamw", "sgd")
 .losses <- c("categorical_crossentropy", "crossentropy", "mse", "mean_squared_error")
 

@@ -252,3 +252,22 @@ test_that("frozen layers keep their weights, layers are found by name and index,
   other <- ggml_model_sequential() |> ggml_layer_dense(5, input_shape = 4) |> ggml_layer_dense(2) |> compile()
   expect_error(ggml_load_weights(other, f), "mismatch")
 })
+
+test_that("a functional chain is the sequential model of its layers", {
+  d <- two_class(64, 14)
+  set.seed(15)
+  s <- ggml_model_sequential() |> ggml_layer_dense(4, activation = "tanh", input_shape = 4) |>
+    ggml_layer_dense(2, activation = "softmax") |> compile()
+  set.seed(15)
+  inp <- ggml_input(shape = 4)
+  out <- inp |> ggml_layer_dense(4, activation = "tanh") |> ggml_layer_dense(2, activation = "softmax")
+  f <- compile(ggml_model(inputs = inp, outputs = out))
+  expect_s3_class(f, "ggml_functional_model")
+  expect_true(f$compiled)
+  expect_identical(vapply(f$layers, `[[`, "", "name"), c("dense_1", "dense_2"))
+  s <- fit(s, d$x, d$y, epochs = 2, batch_size = 32, verbose = 0)
+  f <- fit(f, d$x, d$y, epochs = 2, batch_size = 32, verbose = 0)
+  expect_identical(predict(f, d$x), predict(s, d$x))
+  expect_error(ggml_model(ggml_input(4), out), "not computed from")
+  expect_error(ggml_model(inp, list()), "nodes")
+})
