@@ -34,6 +34,15 @@
   if (!isTRUE(model$compiled)) stop("the model must be compiled (ggml_compile) before it is used", call. = FALSE)
 }
 
+# The methods take ... for the generics' sake; an argument they do not know
+# (CRAN's class_weight, sample_weight) is an error, not silently dropped.
+.no_extra_args <- function(...) {
+  if (...length() == 0) return(invisible(NULL))
+  a <- names(list(...))
+  if (is.null(a)) a <- character(...length())
+  stop(sprintf("unsupported argument(s): %s", paste(ifelse(nzchar(a), a, "<unnamed>"), collapse = ", ")), call. = FALSE)
+}
+
 .input_is_ids <- function(model) identical(model$layers[[1]]$type, "embedding")
 
 # The progress bar, early stopping and the learning-rate schedules act
@@ -43,6 +52,7 @@ ggml_fit <- function(model, ...) UseMethod("ggml_fit")
 
 ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size = 32, validation_split = 0,
                                            validation_data = NULL, verbose = 1, callbacks = list(), ...) {
+  .no_extra_args(...)
   .check_compiled(model)
   epochs <- .check_count(epochs, "epochs")
   batch_size <- .check_count(batch_size, "batch_size")
@@ -168,6 +178,7 @@ fit.ggml_sequential_model <- function(object, x, y, epochs = 1L, batch_size = 32
 ggml_predict <- function(model, ...) UseMethod("ggml_predict")
 
 ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, ...) {
+  .no_extra_args(...)
   .check_compiled(model)
   batch_size <- .check_count(batch_size, "batch_size")
   data <- .to_ggml_data(x, model$input_shape)
@@ -207,6 +218,7 @@ ggml_predict_classes <- function(model, x, batch_size = 32L) as.integer(max.col(
 ggml_evaluate <- function(model, ...) UseMethod("ggml_evaluate")
 
 ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, ...) {
+  .no_extra_args(...)
   y <- .as_label_matrix(y)
   if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
   p <- ggml_predict(model, x, batch_size = batch_size)
@@ -222,7 +234,7 @@ ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, ..
 }
 
 evaluate.ggml_sequential_model <- function(x, test_x, test_y, batch_size = 32L, ...) {
-  ggml_evaluate(x, x = test_x, y = test_y, batch_size = batch_size)
+  ggml_evaluate(x, x = test_x, y = test_y, batch_size = batch_size, ...)
 }
 
 # ---- history ----
@@ -255,8 +267,9 @@ plot.ggml_history <- function(x, ...) {
   if (mode == "auto") if (grepl("loss", monitor)) "min" else "max" else mode
 }
 
-# Stop when `monitor` has not improved by min_delta for `patience` epochs.
-ggml_callback_early_stopping <- function(monitor = "val_loss", patience = 5, min_delta = 0, mode = "auto") {
+# A callback that calls on_plateau(epoch, state) when `monitor` has not
+# improved by more than min_delta for `patience` epochs, then counts again.
+.plateau_callback <- function(monitor, patience, min_delta, mode, on_plateau) {
   mode <- .monitor_mode(monitor, mode)
   best <- if (mode == "min") Inf else -Inf
   wait <- 0L
@@ -269,12 +282,25 @@ ggml_callback_early_stopping <- function(monitor = "val_loss", patience = 5, min
     } else {
       wait <<- wait + 1L
       if (wait >= patience) {
-        message(sprintf("Early stopping at epoch %d (no improvement in %s for %d epochs)", epoch, monitor, patience))
-        state$stop <- TRUE
+        on_plateau(epoch, state)
+        wait <<- 0L
       }
     }
     invisible(NULL)
   })
+}
+
+ggml_callback_early_stopping <- function(monitor = "val_loss", patience = 5, min_delta = 0, mode = "auto") {
+  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) {
+    message(sprintf("Early stopping at epoch %d (no improvement in %s for %d epochs)", epoch, monitor, patience))
+    state$stop <- TRUE
+  })
+}
+
+# lr * factor, not below min_lr, at each plateau.
+ggml_schedule_reduce_on_plateau <- function(monitor = "val_loss", factor = 0.5, patience = 5, min_lr = 1e-7,
+                                            min_delta = 1e-4, mode = "auto") {
+  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) state$lr <- max(state$lr * factor, min_lr))
 }
 
 # lr * gamma every step_size epochs.

@@ -174,6 +174,10 @@ test_that("early stopping ends training and an LR schedule sets the rate of each
   }
   gd(ggml_schedule_step_decay(step_size = 2, gamma = 0.5), 5, 0.1 * c(1, 1, 0.5, 0.5, 0.25))
   gd(ggml_schedule_cosine_decay(eta_min = 0.01, T_max = 4), 4, 0.01 + 0.09 * (1 + cos(pi * (0:3) / 4)) / 2)
+  # min_delta 10: every epoch after the first (an improvement on Inf) is a
+  # plateau, so from epoch 3 on the rate halves each epoch, down to min_lr
+  gd(ggml_schedule_reduce_on_plateau("loss", factor = 0.5, patience = 1, min_lr = 0.03, min_delta = 10), 4,
+     c(0.1, 0.1, 0.05, 0.03))
 })
 
 test_that("models print and summarise their layers and parameter counts", {
@@ -209,6 +213,9 @@ test_that("misuse of the model API gives R errors", {
   expect_error(fit(m, d$x, d$y, epochs = -1), "epochs")
   expect_error(fit(m, d$x, d$y, validation_data = d$x), "list")
   expect_error(evaluate(m, d$x, d$y[, 1]), "columns")
+  expect_error(fit(m, d$x, d$y, sample_weight = rep(1, 32)), "unsupported argument\\(s\\): sample_weight")
+  expect_error(evaluate(m, d$x, d$y, class_weight = c(1, 2)), "class_weight")
+  expect_error(predict(m, d$x, 32, 1), "unsupported")
 })
 
 test_that("frozen layers keep their weights, layers are found by name and index, weight files load", {
