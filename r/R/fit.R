@@ -43,6 +43,25 @@
   stop(sprintf("unsupported argument(s): %s", paste(ifelse(nzchar(a), a, "<unnamed>"), collapse = ", ")), call. = FALSE)
 }
 
+# Weights for cross-entropy, as labels scaled per datapoint: CE is linear in
+# the labels, so CE(p, w y) = w CE(p, y). class_weight is named by the
+# classes from 0 (CRAN's convention), sample_weight has one weight per row.
+.weighted_labels <- function(y, class_weight, sample_weight, ce) {
+  if (is.null(class_weight) && is.null(sample_weight)) return(y)
+  if (!is.null(class_weight) && !is.null(sample_weight)) stop("give class_weight or sample_weight, not both", call. = FALSE)
+  if (!ce) stop("class_weight and sample_weight need the cross-entropy loss", call. = FALSE)
+  w <- if (!is.null(sample_weight)) {
+    if (length(sample_weight) != nrow(y)) stop(sprintf("sample_weight must have one weight per datapoint (%d)", nrow(y)), call. = FALSE)
+    sample_weight
+  } else {
+    unlist(class_weight)[as.character(max.col(y, ties.method = "first") - 1)]
+  }
+  if (!is.numeric(w) || anyNA(w) || any(w < 0)) stop("the weights must be numbers >= 0 covering every datapoint's class", call. = FALSE)
+  y * as.vector(w)
+}
+
+.is_ce <- function(model) model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
+
 .input_is_ids <- function(model) identical(model$layers[[1]]$type, "embedding")
 
 # The progress bar, early stopping and the learning-rate schedules act
@@ -51,13 +70,15 @@
 ggml_fit <- function(model, ...) UseMethod("ggml_fit")
 
 ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size = 32, validation_split = 0,
-                                           validation_data = NULL, verbose = 1, callbacks = list(), ...) {
+                                           validation_data = NULL, verbose = 1, callbacks = list(),
+                                           class_weight = NULL, sample_weight = NULL, ...) {
   .no_extra_args(...)
   .check_compiled(model)
   epochs <- .check_count(epochs, "epochs")
   batch_size <- .check_count(batch_size, "batch_size")
   y <- .as_label_matrix(y)
   if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  y <- .weighted_labels(y, class_weight, sample_weight, .is_ce(model))
   if (!is.null(validation_data)) {
     if (!is.list(validation_data) || length(validation_data) < 2) stop("'validation_data' must be a list(x_val, y_val)", call. = FALSE)
     yv <- .as_label_matrix(validation_data[[2]])
@@ -119,7 +140,7 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
       ggml_set_param(p)
     })
   }
-  ce <- model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
+  ce <- .is_ce(model)
   outputs <- .build_forward(tm, ctx, inputs, masks = if (length(drop) > 0) masks, logits = ce)
 
   state <- new.env(parent = emptyenv())
@@ -177,7 +198,7 @@ fit.ggml_sequential_model <- function(object, x, y, epochs = 1L, batch_size = 32
 # The forward pass on batches of x in a context of their own (no dropout).
 ggml_predict <- function(model, ...) UseMethod("ggml_predict")
 
-ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, ...) {
+ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, verbose = 0, ...) {
   .no_extra_args(...)
   .check_compiled(model)
   batch_size <- .check_count(batch_size, "batch_size")
@@ -217,13 +238,15 @@ ggml_predict_classes <- function(model, x, batch_size = 32L) as.integer(max.col(
 # rows whose largest prediction is the label's class (NA for one output).
 ggml_evaluate <- function(model, ...) UseMethod("ggml_evaluate")
 
-ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, ...) {
+ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, sample_weight = NULL, class_weight = NULL,
+                                                verbose = 0, ...) {
   .no_extra_args(...)
   y <- .as_label_matrix(y)
   if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  ce <- .is_ce(model)
+  y <- .weighted_labels(y, class_weight, sample_weight, ce)
   p <- ggml_predict(model, x, batch_size = batch_size)
   if (!identical(dim(p), dim(y))) stop(sprintf("'y' must have %d columns", ncol(p)), call. = FALSE)
-  ce <- model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
   if (ce && !identical(model$layers[[length(model$layers)]]$config$activation, "softmax")) {
     p <- exp(p - apply(p, 1, max))
     p <- p / rowSums(p)

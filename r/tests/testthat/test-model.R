@@ -71,6 +71,14 @@ test_that("a classifier's loss falls and predict/evaluate match R's forward pass
   e <- evaluate(m, d$x, d$y)
   expect_equal(e$loss, -mean(rowSums(d$y * log(ref))), tolerance = 1e-5)
   expect_equal(e$accuracy, mean(max.col(ref) == max.col(d$y)))
+  # weights scale each datapoint's cross-entropy
+  sw <- seq(0.5, 2, length.out = 512)
+  expect_equal(evaluate(m, d$x, d$y, sample_weight = sw)$loss, -mean(sw * rowSums(d$y * log(ref))), tolerance = 1e-5)
+  cw <- c("0" = 1, "1" = 3)
+  expect_equal(evaluate(m, d$x, d$y, class_weight = cw)$loss,
+               -mean(cw[max.col(d$y)] * rowSums(d$y * log(ref))), tolerance = 1e-5)
+  expect_error(evaluate(ggml_model_sequential() |> ggml_layer_dense(2, input_shape = 4) |> compile(loss = "mse"),
+                        d$x, d$y, sample_weight = sw), "cross-entropy")
   expect_equal(ggml_predict_classes(m, d$x), max.col(ref, ties.method = "first"))
   # batch size of predict does not change the result
   expect_equal(ggml_predict(m, d$x, batch_size = 7), p, tolerance = 1e-6)
@@ -213,9 +221,11 @@ test_that("misuse of the model API gives R errors", {
   expect_error(fit(m, d$x, d$y, epochs = -1), "epochs")
   expect_error(fit(m, d$x, d$y, validation_data = d$x), "list")
   expect_error(evaluate(m, d$x, d$y[, 1]), "columns")
-  expect_error(fit(m, d$x, d$y, sample_weight = rep(1, 32)), "unsupported argument\\(s\\): sample_weight")
-  expect_error(evaluate(m, d$x, d$y, class_weight = c(1, 2)), "class_weight")
-  expect_error(predict(m, d$x, 32, 1), "unsupported")
+  expect_error(fit(m, d$x, d$y, sample_weights = rep(1, 32)), "unsupported argument\\(s\\): sample_weights")
+  expect_error(fit(m, d$x, d$y, sample_weight = rep(1, 31)), "one weight per datapoint")
+  expect_error(evaluate(m, d$x, d$y, class_weight = c("0" = 1, "1" = 2), sample_weight = rep(1, 32)), "not both")
+  expect_error(evaluate(m, d$x, d$y, class_weight = c("0" = 1)), "every datapoint's class")
+  expect_error(predict(m, d$x, 32, 0, 1), "unsupported")
 })
 
 test_that("frozen layers keep their weights, layers are found by name and index, weight files load", {
