@@ -169,8 +169,10 @@ GGML_API bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_b
 
 /*
  * Scheduler (upstream's entry points, for CPU backends only). It gives memory
- * to the tensors of a graph that have none (those of a no_alloc context) and
- * computes the graph on backends[0]; ggml_backend_sched_reset takes that
+ * to the tensors of a graph that have none (those of a no_alloc context) with
+ * a graph allocator (ggml-alloc.h: intermediate results share memory, so read
+ * only outputs, flagged with ggml_set_output, and results after a compute)
+ * and computes the graph on backends[0]; ggml_backend_sched_reset takes that
  * memory back (the tensors have no data again). bufts may be NULL or hold the
  * CPU buffer type; parallel and op_offload have nothing to choose here.
  */
@@ -180,6 +182,8 @@ GGML_API void                 ggml_backend_sched_free(ggml_backend_sched_t sched
 GGML_API int                  ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched);
 GGML_API ggml_backend_t       ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i);
 GGML_API size_t               ggml_backend_sched_get_graph_size(ggml_backend_sched_t sched); /* extension */
+/* bytes of the allocators' buffers of the graphs allocated since the last reset */
+GGML_API size_t               ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend);
 GGML_API bool                 ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph); /* memory is given on demand: only checks */
 GGML_API bool                 ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 GGML_API enum ggml_status     ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph); /* allocates first if needed */

@@ -352,9 +352,8 @@ GGML_API bool ggml_quantize_requires_imatrix(enum ggml_type type);
 /* Quantizes nrows rows of n_per_row floats from src + start into dst (at row
  * start / n_per_row); returns the bytes written, or 0 with a message
  * (ggml_last_error) for an unsupported type or bad arguments. imatrix: one
- * weight per column; accepted where upstream uses it and it is implemented
- * here (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS; ignored by Q8_0 and MXFP4 as
- * upstream), refused otherwise (the K types' weighted searches: not yet). */
+ * weight per column (NULL: none), used by Q4_0 .. Q5_1, Q2_K .. Q6_K, IQ4_NL
+ * and IQ4_XS and ignored by the others, as upstream. */
 GGML_API size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, int64_t start,
                                     int64_t nrows, int64_t n_per_row, const float * imatrix);
 

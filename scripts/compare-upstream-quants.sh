@@ -10,7 +10,7 @@
 #                 quantize_row_<type>_ref and dequantize_row_<type>, and through
 #                 ggml_quantize_chunk, from_float_ref and to_float here:
 #                 bytes per block and floats bit for bit; with an importance
-#                 matrix too for Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS
+#                 matrix too for Q4_0..Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS
 #   compare_conv  every float bit pattern through upstream's and this
 #                 library's fp32->bf16 and fp32->fp16, every half back
 # Nothing of upstream is copied into the repository. Usage, from the
@@ -77,6 +77,7 @@ static const struct row rows[] = {
 /* the types whose importance-matrix path is implemented here */
 static int with_imatrix(enum ggml_type t) {
     return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 ||
+           t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
            t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS;
 }
 

@@ -1,5 +1,6 @@
 /* test_galloc.c -- ggml-alloc.h: the graph allocator against the
- * context-allocated path (bitwise equal results, forward and backward),
+ * context-allocated path (bitwise equal results, forward and backward, also
+ * through the scheduler, which places graphs with it),
  * memory reuse (a chain's exact peak, less than the sum over a model), no two
  * live tensors sharing bytes, inputs / outputs / leafs left intact, reserve,
  * and the tensor allocator. */
@@ -217,7 +218,7 @@ static struct ggml_tensor * loss_of(struct ggml_context * ctx, struct model * m)
     return loss;
 }
 
-static void test_model_backward(ggml_backend_t be) {
+static void test_model_backward(ggml_backend_t be, bool via_sched) {
     struct ggml_context * ca = tc_ctx(16);
     struct model ma;
     reference_leafs(ca, &ma, true);
@@ -236,26 +237,32 @@ static void test_model_backward(ggml_backend_t be) {
     ggml_build_forward_expand(gb, loss_of(cg, &mb));
     CHECK(ggml_build_backward_expand(cg, gb, NULL) == GGML_STATUS_SUCCESS, "backward (allocator): %s", ggml_last_error());
 
-    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
-    if (CHECK(ggml_gallocr_alloc_graph(galloc, gb), "alloc_graph (backward): %s", ggml_last_error())) {
+    /* placed by a graph allocator, or by the scheduler (which uses one) */
+    ggml_gallocr_t galloc = via_sched ? NULL : ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    ggml_backend_sched_t sched = via_sched ? ggml_backend_sched_new(&be, NULL, 1, GGML_DEFAULT_GRAPH_SIZE, false, true) : NULL;
+    const char * by = via_sched ? "scheduler" : "allocator";
+    const bool placed = via_sched ? ggml_backend_sched_alloc_graph(sched, gb) : ggml_gallocr_alloc_graph(galloc, gb);
+    if (CHECK(placed, "alloc_graph (backward, %s): %s", by, ggml_last_error())) {
         ggml_graph_reset(gb);
         size_t sum = 0;
         for (int i = 0; i < ggml_graph_n_nodes(gb); i++) {
             const struct ggml_tensor * t = ggml_graph_node(gb, i);
             if (!t->view_src && t->buffer != wbuf) sum += (ggml_nbytes(t) + 63) / 64 * 64;
         }
-        const size_t used = ggml_gallocr_get_buffer_size(galloc, 0);
-        printf("model forward+backward: allocator buffer %zu bytes, computed tensors %zu bytes\n", used, sum);
-        CHECK(used < sum, "the training graph's memory falls: %zu < %zu bytes", used, sum);
+        const size_t used = via_sched ? ggml_backend_sched_get_buffer_size(sched, be) : ggml_gallocr_get_buffer_size(galloc, 0);
+        printf("model forward+backward: %s buffer %zu bytes, computed tensors %zu bytes\n", by, used, sum);
+        CHECK(used < sum, "the training graph's memory falls (%s): %zu < %zu bytes", by, used, sum);
         CHECK(live_overlaps(gb, ggml_graph_node(gb, -1)->buffer ? ggml_graph_node(gb, -1)->buffer : wbuf) == 0,
-              "no two live tensors of the training graph share memory");
-        CHECK(ggml_backend_graph_compute(be, gb) == GGML_STATUS_SUCCESS, "compute (backward): %s", ggml_last_error());
+              "no two live tensors of the training graph share memory (%s)", by);
+        const enum ggml_status st = via_sched ? ggml_backend_sched_graph_compute(sched, gb) : ggml_backend_graph_compute(be, gb);
+        CHECK(st == GGML_STATUS_SUCCESS, "compute (backward, %s): %s", by, ggml_last_error());
         int diff = 0;
         for (int l = 0; l < LAYERS; l++) diff += !same_bytes(ggml_graph_get_grad(gb, mb.w[l]), ggml_graph_get_grad(ga, ma.w[l]));
         diff += !same_bytes(ggml_graph_get_grad(gb, mb.b), ggml_graph_get_grad(ga, ma.b));
-        CHECK(diff == 0, "gradients equal the context-allocated ones bit for bit (%d of %d differ)", diff, LAYERS + 1);
+        CHECK(diff == 0, "gradients equal the context-allocated ones bit for bit (%s: %d of %d differ)", by, diff, LAYERS + 1);
     }
     ggml_gallocr_free(galloc);
+    ggml_backend_sched_free(sched);
     ggml_backend_buffer_free(wbuf);
     ggml_free(cg);
     ggml_free(cw);
@@ -403,7 +410,8 @@ int main(void) {
     ggml_backend_cpu_set_n_threads(be, 2);
     test_model_forward(be);
     test_chain_peak(be);
-    test_model_backward(be);
+    test_model_backward(be, false);
+    test_model_backward(be, true);
     test_tallocr(be);
     test_random_graphs(be);
     test_refusals();

@@ -520,7 +520,7 @@ static void test_chunk(void) {
     CHECK(((ggml_bf16_t *) part)[5].bits == ggml_fp32_to_bf16(x[5]).bits, "BF16 chunk");
     ggml_quantize_chunk(GGML_TYPE_F16, x, part, 0, 1, COLS, NULL);
     CHECK(((ggml_fp16_t *) part)[9] == ggml_fp32_to_fp16(x[9]), "F16 chunk");
-    /* importance matrix: used by IQ4_*, ignored by Q8_0, refused where not implemented */
+    /* importance matrix: used by the legacy 4/5-bit, K and IQ4 types, ignored by Q8_0 (as upstream) */
     float imat[COLS];
     for (int i = 0; i < COLS; i++) imat[i] = (float) tc_uniform(0.01, 3);
     ggml_quantize_chunk(GGML_TYPE_Q8_0, x, whole, 0, 1, COLS, NULL);
@@ -533,7 +533,8 @@ static void test_chunk(void) {
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q5_1, x, part, 0, 1, COLS, imat) == ggml_row_size(GGML_TYPE_Q5_1, COLS) &&
           memcmp(whole, part, ggml_row_size(GGML_TYPE_Q5_1, COLS)) != 0, "Q5_1 uses an imatrix");
     /* the weighted paths stay within the format's resolution (x uniform in [-2, 2]) */
-    static const enum ggml_type weighted[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+    static const enum ggml_type weighted[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q2_K,
+                                              GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
                                               GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS};
     for (size_t i = 0; i < sizeof weighted / sizeof weighted[0]; i++) {
         float y[ROWS * COLS];
@@ -545,8 +546,9 @@ static void test_chunk(void) {
         CHECK(sqrt(e2 / x2) <= tc_quant_rms_bound(weighted[i]), "%s with an imatrix: relative RMS error %.4g",
               ggml_type_name(weighted[i]), sqrt(e2 / x2));
     }
-    CHECK(ggml_quantize_chunk(GGML_TYPE_Q4_K, x, part, 0, 1, COLS, imat) == 0 && strstr(ggml_last_error(), "importance"),
-          "Q4_K with an imatrix is refused: %s", ggml_last_error());
+    ggml_quantize_chunk(GGML_TYPE_Q4_K, x, whole, 0, 1, COLS, NULL);
+    ggml_quantize_chunk(GGML_TYPE_Q4_K, x, part, 0, 1, COLS, imat);
+    CHECK(memcmp(whole, part, ggml_row_size(GGML_TYPE_Q4_K, COLS)) != 0, "Q4_K uses an imatrix");
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q4_0, x, part, 0, 1, 100, NULL) == 0 && strstr(ggml_last_error(), "multiple"), "n_per_row not whole blocks");
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q4_0, x, part, 32, 1, COLS, NULL) == 0 && strstr(ggml_last_error(), "start"), "start inside a row");
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q8_K, x, part, 0, 1, COLS, NULL) == 0, "Q8_K has no chunk path (as upstream)");

@@ -3,10 +3,12 @@
  * graph, take the memory back on reset.
  *
  * There is one device, so there is nothing to split or copy: a graph runs on
- * backends[0] as a whole. Each ggml_backend_sched_alloc_graph call gives one
- * zeroed block to the tensors that still lack memory; the scheduler remembers
- * them, and ggml_backend_sched_reset frees the blocks and clears their data
- * pointers, so a later graph never sees memory that is gone. */
+ * backends[0] as a whole. Each ggml_backend_sched_alloc_graph call places
+ * the tensors that still lack memory with a graph allocator of its own
+ * (galloc.c: intermediate results share memory once their readers have run;
+ * leafs, inputs, outputs and results keep theirs); the scheduler remembers
+ * them, and ggml_backend_sched_reset frees the allocators and clears their
+ * data pointers, so a later graph never sees memory that is gone. */
 #include "backend/backend_internal.h"
 
 #include "ggml-cpu.h"
@@ -20,9 +22,9 @@ struct ggml_backend_sched {
     int            n_backends;
     size_t         graph_size;
 
-    ggml_backend_buffer_t * blocks;    /* one per alloc_graph call that needed memory */
-    size_t                  n_blocks;
-    struct ggml_tensor **   assigned;  /* tensors whose data points into a block */
+    ggml_gallocr_t *        gallocs;   /* one per alloc_graph call that needed memory */
+    size_t                  n_gallocs;
+    struct ggml_tensor **   assigned;  /* tensors whose data points into a gallocr's buffer */
     size_t                  n_assigned, cap_assigned;
 };
 
@@ -56,10 +58,10 @@ void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
         sched->assigned[i]->buffer = NULL;
     }
     sched->n_assigned = 0;
-    for (size_t i = 0; i < sched->n_blocks; i++) ggml_backend_buffer_free(sched->blocks[i]);
-    free(sched->blocks);
-    sched->blocks = NULL;
-    sched->n_blocks = 0;
+    for (size_t i = 0; i < sched->n_gallocs; i++) ggml_gallocr_free(sched->gallocs[i]);
+    free(sched->gallocs);
+    sched->gallocs = NULL;
+    sched->n_gallocs = 0;
 }
 
 void ggml_backend_sched_free(ggml_backend_sched_t sched) {
@@ -78,66 +80,64 @@ ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i)
 
 size_t ggml_backend_sched_get_graph_size(ggml_backend_sched_t sched) { return sched ? sched->graph_size : 0; }
 
+size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    size_t total = 0;
+    for (size_t i = 0; sched && backend && i < sched->n_gallocs; i++) total += ggml_gallocr_get_buffer_size(sched->gallocs[i], 0);
+    return total;
+}
+
 bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
     if (!sched || !graph) { ggmlr_set_error("ggml_backend_sched_reserve: scheduler or graph is NULL"); return false; }
     return true;
 }
 
-static bool needs_block_memory(const struct ggml_tensor * t) { return !t->data && !t->view_src; }
-
 /* Every tensor of the graph in order: leafs, then nodes (sources first). */
 static struct ggml_tensor * graph_tensor(const struct ggml_cgraph * g, int i) { return i < g->n_leafs ? g->leafs[i] : g->nodes[i - g->n_leafs]; }
 
-bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g) {
-    if (!sched || !g) { ggmlr_set_error("ggml_backend_sched_alloc_graph: scheduler or graph is NULL"); return false; }
-    const int n = g->n_leafs + g->n_nodes;
-    size_t total = 0, n_new = 0;
-    for (int i = 0; i < n; i++) {
-        const struct ggml_tensor * t = graph_tensor(g, i);
-        if (t->data) continue;
-        n_new++;  /* a base that needs a block, or a view of one */
-        if (!needs_block_memory(t)) continue;
-        const size_t bytes = ggmlr_align_up(ggml_nbytes(t));
-        if (bytes > SIZE_MAX - total) { ggmlr_set_error("ggml_backend_sched_alloc_graph: graph memory overflows"); return false; }
-        total += bytes;
-    }
-    if (n_new == 0) return true;
-    if (sched->n_assigned + n_new > sched->cap_assigned) {
-        const size_t cap = 2 * (sched->n_assigned + n_new);
+static bool track(ggml_backend_sched_t sched, struct ggml_tensor * t) {
+    if (sched->n_assigned == sched->cap_assigned) {
+        const size_t cap = sched->cap_assigned ? 2 * sched->cap_assigned : 64;
         struct ggml_tensor ** bigger = ggmlr_realloc(sched->assigned, cap * sizeof *bigger);
         if (!bigger) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
         sched->assigned = bigger;
         sched->cap_assigned = cap;
     }
-    ggml_backend_buffer_t * more_blocks = ggmlr_realloc(sched->blocks, (sched->n_blocks + 1) * sizeof *more_blocks);
-    if (!more_blocks) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); return false; }
-    sched->blocks = more_blocks;
-    ggml_backend_buffer_t block = ggmlr_buffer_new("ggml_backend_sched_alloc_graph", total);
-    if (!block) return false;
-    sched->blocks[sched->n_blocks++] = block;
-    /* bases first, then views: a view's base is a leaf or an earlier node, or
-     * memory that was there before; view_src is always a base (context.c) */
-    size_t offs = 0;
-    for (int i = 0; i < n; i++) {
-        struct ggml_tensor * t = graph_tensor(g, i);
-        if (!needs_block_memory(t)) continue;
-        t->data = (char *) block->data + offs;
-        t->buffer = block;
-        offs += ggmlr_align_up(ggml_nbytes(t));
-        sched->assigned[sched->n_assigned++] = t;
-    }
-    for (int i = 0; i < n; i++) {
-        struct ggml_tensor * t = graph_tensor(g, i);
-        if (t->data || !t->view_src) continue;
-        if (!t->view_src->data) {
-            ggmlr_set_error("ggml_backend_sched_alloc_graph: view '%s' of '%s', which is not in the graph and has no memory", t->name, t->view_src->name);
-            return false;  /* what was assigned stays tracked; reset frees it */
-        }
-        t->data = (char *) t->view_src->data + t->view_offs;
-        t->buffer = t->view_src->buffer;
-        sched->assigned[sched->n_assigned++] = t;
-    }
+    sched->assigned[sched->n_assigned++] = t;
     return true;
+}
+
+bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g) {
+    if (!sched || !g) { ggmlr_set_error("ggml_backend_sched_alloc_graph: scheduler or graph is NULL"); return false; }
+    /* the tensors that get memory now: the graph's (and sources outside it) without any */
+    const size_t first = sched->n_assigned;
+    for (int i = 0; i < g->n_leafs + g->n_nodes; i++) {
+        struct ggml_tensor * t = graph_tensor(g, i);
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            struct ggml_tensor * src = t->src[s];
+            if (src && !src->data && ggmlr_hash_find(g, src) == SIZE_MAX && !track(sched, src)) goto fail;
+        }
+        if (!t->data && !track(sched, t)) goto fail;
+    }
+    if (sched->n_assigned == first) return true;
+    ggml_gallocr_t * more = ggmlr_realloc(sched->gallocs, (sched->n_gallocs + 1) * sizeof *more);
+    if (!more) { ggmlr_set_error("ggml_backend_sched_alloc_graph: out of memory"); goto fail; }
+    sched->gallocs = more;
+    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    if (!ga) goto fail;
+    if (ggml_gallocr_alloc_graph(ga, g)) {
+        sched->gallocs[sched->n_gallocs++] = ga;  /* reset frees it, and what it placed */
+        return true;
+    }
+    ggml_gallocr_free(ga);
+fail:
+    /* all or nothing: the graph's tensors are as they were, and none is
+     * tracked (their context may be freed before the scheduler) */
+    for (size_t i = first; i < sched->n_assigned; i++) {
+        sched->assigned[i]->data = NULL;
+        sched->assigned[i]->buffer = NULL;
+    }
+    sched->n_assigned = first;
+    return false;
 }
 
 enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * g) {

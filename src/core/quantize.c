@@ -3,7 +3,7 @@
  * the choice of the path upstream's ggml_quantize_chunk takes per type
  * (without an importance matrix its reference row quantizer, except IQ4_NL
  * and IQ4_XS, whose chunk path searches the scale; with one the weighted
- * searches of Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS). */
+ * searches of Q4_0 .. Q5_1, Q2_K .. Q6_K, IQ4_NL and IQ4_XS). */
 #include "core/internal.h"
 
 /* No type implemented here needs tables built first (upstream's init builds
@@ -13,18 +13,6 @@ void ggml_quantize_free(void) {}
 
 bool ggml_quantize_requires_imatrix(enum ggml_type type) {
     return type == GGML_TYPE_IQ2_XXS || type == GGML_TYPE_IQ2_XS || type == GGML_TYPE_IQ1_S;
-}
-
-/* What ggml_quantize_chunk does with an importance matrix for this type:
- * 1 uses it, 0 ignores it (as upstream), -1 refuses (upstream uses it; not
- * implemented here yet). */
-static int imatrix_use(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS:
-        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: return 1;
-        case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0: case GGML_TYPE_MXFP4: return 0;
-        default: return -1;
-    }
 }
 
 /* the types upstream's ggml_quantize_chunk accepts, of those implemented here */
@@ -49,20 +37,22 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
         return 0;
     }
     if (nrows > INT64_MAX / n_per_row) { ggmlr_set_error("%s: nrows * n_per_row overflows", fn); return 0; }
-    if (imatrix && imatrix_use(type) < 0) {
-        ggmlr_set_error("%s: an importance matrix is not implemented for %s (pass NULL)", fn, ggml_type_name(type));
-        return 0;
-    }
     const size_t row_size = ggml_row_size(type, n_per_row);
     char * out = (char *) dst + (size_t) (start / n_per_row) * row_size;
     const float * in = src + start;
     const int64_t n = nrows * n_per_row;
+    /* an importance matrix: used where upstream uses one, ignored by F16,
+     * BF16, Q8_0 and MXFP4 (as upstream) */
     switch (type) {
         case GGML_TYPE_F32:    memcpy(out, in, (size_t) n * sizeof(float)); break;
         case GGML_TYPE_IQ4_NL: ggmlr_quantize_rows_iq4_nl(in, out, nrows, n_per_row, imatrix); break;
         case GGML_TYPE_IQ4_XS: ggmlr_quantize_rows_iq4_xs(in, out, nrows, n_per_row, imatrix); break;
         case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
             if (imatrix) ggmlr_quantize_rows_legacy(type, in, out, nrows, n_per_row, imatrix);
+            else ggml_get_type_traits(type)->from_float_ref(in, out, n);
+            break;
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+            if (imatrix) ggmlr_quantize_rows_k(type, in, out, nrows, n_per_row, imatrix);
             else ggml_get_type_traits(type)->from_float_ref(in, out, n);
             break;
         default:               ggml_get_type_traits(type)->from_float_ref(in, out, n); break;

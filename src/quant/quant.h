@@ -99,6 +99,9 @@ GGMLR_QUANT_PAIR(q4_K);
 GGMLR_QUANT_PAIR(q5_K);
 GGMLR_QUANT_PAIR(q6_K);
 GGMLR_QUANT_PAIR(q8_K);
+/* with an importance matrix (not NULL): Q2_K .. Q6_K */
+void ggmlr_quantize_rows_k(enum ggml_type type, const float * x, void * y, int64_t nrows, int64_t n_per_row,
+                           const float * imatrix);
 /* iq4.c: the non-linear 4-bit grid. The reference row quantizer of IQ4_NL
  * is upstream's quantize_row_iq4_nl_ref (no scale search); the rows of
  * ggml_quantize_chunk search the scale (ntry 7) and take an optional

@@ -158,3 +158,61 @@ float ggmlr_make_qkx_quants(int n, int nmax, const float * x, const float * weig
     return scale;
 }
 #undef W
+
+/* Non-negative values (the K types' sub-block scales or mins) onto levels
+ * 0..nmax with weights qw (upstream's make_qp_quants): the start nmax/max and
+ * 8 nearby iscales (nmax + 0.1*is)/max scored by weighted squared error, then
+ * up to 5 rounds of coordinate descent on the least-squares fit. */
+float ggmlr_make_qp_quants(int n, int nmax, const float * x, uint8_t * L, const float * qw) {
+    float max = 0;
+    for (int i = 0; i < n; i++) max = max > x[i] ? max : x[i];
+    if (max < GROUP_MAX_EPS) { memset(L, 0, (size_t) n); return 0.0f; }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; i++) L[i] = (uint8_t) ggmlr_nearest_int(iscale * x[i]);
+    const float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; i++) {
+        const float diff = x[i] - scale * L[i];
+        best_mse += qw[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; is++) {
+        if (is == 0) continue;
+        const float iscale_is = (0.1f * is + nmax) / max;
+        const float scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; i++) {
+            const int l = imin_(nmax, ggmlr_nearest_int(iscale_is * x[i]));
+            const float diff = x[i] - scale_is * l;
+            mse += qw[i] * diff * diff;
+        }
+        if (mse < best_mse) { best_mse = mse; iscale = iscale_is; }
+    }
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = imin_(nmax, ggmlr_nearest_int(iscale * x[i]));
+        L[i] = (uint8_t) l;
+        sumlx += qw[i] * x[i] * l;
+        suml2 += qw[i] * l * l;
+    }
+    for (int itry = 0; itry < 5; itry++) {
+        int n_changed = 0;
+        for (int i = 0; i < n; i++) {
+            const float w = qw[i];
+            float slx = sumlx - w * x[i] * L[i];
+            float sl2 = suml2 - w * L[i] * L[i];
+            if (!(slx > 0 && sl2 > 0)) continue;
+            const int new_l = imin_(nmax, ggmlr_nearest_int(x[i] * sl2 / slx));
+            if (new_l == L[i]) continue;
+            slx += w * x[i] * new_l;
+            sl2 += w * new_l * new_l;
+            if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                L[i] = (uint8_t) new_l;
+                sumlx = slx;
+                suml2 = sl2;
+                n_changed++;
+            }
+        }
+        if (!n_changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
