@@ -240,6 +240,14 @@ enum ggml_glu_op {
     GGML_GLU_OP_COUNT
 };
 
+/* ggml_tri: which triangle of each matrix is kept (upstream's values; column i0, row i1) */
+enum ggml_tri_type {
+    GGML_TRI_TYPE_UPPER_DIAG = 0,  /* i0 >= i1 */
+    GGML_TRI_TYPE_UPPER      = 1,  /* i0 >  i1 */
+    GGML_TRI_TYPE_LOWER_DIAG = 2,  /* i0 <= i1 */
+    GGML_TRI_TYPE_LOWER      = 3   /* i0 <  i1 */
+};
+
 /* ggml_rope_ext modes (upstream values) */
 #define GGML_ROPE_TYPE_NORMAL 0
 #define GGML_ROPE_TYPE_NEOX   2
@@ -516,6 +524,48 @@ GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 /* a = gradient of a get_rows result, b = its indices, c = its data (shape only): rows of a added into zeros shaped like c. */
 GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+
+/* ---- writes into tensors, masks, generators (upstream's semantics) ---- */
+/* Rows of b [ne0, n, ne2, ne3] (F32 or F16) written into a [ne0, rows, ne2, ne3] (F32 or F16) at the rows
+ * c [n, ne11, ne12] (I32; upstream also takes I64), c broadcast over b's dims 2, 3 (ne2 % ne11 == 0,
+ * ne3 % ne12 == 0). The result is a view of a (written in place). An index outside [0, rows), or one
+ * destination row named twice in a batch, fails the compute with a message. */
+GGML_API struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+/* a with b written over the strided region of a (nb1..nb3, byte offset), F32 or I32: a new tensor
+ * (a view of a for _inplace); _1d and _2d take the missing strides from a. */
+GGML_API struct ggml_tensor * ggml_set(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+GGML_API struct ggml_tensor * ggml_set_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+GGML_API struct ggml_tensor * ggml_set_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t offset);
+GGML_API struct ggml_tensor * ggml_set_1d_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t offset);
+GGML_API struct ggml_tensor * ggml_set_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t offset);
+GGML_API struct ggml_tensor * ggml_set_2d_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t offset);
+/* a [n, 1, ne2, ne3] -> [n, n, ne2, ne3]: a's row on the diagonal, zeros elsewhere. */
+GGML_API struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a);
+/* Element (i0, i1) of each matrix set to -Inf (or 0) where i0 > n_past + i1; n_past >= 0. */
+GGML_API struct ggml_tensor * ggml_diag_mask_inf(struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+GGML_API struct ggml_tensor * ggml_diag_mask_inf_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+GGML_API struct ggml_tensor * ggml_diag_mask_zero(struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+GGML_API struct ggml_tensor * ggml_diag_mask_zero_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+/* Square matrices of a (contiguous F32) with zeros outside the triangle `type` keeps. */
+GGML_API struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type);
+/* A tensor shaped like a (contiguous F32 or F16) holding c everywhere; _inplace writes a. */
+GGML_API struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a, float c);
+GGML_API struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c);
+/* [ceil((stop - start) / step)] F32: start + step * i; stop > start, step > 0. */
+GGML_API struct ggml_tensor * ggml_arange(struct ggml_context * ctx, float start, float stop, float step);
+/* Mixture of experts (upstream's shapes). add_id: dst[i0, i1, i2, i3] = a[i0, i1, i2, i3] + b[i0, ids[i1, i2]],
+ * a F32 [ne0, n_used, n_tokens, ne3], b F32 [ne0, n_expert], ids I32 [n_used, n_tokens].
+ * mul_mat_id: c[:, e, t] = mul_mat(as[:, :, ids[e, t]], b[:, e % b->ne[1], t]), as F32 [K, M, n_expert],
+ * b F32 [K, n_b, n_tokens] (n_used % n_b == 0), ids I32 [n_used, n_tokens] -> [M, n_used, n_tokens].
+ * An expert id outside [0, n_expert) fails the compute with a message. */
+GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids);
+GGML_API struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids);
+/* a (F32, any layout) with its elements moved by shift_d along each dim d, wrapping around:
+ * y[i0, i1, i2, i3] = a[(i0 - shift0) mod ne0, ...]; |shift_d| < ne_d. */
+GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
+/* timesteps F32 [N] -> [dim, N]: row i = cos(t_i f_j) for j < dim/2, then sin(t_i f_j), then 0 when dim is odd,
+ * f_j = exp(-ln(max_period) j / (dim/2)) (diffusion models' sinusoidal embedding). */
+GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx, struct ggml_tensor * timesteps, int dim, int max_period);
 
 /* a = gradient of y, b = y = soft_max_ext(x, mask, scale, max_bias): the gradient with respect to x. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias);

@@ -279,6 +279,89 @@ static void test_out_prod_errors(void) {
     ggml_free(ctx);
 }
 
+/* set_rows, set, the masks and the generators: bad arguments give NULL; an
+ * index out of range or a row written twice fails the compute */
+static void test_write_mask_fill_errors(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    const int64_t na[4] = {5, 4, 2, 1}, nbr[4] = {5, 3, 2, 1};
+    struct ggml_tensor * a = rand_tensor(ctx, GGML_TYPE_F32, na, -1, 1), * b = rand_tensor(ctx, GGML_TYPE_F32, nbr, -1, 1);
+    const int32_t neg[6] = {0, 1, 2, 0, -1, 3}, past[6] = {0, 4, 1, 0, 1, 2}, twice[6] = {0, 1, 2, 3, 1, 3};
+    check_fails(ctx, ggml_set_rows(ctx, a, b, indices(ctx, 3, 2, 1, neg, 0)), "index -1", "set_rows index -1");
+    check_fails(ctx, ggml_set_rows(ctx, a, b, indices(ctx, 3, 2, 1, past, 0)), "index 4", "set_rows index = rows");
+    check_fails(ctx, ggml_set_rows(ctx, a, b, indices(ctx, 3, 2, 1, twice, 0)), "row 3 of batch (1, 0) is written twice", "set_rows row twice");
+    const int32_t ok[6] = {3, 0, 2, 1, 2, 0};
+    struct ggml_tensor * c = indices(ctx, 3, 2, 1, ok, 0), * c3 = indices(ctx, 3, 3, 1, NULL, 4), * c2 = indices(ctx, 2, 2, 1, NULL, 4);
+    struct ggml_tensor * a16 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 5, 4, 2, 1), * bi = ggml_new_tensor_4d(ctx, GGML_TYPE_I32, 5, 3, 2, 1);
+    EXPECT_NULL(ggml_set_rows(NULL, a, b, c), "set_rows NULL context");
+    EXPECT_NULL(ggml_set_rows(ctx, NULL, b, c), "set_rows NULL a");
+    EXPECT_NULL(ggml_set_rows(ctx, a, b, NULL), "set_rows NULL c");
+    EXPECT_NULL(ggml_set_rows(ctx, a, bi, c), "set_rows I32 b");
+    EXPECT_NULL(ggml_set_rows(ctx, ggml_new_tensor_4d(ctx, GGML_TYPE_I32, 5, 4, 2, 1), b, c), "set_rows I32 a");
+    EXPECT_NULL(ggml_set_rows(ctx, a, b, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 3, 2, 1)), "set_rows F32 indices");
+    EXPECT_NULL(ggml_set_rows(ctx, a, b, c2), "set_rows c->ne[0] != b->ne[1]");
+    EXPECT_NULL(ggml_set_rows(ctx, a, b, c3), "set_rows ne2 % ne11 != 0");
+    EXPECT_NULL(ggml_set_rows(ctx, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 6, 4, 2, 1), b, c), "set_rows ne0 mismatch");
+    EXPECT_NULL(ggml_set_rows(ctx, ggml_transpose(ctx, a16), b, c), "set_rows a's rows not packed");
+    /* set: the region inside a, in int32 slots, of a's type */
+    EXPECT_NULL(ggml_set(ctx, a, b, a->nb[1], a->nb[2], a->nb[3], 24), "set region past the end");
+    EXPECT_NULL(ggml_set(ctx, a, b, a->nb[1], a->nb[2], a->nb[3], 2), "set misaligned offset");
+    EXPECT_NULL(ggml_set(ctx, a, bi, a->nb[1], a->nb[2], a->nb[3], 0), "set b of another type");
+    EXPECT_NULL(ggml_set_1d(ctx, a16, a16, 0), "set F16");
+    EXPECT_NULL(ggml_set(ctx, a, b, (size_t) INT32_MAX + 4, a->nb[2], a->nb[3], 0), "set stride past int32");
+    EXPECT_NULL(ggml_set_2d(ctx, ggml_transpose(ctx, a), b, a->nb[1], 0), "set non-contiguous a");
+    EXPECT_NULL(ggml_set_1d_inplace(ctx, NULL, b, 0), "set_1d_inplace NULL a");
+    /* masks */
+    EXPECT_NULL(ggml_diag_mask_inf(ctx, a, -1), "diag_mask_inf n_past < 0");
+    EXPECT_NULL(ggml_diag_mask_zero_inplace(ctx, a16, 0), "diag_mask_zero F16");
+    EXPECT_NULL(ggml_diag(ctx, a), "diag of a matrix");
+    EXPECT_NULL(ggml_tri(ctx, a, GGML_TRI_TYPE_LOWER), "tri non-square");
+    EXPECT_NULL(ggml_tri(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 3), (enum ggml_tri_type) 4), "tri unknown type");
+    /* generators */
+    EXPECT_NULL(ggml_fill(ctx, bi, 1.0f), "fill I32");
+    EXPECT_NULL(ggml_fill_inplace(ctx, ggml_transpose(ctx, a), 1.0f), "fill_inplace non-contiguous");
+    EXPECT_NULL(ggml_arange(ctx, 1.0f, 1.0f, 1.0f), "arange stop == start");
+    EXPECT_NULL(ggml_arange(ctx, 0.0f, 4.0f, -1.0f), "arange step < 0");
+    EXPECT_NULL(ggml_arange(ctx, 0.0f, 4.0f, 0.0f), "arange step 0");
+    EXPECT_NULL(ggml_arange(ctx, 0.0f, INFINITY, 1.0f), "arange stop Inf");
+    EXPECT_NULL(ggml_arange(NULL, 0.0f, 4.0f, 1.0f), "arange NULL context");
+    ggml_free(ctx);
+}
+
+/* add_id and mul_mat_id: shapes as upstream's; an expert id out of range fails the compute */
+static void test_moe_errors(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    const int64_t na[4] = {6, 2, 3, 1}, nb[4] = {6, 4, 1, 1}, nas[4] = {6, 5, 4, 1}, nbm[4] = {6, 1, 3, 1};
+    struct ggml_tensor * a = rand_tensor(ctx, GGML_TYPE_F32, na, -1, 1), * b = rand_tensor(ctx, GGML_TYPE_F32, nb, -1, 1);
+    struct ggml_tensor * as = rand_tensor(ctx, GGML_TYPE_F32, nas, -1, 1), * bm = rand_tensor(ctx, GGML_TYPE_F32, nbm, -1, 1);
+    const int32_t neg[6] = {0, 1, 2, 3, -1, 0}, past[6] = {0, 1, 4, 3, 2, 0}, ok[6] = {0, 1, 2, 3, 3, 0};
+    check_fails(ctx, ggml_add_id(ctx, a, b, indices(ctx, 2, 3, 1, neg, 0)), "expert id -1", "add_id id -1");
+    check_fails(ctx, ggml_add_id(ctx, a, b, indices(ctx, 2, 3, 1, past, 0)), "expert id 4", "add_id id = experts");
+    check_fails(ctx, ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 1, neg, 0)), "expert id -1", "mul_mat_id id -1");
+    check_fails(ctx, ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 1, past, 0)), "expert id 4", "mul_mat_id id = experts");
+    struct ggml_tensor * ids = indices(ctx, 2, 3, 1, ok, 0);
+    EXPECT_NULL(ggml_add_id(NULL, a, b, ids), "add_id NULL context");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, NULL), "add_id NULL ids");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 3)), "add_id F32 ids");
+    EXPECT_NULL(ggml_add_id(ctx, a, b, indices(ctx, 3, 2, 1, NULL, 4)), "add_id ids [3,2] for a [6,2,3]");
+    EXPECT_NULL(ggml_add_id(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 4), ids), "add_id b->ne[0] != a->ne[0]");
+    EXPECT_NULL(ggml_add_id(ctx, a, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 4, 2), ids), "add_id 3-D b");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, bm, NULL), "mul_mat_id NULL ids");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 6, 5, 4, 2), bm, ids), "mul_mat_id 4-D as");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 5, 1, 3), ids), "mul_mat_id K mismatch");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 3, 3), ids), "mul_mat_id n_used % n_b != 0");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 1, 2), ids), "mul_mat_id tokens mismatch");
+    EXPECT_NULL(ggml_mul_mat_id(ctx, as, bm, indices(ctx, 2, 3, 2, NULL, 4)), "mul_mat_id 3-D ids");
+    /* roll and timestep_embedding: upstream's bounds */
+    EXPECT_NULL(ggml_roll(ctx, a, 6, 0, 0, 0), "roll shift0 = ne0");
+    EXPECT_NULL(ggml_roll(ctx, a, 0, -2, 0, 0), "roll shift1 = -ne1");
+    EXPECT_NULL(ggml_roll(ctx, a, 0, 0, 0, 1), "roll shift3 with ne3 = 1");
+    EXPECT_NULL(ggml_roll(ctx, ids, 0, 0, 0, 0), "roll I32");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, a, 8, 10000), "timestep_embedding of a matrix");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), 0, 10000), "timestep_embedding dim 0");
+    EXPECT_NULL(ggml_timestep_embedding(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), 8, 0), "timestep_embedding max_period 0");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(20240611);
     test_out_of_range();
@@ -286,5 +369,7 @@ int main(void) {
     test_nn_errors();
     test_rope_errors();
     test_out_prod_errors();
+    test_write_mask_fill_errors();
+    test_moe_errors();
     return tc_finish("op_refusals");
 }

@@ -14,6 +14,7 @@
 static const struct ops_family * const families[] = {
     &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
     &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_glu, &ops_rope,
+    &ops_mask, &ops_fill,
 };
 
 /* Ops whose checks live elsewhere, each with where and why. */
@@ -25,8 +26,9 @@ static const struct { const char * op, * reason; } exempt[] = {
     {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
 };
 
-/* ARGMAX has no rule and an I32 result: no F32 loss can reach it, so there is no refusal to see. */
-static const char * const k_no_refusal_row = "ARGMAX";
+/* Ops without a rule that no refusal can be seen for: ARGMAX (an I32 result:
+ * no F32 loss can reach it), ARANGE (no sources: nothing can need a gradient). */
+static bool no_refusal_row(const char * op) { return strcmp(op, "ARGMAX") == 0 || strcmp(op, "ARANGE") == 0; }
 
 /* Each family file is named after the src/ops/<family>.c that creates its
  * rows' ops (the file names GGML_OP_<op>). */
@@ -79,7 +81,7 @@ static void check_coverage(void) {
         const struct ggmlr_grad_rule * rule = ggmlr_grad_rules[op];
         CHECK(!rule->build || grad_rows > 0, "op %s has a backward rule and no gradient row", name);
         CHECK(rule->build || grad_rows == 0, "op %s has no backward rule but a gradient row", name);
-        CHECK(!(rule->refuse || !rule->build) || refused_rows > 0 || strcmp(name, k_no_refusal_row) == 0,
+        CHECK(!(rule->refuse || !rule->build) || refused_rows > 0 || no_refusal_row(name),
               "op %s can be refused by autodiff and has no refusal row", name);
     }
     for (size_t e = 0; e < sizeof exempt / sizeof exempt[0]; e++) {

@@ -44,8 +44,42 @@ ggml_repeat_back <- function(ctx, a, b) .Call(C_ggml_repeat_back, ctx, a, b)
 ggml_acc <- function(ctx, a, b, nb1, nb2, nb3, offset) {
   .Call(C_ggml_acc, ctx, a, b, nb1, nb2, nb3, offset)
 }
+ggml_set <- function(ctx, a, b, nb1, nb2, nb3, offset) {
+  .Call(C_ggml_set, ctx, a, b, nb1, nb2, nb3, offset)
+}
+ggml_set_inplace <- function(ctx, a, b, nb1, nb2, nb3, offset) {
+  .Call(C_ggml_set_inplace, ctx, a, b, nb1, nb2, nb3, offset)
+}
+ggml_set_1d <- function(ctx, a, b, offset) .Call(C_ggml_set_1d, ctx, a, b, offset)
+ggml_set_1d_inplace <- function(ctx, a, b, offset) .Call(C_ggml_set_1d_inplace, ctx, a, b, offset)
+ggml_set_2d <- function(ctx, a, b, nb1, offset) .Call(C_ggml_set_2d, ctx, a, b, nb1, offset)
+ggml_set_2d_inplace <- function(ctx, a, b, nb1, offset) {
+  .Call(C_ggml_set_2d_inplace, ctx, a, b, nb1, offset)
+}
+ggml_set_rows <- function(ctx, a, b, c) .Call(C_ggml_set_rows, ctx, a, b, c)
+ggml_diag <- function(ctx, a) .Call(C_ggml_diag, ctx, a)
+ggml_diag_mask_inf <- function(ctx, a, n_past) .Call(C_ggml_diag_mask_inf, ctx, a, n_past)
+ggml_diag_mask_inf_inplace <- function(ctx, a, n_past) {
+  .Call(C_ggml_diag_mask_inf_inplace, ctx, a, n_past)
+}
+ggml_diag_mask_zero <- function(ctx, a, n_past) .Call(C_ggml_diag_mask_zero, ctx, a, n_past)
+ggml_diag_mask_zero_inplace <- function(ctx, a, n_past) {
+  .Call(C_ggml_diag_mask_zero_inplace, ctx, a, n_past)
+}
+ggml_tri <- function(ctx, a, type) .Call(C_ggml_tri, ctx, a, type)
+ggml_fill <- function(ctx, a, c) .Call(C_ggml_fill, ctx, a, c)
+ggml_fill_inplace <- function(ctx, a, c) .Call(C_ggml_fill_inplace, ctx, a, c)
+ggml_arange <- function(ctx, start, stop, step) .Call(C_ggml_arange, ctx, start, stop, step)
+ggml_roll <- function(ctx, a, shift0, shift1 = 0, shift2 = 0, shift3 = 0) {
+  .Call(C_ggml_roll, ctx, a, shift0, shift1, shift2, shift3)
+}
+ggml_timestep_embedding <- function(ctx, timesteps, dim, max_period = 10000) {
+  .Call(C_ggml_timestep_embedding, ctx, timesteps, dim, max_period)
+}
 ggml_mul_mat <- function(ctx, a, b) .Call(C_ggml_mul_mat, ctx, a, b)
 ggml_out_prod <- function(ctx, a, b) .Call(C_ggml_out_prod, ctx, a, b)
+ggml_mul_mat_id <- function(ctx, as, b, ids) .Call(C_ggml_mul_mat_id, ctx, as, b, ids)
+ggml_add_id <- function(ctx, a, b, ids) .Call(C_ggml_add_id, ctx, a, b, ids)
 ggml_soft_max <- function(ctx, a) .Call(C_ggml_soft_max, ctx, a)
 ggml_soft_max_ext <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext, ctx, a, mask, scale, max_bias)

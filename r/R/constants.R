@@ -26,6 +26,12 @@ GGML_GLU_OP_SWIGLU_OAI <- 3L
 GGML_GLU_OP_GEGLU_ERF <- 4L
 GGML_GLU_OP_GEGLU_QUICK <- 5L
 
+# GGML_TRI_TYPE_* (upstream numbering): the triangle ggml_tri keeps (column i0, row i1)
+GGML_TRI_TYPE_UPPER_DIAG <- 0L
+GGML_TRI_TYPE_UPPER <- 1L
+GGML_TRI_TYPE_LOWER_DIAG <- 2L
+GGML_TRI_TYPE_LOWER <- 3L
+
 # ggml_rope_ext modes (upstream values)
 GGML_ROPE_TYPE_NORMAL <- 0L
 GGML_ROPE_TYPE_NEOX <- 2L

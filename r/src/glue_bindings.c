@@ -258,6 +258,169 @@ SEXP R_ggml_acc(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_nb2, SEXP r_n
     return FINISH(r_ctx, "ggml_acc", ggml_acc(ctx->ctx, a, b, nb1, nb2, nb3, offset));
 }
 
+/* ggml_set(ctx, a, b, nb1, nb2, nb3, offset) */
+SEXP R_ggml_set(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_nb2, SEXP r_nb3, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t nb1 = rg_bytes(r_nb1, "nb1");
+    const size_t nb2 = rg_bytes(r_nb2, "nb2");
+    const size_t nb3 = rg_bytes(r_nb3, "nb3");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set", ggml_set(ctx->ctx, a, b, nb1, nb2, nb3, offset));
+}
+
+/* ggml_set_inplace(ctx, a, b, nb1, nb2, nb3, offset) */
+SEXP R_ggml_set_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_nb2, SEXP r_nb3, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t nb1 = rg_bytes(r_nb1, "nb1");
+    const size_t nb2 = rg_bytes(r_nb2, "nb2");
+    const size_t nb3 = rg_bytes(r_nb3, "nb3");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set_inplace", ggml_set_inplace(ctx->ctx, a, b, nb1, nb2, nb3, offset));
+}
+
+/* ggml_set_1d(ctx, a, b, offset) */
+SEXP R_ggml_set_1d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set_1d", ggml_set_1d(ctx->ctx, a, b, offset));
+}
+
+/* ggml_set_1d_inplace(ctx, a, b, offset) */
+SEXP R_ggml_set_1d_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set_1d_inplace", ggml_set_1d_inplace(ctx->ctx, a, b, offset));
+}
+
+/* ggml_set_2d(ctx, a, b, nb1, offset) */
+SEXP R_ggml_set_2d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t nb1 = rg_bytes(r_nb1, "nb1");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set_2d", ggml_set_2d(ctx->ctx, a, b, nb1, offset));
+}
+
+/* ggml_set_2d_inplace(ctx, a, b, nb1, offset) */
+SEXP R_ggml_set_2d_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t nb1 = rg_bytes(r_nb1, "nb1");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_set_2d_inplace", ggml_set_2d_inplace(ctx->ctx, a, b, nb1, offset));
+}
+
+/* ggml_set_rows(ctx, a, b, c) */
+SEXP R_ggml_set_rows(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_c) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * c = TENSOR(ctx, r_c, "c");
+    return FINISH(r_ctx, "ggml_set_rows", ggml_set_rows(ctx->ctx, a, b, c));
+}
+
+/* ggml_diag(ctx, a) */
+SEXP R_ggml_diag(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_diag", ggml_diag(ctx->ctx, a));
+}
+
+/* ggml_diag_mask_inf(ctx, a, n_past) */
+SEXP R_ggml_diag_mask_inf(SEXP r_ctx, SEXP r_a, SEXP r_n_past) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_past = rg_int(r_n_past, "n_past");
+    return FINISH(r_ctx, "ggml_diag_mask_inf", ggml_diag_mask_inf(ctx->ctx, a, n_past));
+}
+
+/* ggml_diag_mask_inf_inplace(ctx, a, n_past) */
+SEXP R_ggml_diag_mask_inf_inplace(SEXP r_ctx, SEXP r_a, SEXP r_n_past) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_past = rg_int(r_n_past, "n_past");
+    return FINISH(r_ctx, "ggml_diag_mask_inf_inplace", ggml_diag_mask_inf_inplace(ctx->ctx, a, n_past));
+}
+
+/* ggml_diag_mask_zero(ctx, a, n_past) */
+SEXP R_ggml_diag_mask_zero(SEXP r_ctx, SEXP r_a, SEXP r_n_past) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_past = rg_int(r_n_past, "n_past");
+    return FINISH(r_ctx, "ggml_diag_mask_zero", ggml_diag_mask_zero(ctx->ctx, a, n_past));
+}
+
+/* ggml_diag_mask_zero_inplace(ctx, a, n_past) */
+SEXP R_ggml_diag_mask_zero_inplace(SEXP r_ctx, SEXP r_a, SEXP r_n_past) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_past = rg_int(r_n_past, "n_past");
+    return FINISH(r_ctx, "ggml_diag_mask_zero_inplace", ggml_diag_mask_zero_inplace(ctx->ctx, a, n_past));
+}
+
+/* ggml_tri(ctx, a, type) */
+SEXP R_ggml_tri(SEXP r_ctx, SEXP r_a, SEXP r_type) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_tri_type type = (enum ggml_tri_type) rg_int(r_type, "type");
+    return FINISH(r_ctx, "ggml_tri", ggml_tri(ctx->ctx, a, type));
+}
+
+/* ggml_fill(ctx, a, c) */
+SEXP R_ggml_fill(SEXP r_ctx, SEXP r_a, SEXP r_c) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float c = rg_float(r_c, "c");
+    return FINISH(r_ctx, "ggml_fill", ggml_fill(ctx->ctx, a, c));
+}
+
+/* ggml_fill_inplace(ctx, a, c) */
+SEXP R_ggml_fill_inplace(SEXP r_ctx, SEXP r_a, SEXP r_c) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float c = rg_float(r_c, "c");
+    return FINISH(r_ctx, "ggml_fill_inplace", ggml_fill_inplace(ctx->ctx, a, c));
+}
+
+/* ggml_arange(ctx, start, stop, step) */
+SEXP R_ggml_arange(SEXP r_ctx, SEXP r_start, SEXP r_stop, SEXP r_step) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    const float start = rg_float(r_start, "start");
+    const float stop = rg_float(r_stop, "stop");
+    const float step = rg_float(r_step, "step");
+    return FINISH(r_ctx, "ggml_arange", ggml_arange(ctx->ctx, start, stop, step));
+}
+
+/* ggml_roll(ctx, a, shift0, shift1 = 0, shift2 = 0, shift3 = 0) */
+SEXP R_ggml_roll(SEXP r_ctx, SEXP r_a, SEXP r_shift0, SEXP r_shift1, SEXP r_shift2, SEXP r_shift3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int shift0 = rg_int(r_shift0, "shift0");
+    const int shift1 = rg_int(r_shift1, "shift1");
+    const int shift2 = rg_int(r_shift2, "shift2");
+    const int shift3 = rg_int(r_shift3, "shift3");
+    return FINISH(r_ctx, "ggml_roll", ggml_roll(ctx->ctx, a, shift0, shift1, shift2, shift3));
+}
+
+/* ggml_timestep_embedding(ctx, timesteps, dim, max_period = 10000) */
+SEXP R_ggml_timestep_embedding(SEXP r_ctx, SEXP r_timesteps, SEXP r_dim, SEXP r_max_period) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * timesteps = TENSOR(ctx, r_timesteps, "timesteps");
+    const int dim = rg_int(r_dim, "dim");
+    const int max_period = rg_int(r_max_period, "max_period");
+    return FINISH(r_ctx, "ggml_timestep_embedding", ggml_timestep_embedding(ctx->ctx, timesteps, dim, max_period));
+}
+
 /* ggml_mul_mat(ctx, a, b) */
 SEXP R_ggml_mul_mat(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -272,6 +435,24 @@ SEXP R_ggml_out_prod(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
     return FINISH(r_ctx, "ggml_out_prod", ggml_out_prod(ctx->ctx, a, b));
+}
+
+/* ggml_mul_mat_id(ctx, as, b, ids) */
+SEXP R_ggml_mul_mat_id(SEXP r_ctx, SEXP r_as, SEXP r_b, SEXP r_ids) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * as = TENSOR(ctx, r_as, "as");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * ids = TENSOR(ctx, r_ids, "ids");
+    return FINISH(r_ctx, "ggml_mul_mat_id", ggml_mul_mat_id(ctx->ctx, as, b, ids));
+}
+
+/* ggml_add_id(ctx, a, b, ids) */
+SEXP R_ggml_add_id(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ids) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * ids = TENSOR(ctx, r_ids, "ids");
+    return FINISH(r_ctx, "ggml_add_id", ggml_add_id(ctx->ctx, a, b, ids));
 }
 
 /* ggml_soft_max(ctx, a) */

@@ -71,14 +71,24 @@ void ggmlr_log(enum ggml_log_level level, const char * fmt, ...) {
     log_cb(level, text, log_ud);
 }
 
-/* For programs' own GGML_ASSERT / GGML_ABORT; nothing in the library calls it. */
+/* For programs' own GGML_ASSERT / GGML_ABORT; nothing in the library calls
+ * it. In the R package (no stdio, no abort: R CMD check refuses both) the
+ * message goes through the log callback, which prints through R, and the
+ * process stops at a trap instruction. */
 void ggml_abort(const char * file, int line, const char * fmt, ...) {
-    fflush(stdout);
-    fprintf(stderr, "%s:%d: ", file, line);
+    char text[1024];
+    size_t n = (size_t) snprintf(text, sizeof text, "%s:%d: ", file, line);
+    if (n >= sizeof text) n = sizeof text - 1;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text + n, sizeof text - n, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+#ifndef GGMLR_R_PACKAGE
+    fflush(stdout);
+    fprintf(stderr, "%s\n", text);
     abort();
+#else
+    ggmlr_log(GGML_LOG_LEVEL_ERROR, "%s\n", text);
+    __builtin_trap();
+#endif
 }

@@ -172,4 +172,64 @@ static inline struct ggmlr_opt_step_srcs ggmlr_opt_step_srcs_decode(const struct
     return s;
 }
 
+/* ---- SET (upstream's layout: int32 [0..2] nb1..nb3, [3] offset, [4] inplace):
+ * b written over the region (nb1..nb3, offset) of a copy of a, or of a ---- */
+struct ggmlr_set_params { int32_t nb1, nb2, nb3, offset, inplace; };
+static inline void ggmlr_set_params_encode(struct ggml_tensor * t, const struct ggmlr_set_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_set_params ggmlr_set_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_set_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+/* ACC, SET: whether the rows of a region of shape ne (elements of esize
+ * bytes, strides st = nb1..nb3) land on disjoint elements (each stride at
+ * least the extent of the block below it, as for any view). */
+static inline bool ggmlr_region_rows_disjoint(const int64_t ne[4], size_t esize, const size_t st[3]) {
+    size_t extent = (size_t) ne[0] * esize;
+    for (int d = 1; d < 4; d++) {
+        if (ne[d] <= 1) continue;
+        if (st[d - 1] < extent) return false;
+        extent += st[d - 1] * (size_t) (ne[d] - 1);
+    }
+    return true;
+}
+
+/* ---- one int32: DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type); [0] as upstream ---- */
+static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
+static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
+/* ---- ARANGE (upstream's layout: [0] start, [1] stop, [2] step); FILL: one float (its value) ---- */
+struct ggmlr_arange_params { float start, stop, step; };
+static inline void ggmlr_arange_params_encode(struct ggml_tensor * t, const struct ggmlr_arange_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_arange_params ggmlr_arange_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_arange_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- SET_ROWS: the rows b written into a at the indices c; upstream's
+ * slots (legacy order): b at 0, c at 1, a at 2 ---- */
+struct ggmlr_set_rows_srcs { struct ggml_tensor * a, * b, * c; };
+static inline void ggmlr_set_rows_srcs_encode(struct ggml_tensor * t, const struct ggmlr_set_rows_srcs * s) {
+    t->src[0] = s->b; t->src[1] = s->c; t->src[2] = s->a;
+}
+static inline struct ggmlr_set_rows_srcs ggmlr_set_rows_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_set_rows_srcs s = {t->src[2], t->src[0], t->src[1]};
+    return s;
+}
+
+/* ---- ADD_ID, MUL_MAT_ID: the expert ids (upstream's src[2]) ---- */
+static inline void ggmlr_expert_ids_encode(struct ggml_tensor * t, struct ggml_tensor * ids) { t->src[2] = ids; }
+static inline struct ggml_tensor * ggmlr_expert_ids_decode(const struct ggml_tensor * t) { return t->src[2]; }
+
+/* ---- ROLL (upstream's layout: [0..3] the shifts) ---- */
+struct ggmlr_roll_params { int32_t shift[4]; };
+static inline void ggmlr_roll_params_encode(struct ggml_tensor * t, const struct ggmlr_roll_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_roll_params ggmlr_roll_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_roll_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- TIMESTEP_EMBEDDING (upstream's layout: [0] dim, [1] max_period) ---- */
+struct ggmlr_timestep_params { int32_t dim, max_period; };
+static inline void ggmlr_timestep_params_encode(struct ggml_tensor * t, const struct ggmlr_timestep_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_timestep_params ggmlr_timestep_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_timestep_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
 #endif

@@ -1,5 +1,5 @@
 /* copy.c -- copies and layout: dup, cont, cpy, reshape, view, permute,
- * transpose (kernel: cpu/kernels/copy.c; the views have none), and their
+ * transpose, roll (kernel: cpu/kernels/copy.c; the views have none), and their
  * backward rules: the gradient flows back unchanged, re-shaped.
  * Notation: y = op(a, b, ...) is the node, g = dL/dy its gradient; each rule
  * adds dL/da = g * dy/da (and so on) to the sources that need one. */
@@ -149,7 +149,32 @@ RULE(grad_permute) {
 
 RULE(grad_transpose) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_transpose(ctx, g)); }
 
+/* ---- roll: elements moved along each dim, wrapping around ---- */
+
+struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) {
+    const char * fn = "ggml_roll";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    const struct ggmlr_roll_params p = {{shift0, shift1, shift2, shift3}};
+    for (int d = 0; d < 4; d++)
+        if (p.shift[d] <= -a->ne[d] || p.shift[d] >= a->ne[d]) {
+            ggmlr_set_error("%s: shift%d = %d must be inside (-ne%d, ne%d) = (-%lld, %lld)", fn, d, (int) p.shift[d], d, d,
+                            (long long) a->ne[d], (long long) a->ne[d]);
+            return NULL;
+        }
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_ROLL, GGML_TYPE_F32, a->ne, a, NULL);
+    if (t) ggmlr_roll_params_encode(t, &p);
+    return t;
+}
+
+/* y = roll(a, s): a permutation of the elements, so da = roll(g, -s) */
+RULE(grad_roll) {
+    (void) need;
+    const struct ggmlr_roll_params p = ggmlr_roll_params_decode(node);
+    return ggmlr_grad_acc(ctx, gph, A, ggml_roll(ctx, g, -p.shift[0], -p.shift[1], -p.shift[2], -p.shift[3]));
+}
+
 GRAD_RULE(dup, NULL, grad_copy);
+GRAD_RULE(roll, NULL, grad_roll);
 GRAD_RULE(cpy, NULL, grad_reshape);
 GRAD_RULE(reshape, NULL, grad_reshape);
 GRAD_RULE(view, refuse_view, grad_view);

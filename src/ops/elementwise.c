@@ -1,5 +1,5 @@
 /* elementwise.c -- add, sub, mul, div (b broadcast over a: its gradient is
- * summed back down), sqr, sqrt, log, scale, and their backward rules
+ * summed back down), add_id (b's rows picked by expert ids), sqr, sqrt, log, scale, and their backward rules
  * (kernel: cpu/kernels/elementwise.c). Notation as in copy.c. */
 #include "ops/grad.h"
 
@@ -42,6 +42,20 @@ struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * 
     return t;
 }
 
+/* dst[:, i1, i2, i3] = a[:, i1, i2, i3] + b[:, ids[i1, i2]] (the biases of the experts a token's rows went to) */
+struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids) {
+    const char * fn = "ggml_add_id";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, ids);
+    REQUIRE_F32(fn, a); REQUIRE_F32(fn, b);
+    if (ids->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "ids", ids, "I32");
+    if (a->ne[0] != b->ne[0] || b->ne[2] != 1 || b->ne[3] != 1) return ggmlr_fail_shapes(fn, "b must be [a->ne[0], n_expert]", a, b);
+    if (ids->ne[0] != a->ne[1] || ids->ne[1] != a->ne[2] || ids->ne[2] != 1 || ids->ne[3] != 1)
+        return ggmlr_fail_shapes(fn, "ids must be [a->ne[1], a->ne[2]]", a, ids);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_ADD_ID, GGML_TYPE_F32, a->ne, a, b);
+    if (t) ggmlr_expert_ids_encode(t, ids);
+    return t;
+}
+
 /* ---- backward ---- */
 
 RULE(grad_add) {
@@ -74,7 +88,23 @@ RULE(grad_log) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_div(ctx, g,
 
 RULE(grad_scale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, g, ggmlr_f32_param_decode(node))); }
 
+/* y = a + b[:, ids]: da = g, db = g's rows added into b's rows ids[i1, i2] */
+static const char * refuse_add_id(const struct ggml_tensor * node, const bool * need) {
+    if (need[2]) return "ADD_ID: the expert ids are integers and have no gradient";
+    if (need[1] && A->ne[3] != 1) return "ADD_ID: b's gradient needs a with ne3 == 1";
+    return NULL;
+}
+
+RULE(grad_add_id) {
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, g)) return false;
+    if (!need[1]) return true;
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    struct ggml_tensor * g2 = gc ? ggml_reshape_2d(ctx, gc, g->ne[0], g->ne[1] * g->ne[2]) : NULL;
+    return ggmlr_grad_acc(ctx, gph, B, ggmlr_scatter_by_ids(ctx, g2, ggmlr_expert_ids_decode(node), B->ne[1]));
+}
+
 GRAD_RULE(add, NULL, grad_add);
+GRAD_RULE(add_id, refuse_add_id, grad_add_id);
 GRAD_RULE(sub, NULL, grad_sub);
 GRAD_RULE(mul, NULL, grad_mul);
 GRAD_RULE(div, NULL, grad_div);

@@ -1,4 +1,4 @@
-/* mul_mat.c -- the matrix products mul_mat and out_prod (kernel:
+/* mul_mat.c -- the matrix products mul_mat, out_prod and mul_mat_id (experts picked by id) (kernel:
  * cpu/kernels/mul_mat.c) and their backward rules, each built from the
  * other product. The first operand may be stored as F16, BF16 or a block
  * type. Notation as in copy.c. */
@@ -30,6 +30,22 @@ struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor
         return ggmlr_fail_shapes("ggml_out_prod", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
     const int64_t ne[4] = {a->ne[0], b->ne[0], b->ne[2], b->ne[3]};
     return ggmlr_new_node(ctx, GGML_OP_OUT_PROD, GGML_TYPE_F32, ne, a, b);
+}
+
+/* c[:, e, t] = mul_mat(as[:, :, ids[e, t]], b[:, e % n_b, t]): each token's rows through the experts it was routed to */
+struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids) {
+    const char * fn = "ggml_mul_mat_id";
+    REQUIRE_CTX(fn); REQUIRE(fn, as); REQUIRE(fn, b); REQUIRE(fn, ids);
+    REQUIRE_F32(fn, as); REQUIRE_F32(fn, b);
+    if (ids->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "ids", ids, "I32");
+    if (as->ne[3] != 1 || b->ne[3] != 1 || as->ne[0] != b->ne[0])
+        return ggmlr_fail_shapes(fn, "as must be [K, M, n_expert] and b [K, n_b, n_tokens]", as, b);
+    if (ids->ne[2] != 1 || ids->ne[3] != 1 || ids->ne[1] != b->ne[2] || b->ne[1] == 0 || ids->ne[0] % b->ne[1] != 0)
+        return ggmlr_fail_shapes(fn, "ids must be [n_used, n_tokens] with n_used a multiple of b->ne[1] (b's shape second)", ids, b);
+    const int64_t ne[4] = {as->ne[1], ids->ne[0], b->ne[2], 1};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_MUL_MAT_ID, GGML_TYPE_F32, ne, as, b);
+    if (t) ggmlr_expert_ids_encode(t, ids);
+    return t;
 }
 
 /* ---- backward ---- */
@@ -87,3 +103,39 @@ RULE(grad_out_prod) {
 
 GRAD_RULE(mul_mat, NULL, grad_mul_mat);
 GRAD_RULE(out_prod, NULL, grad_out_prod);
+
+/* y[:, e, t] = W_et^T x_et with W_et = as[:, :, ids[e, t]] and x_et = b[:, e % n_b, t]
+ * (P = n_used * n_tokens pairs, e fastest). Built from the ordinary ops, one
+ * [K, M] matrix per pair (K * M * P floats): db_et = W_et g_et (a batched
+ * mul_mat with W transposed), summed over the e that share a row of b; and
+ * das[:, :, x] = the sum of the outer products x_et g_et^T over the pairs
+ * routed to x (out_prod, then a scatter-add of whole matrices by id). */
+static const char * refuse_mul_mat_id(const struct ggml_tensor * node, const bool * need) {
+    (void) node;
+    return need[2] ? "MUL_MAT_ID: the expert ids are integers and have no gradient" : NULL;
+}
+
+RULE(grad_mul_mat_id) {
+    struct ggml_tensor * ids = ggmlr_expert_ids_decode(node);
+    const int64_t K = A->ne[0], M = A->ne[1], n_exp = A->ne[2], nb = B->ne[1], n_used = ids->ne[0], T = ids->ne[1], P = n_used * T;
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    struct ggml_tensor * g_et = gc ? ggml_reshape_3d(ctx, gc, M, 1, P) : NULL;
+    if (need[1]) {
+        struct ggml_tensor * as2 = ggmlr_grad_contiguous(ctx, A);
+        struct ggml_tensor * w = as2 ? ggmlr_gather_by_ids(ctx, ggml_reshape_2d(ctx, as2, K * M, n_exp), ids) : NULL;
+        struct ggml_tensor * wt = w ? ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, w, K, M, P))) : NULL;
+        struct ggml_tensor * db = wt ? ggml_mul_mat(ctx, wt, g_et) : NULL;  /* [K, 1, P] */
+        if (db && nb != n_used)  /* e = j + nb q: sum over q */
+            db = ggml_repeat_back(ctx, ggml_reshape_4d(ctx, db, K, nb, n_used / nb, T), ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, nb, 1, T));
+        if (!ggmlr_grad_acc(ctx, gph, B, db ? ggml_reshape_3d(ctx, db, K, nb, T) : NULL)) return false;
+    }
+    if (!need[0]) return true;
+    struct ggml_tensor * bc = ggmlr_grad_contiguous(ctx, B);
+    struct ggml_tensor * x = bc ? ggml_reshape_4d(ctx, bc, K, nb, 1, T) : NULL;
+    if (x && nb != n_used) x = ggml_repeat(ctx, x, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, nb, n_used / nb, T));
+    struct ggml_tensor * outer = x ? ggml_out_prod(ctx, ggml_reshape_3d(ctx, x, K, 1, P), g_et) : NULL;  /* [K, M, P] */
+    struct ggml_tensor * das = outer ? ggmlr_scatter_by_ids(ctx, ggml_reshape_2d(ctx, outer, K * M, P), ids, n_exp) : NULL;
+    return ggmlr_grad_acc(ctx, gph, A, das ? ggml_reshape_3d(ctx, das, K, M, n_exp) : NULL);
+}
+
+GRAD_RULE(mul_mat_id, refuse_mul_mat_id, grad_mul_mat_id);

@@ -39,6 +39,13 @@ enum ggmlr_acc_base { ACC_ON_COPY, ACC_ON_ZEROS, ACC_IN_PLACE };
 struct ggml_tensor * ggmlr_acc_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     size_t nb1, size_t nb2, size_t nb3, size_t offset, enum ggmlr_acc_base base);
 
+/* get_rows.c, for the backward of ADD_ID and MUL_MAT_ID: the rows
+ * table[:, ids[e, t]] of a 2-D table, [ne0, n_used * n_tokens] (ids flattened,
+ * e fastest); and x [ne0, n_used * n_tokens] added into zeros [ne0, n_rows]
+ * at those rows. */
+struct ggml_tensor * ggmlr_gather_by_ids(struct ggml_context * ctx, struct ggml_tensor * table, struct ggml_tensor * ids);
+struct ggml_tensor * ggmlr_scatter_by_ids(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * ids, int64_t n_rows);
+
 /* unary.c: dx = g * f'(x) for the activation op (UNARY_BACK); norm.c: the
  * LayerNorm gradient (NORM_BACK); g and x F32 of one shape. */
 struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, enum ggml_unary_op op);

@@ -1,5 +1,6 @@
-/* rope.c -- the rotary position embedding (ROPE) and its backward
- * (ROPE_BACK), constructors and backward rule.
+/* rope.c -- position encodings: the rotary position embedding (ROPE) and
+ * its backward (ROPE_BACK), and the sinusoidal timestep embedding
+ * (TIMESTEP_EMBEDDING), constructors and backward rules.
  *
  * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens],
  * c NULL or F32 frequency factors [>= n_dims/2]. The first n_dims entries of
@@ -102,3 +103,42 @@ RULE(grad_rope) {
 }
 
 GRAD_RULE(rope, refuse_rope, grad_rope);
+
+/* ---- timestep_embedding: timesteps [N] -> [dim, N], row i = [cos(t_i f) | sin(t_i f) | 0 if dim is odd] ---- */
+
+struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx, struct ggml_tensor * timesteps, int dim, int max_period) {
+    const char * fn = "ggml_timestep_embedding";
+    REQUIRE_CTX(fn); REQUIRE(fn, timesteps); REQUIRE_F32(fn, timesteps);
+    if (timesteps->ne[1] != 1 || timesteps->ne[2] != 1 || timesteps->ne[3] != 1)
+        return ggmlr_fail_shapes(fn, "timesteps must be a vector [N]", timesteps, timesteps);
+    if (dim <= 0 || max_period <= 0) {
+        ggmlr_set_error("%s: dim and max_period must be > 0 (got %d, %d)", fn, dim, max_period);
+        return NULL;
+    }
+    const int64_t ne[4] = {dim, timesteps->ne[0], 1, 1};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_TIMESTEP_EMBEDDING, GGML_TYPE_F32, ne, timesteps, NULL);
+    const struct ggmlr_timestep_params p = {dim, max_period};
+    if (t) ggmlr_timestep_params_encode(t, &p);
+    return t;
+}
+
+/* y = [cos(t f_j) | sin(t f_j)]: dt = sum_j f_j (g_sin,j cos(t f_j) - g_cos,j sin(t f_j)),
+ * read from the result itself (f_j = exp(-ln(max_period) j / half), from
+ * arange; the odd last column is a constant) */
+RULE(grad_timestep_embedding) {
+    (void) need;
+    const struct ggmlr_timestep_params p = ggmlr_timestep_params_decode(node);
+    const int64_t half = p.dim / 2, n = node->ne[1];
+    if (half == 0) return ggmlr_grad_acc(ctx, gph, A, ggml_fill(ctx, A, 0.0f));
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    if (!gc) return false;
+    const size_t off = (size_t) half * sizeof(float);
+    struct ggml_tensor * cs = ggml_view_2d(ctx, node, half, n, node->nb[1], 0), * sn = ggml_view_2d(ctx, node, half, n, node->nb[1], off);
+    struct ggml_tensor * gcos = ggml_view_2d(ctx, gc, half, n, gc->nb[1], 0), * gsin = ggml_view_2d(ctx, gc, half, n, gc->nb[1], off);
+    struct ggml_tensor * f = ggml_exp(ctx, ggml_scale(ctx, ggml_arange(ctx, 0.0f, (float) half, 1.0f), -logf((float) p.max_period) / (float) half));
+    struct ggml_tensor * d = ggml_mul(ctx, ggml_sub(ctx, ggml_mul(ctx, gsin, cs), ggml_mul(ctx, gcos, sn)), f);
+    struct ggml_tensor * dt = ggml_sum_rows(ctx, d);
+    return ggmlr_grad_acc(ctx, gph, A, dt ? ggml_reshape_1d(ctx, dt, n) : NULL);
+}
+
+GRAD_RULE(timestep_embedding, NULL, grad_timestep_embedding);

@@ -142,7 +142,8 @@ static bool small_enough(const struct ggml_tensor * t) {
     return true;
 }
 
-static bool valid_type(enum ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_I32; }
+/* a type of the enum: rand_type's wild picks include quantized types (Q4_0, Q4_1, MXFP4) that tensors may have */
+static bool valid_type(enum ggml_type t) { return (unsigned) t < GGML_TYPE_COUNT; }
 
 static const char * describe(const struct ggml_tensor * t, char * buf, size_t n) {
     if (!t) { snprintf(buf, n, "NULL"); return buf; }
@@ -523,6 +524,8 @@ static void check_node(const struct ggml_tensor * t) {
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_SQR: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
         case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_DUP:
         case GGML_OP_CONT: case GGML_OP_ACC: case GGML_OP_GET_ROWS: case GGML_OP_GET_ROWS_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_SET: case GGML_OP_DIAG: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_TRI:  /* input elements or zeros */
+        case GGML_OP_ADD_ID: case GGML_OP_MUL_MAT_ID: case GGML_OP_ROLL: case GGML_OP_TIMESTEP_EMBEDDING:
             break;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK: n_src = 3; break;
         case GGML_OP_UNARY:
@@ -1057,6 +1060,73 @@ static struct ggml_tensor * same_shape_partner(struct fuzz * f, struct ggml_cont
     return new_filled(f, ctx, chance(0.9) ? GGML_TYPE_F32 : rand_type(false), a->ne);
 }
 
+/* set_rows, set, the masks, the generators, the experts' ops, roll and timestep_embedding, with sane or wild arguments */
+static void act_write_mask(struct fuzz * f) {
+    struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
+    struct ggml_tensor * a = pick(f), * b = pick(f), * t = NULL;
+    const int n = chance(0.9) ? (int) rnd(9) : PICK(((const int[]) {-1, INT_MIN, INT_MAX}));
+    char da[128];
+    TRACE("write_mask(%s, %d)", describe(a, da, sizeof da), n);
+    switch (rnd(11)) {
+        case 0: {  /* rows of b written into a: the indices may repeat or run out of range (the compute fails) */
+            if (a && chance(0.7)) {
+                const int64_t ne[4] = {a->ne[0], small_dim(), a->ne[2], a->ne[3]};
+                b = new_filled(f, data_ctx, GGML_TYPE_F32, ne);
+            }
+            struct ggml_tensor * c = a && b && chance(0.8) ? new_indices(f, data_ctx, a->ne[1], b->ne[1], b->ne[2], b->ne[3]) : pick(f);
+            t = CALL(f, "ggml_set_rows", !ctx || !a || !b || !c, ggml_set_rows(ctx, a, b, c));
+            if (t) CHECK(ggml_are_same_shape(t, a) && t->data == a->data, "set_rows: a view of a");
+            break;
+        }
+        case 1: {
+            const size_t nbytes = a ? ggml_nbytes(a) : 0;
+            const bool sane = chance(0.7) && a;
+            const size_t nb1 = sane ? a->nb[1] : rand_size(nbytes), offset = sane ? 4 * rnd(2) : rand_size(nbytes);
+            t = CALL(f, "ggml_set_2d", !ctx || !a || !b, ggml_set_2d(ctx, a, b, nb1, offset));
+            if (t) CHECK(ggml_are_same_shape(t, a), "set: shaped like a");
+            break;
+        }
+        case 2: t = CALL(f, "ggml_diag_mask_inf", !ctx || !a, ggml_diag_mask_inf(ctx, a, n)); break;
+        case 3: t = CALL(f, "ggml_diag_mask_zero", !ctx || !a, ggml_diag_mask_zero(ctx, a, n)); break;
+        case 4:
+            t = CALL(f, "ggml_diag", !ctx || !a, ggml_diag(ctx, a));
+            if (t) CHECK(t->ne[0] == a->ne[0] && t->ne[1] == a->ne[0], "diag: [n, n, ne2, ne3]");
+            break;
+        case 5: t = CALL(f, "ggml_tri", !ctx || !a, ggml_tri(ctx, a, (enum ggml_tri_type) n)); break;
+        case 6: t = CALL(f, "ggml_fill", !ctx || !a, ggml_fill(ctx, a, rand_param())); break;
+        case 7: {  /* experts: b [ne0, n_expert] picked by ids, or a as the experts [K, M, n_expert] */
+            struct ggml_tensor * ids = a && chance(0.8) ? new_indices(f, data_ctx, 1 + (int64_t) rnd(4), a->ne[1], a->ne[2], 1) : pick(f);
+            if (chance(0.5)) {
+                if (a && chance(0.7)) b = new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {a->ne[0], 4, 1, 1});
+                t = CALL(f, "ggml_add_id", !ctx || !a || !b || !ids, ggml_add_id(ctx, a, b, ids));
+                if (t) CHECK(ggml_are_same_shape(t, a), "add_id: shaped like a");
+            } else {
+                if (a && ids && chance(0.7)) b = new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {a->ne[0], 1, ids->ne[1], 1});
+                t = CALL(f, "ggml_mul_mat_id", !ctx || !a || !b || !ids, ggml_mul_mat_id(ctx, a, b, ids));
+                if (t) CHECK(t->ne[0] == a->ne[1] && t->ne[1] == ids->ne[0] && t->ne[2] == b->ne[2], "mul_mat_id: [M, n_used, n_tokens]");
+            }
+            break;
+        }
+        case 8: {
+            const int s0 = chance(0.8) && a ? (int) rnd((uint64_t) a->ne[0]) : n;
+            t = CALL(f, "ggml_roll", !ctx || !a, ggml_roll(ctx, a, s0, chance(0.5) ? 0 : -n, 0, 0));
+            if (t) CHECK(ggml_are_same_shape(t, a), "roll: shaped like a");
+            break;
+        }
+        case 9:
+            t = CALL(f, "ggml_timestep_embedding", !ctx || !a, ggml_timestep_embedding(ctx, a, n, chance(0.9) ? 10000 : n));
+            if (t) CHECK(t->ne[0] == n && t->ne[1] == a->ne[0], "timestep_embedding: [dim, N]");
+            break;
+        default: {
+            const float start = rand_param(), step = rand_param();
+            t = CALL(f, "ggml_arange", !ctx, ggml_arange(ctx, start, start + (float) n, step));
+            if (t) CHECK(t->type == GGML_TYPE_F32 && ggml_nelements(t) >= 1 && t->ne[1] == 1, "arange: F32 [n >= 1]");
+            break;
+        }
+    }
+    keep(f, t);
+}
+
 static void act_train_op(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
     struct ggml_tensor * a = pick(f), * t = NULL;
@@ -1231,11 +1301,12 @@ static void act_params(struct fuzz * f) {
     }
 }
 
-/* The graph has a node whose compute can fail on its data: indices or class labels out of range. */
+/* The graph has a node whose compute can fail on its data: indices, expert ids or class labels out of range, a row set twice. */
 static bool fails_on_data(const struct ggml_cgraph * g) {
     for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
         const struct ggml_tensor * t = ggml_graph_node(g, i);
-        if (t->op == GGML_OP_GET_ROWS || t->op == GGML_OP_GET_ROWS_BACK) return true;
+        if (t->op == GGML_OP_GET_ROWS || t->op == GGML_OP_GET_ROWS_BACK || t->op == GGML_OP_SET_ROWS) return true;
+        if (t->op == GGML_OP_ADD_ID || t->op == GGML_OP_MUL_MAT_ID) return true;
         if ((t->op == GGML_OP_CROSS_ENTROPY_LOSS || t->op == GGML_OP_CROSS_ENTROPY_LOSS_BACK) && t->src[1]->type == GGML_TYPE_I32) return true;
     }
     return false;
@@ -1616,6 +1687,7 @@ static const struct action actions[] = {
     {"view", 6, act_view},
     {"permute", 4, act_permute},
     {"acc", 3, act_acc},
+    {"write_mask", 3, act_write_mask},
     {"soft_max_ext", 4, act_soft_max_ext},
     {"nn", 4, act_nn},
     {"flash_attn_ext", 5, act_flash_attn_ext},

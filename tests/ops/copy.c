@@ -1,4 +1,4 @@
-/* copy.c -- rows of the copy family: dup, cont, cpy (shape changes, strided
+/* copy.c -- rows of roll and of the copy family: dup, cont, cpy (shape changes, strided
  * sources and destinations, F32 <-> F16), and the views reshape, view,
  * permute, transpose.
  *
@@ -182,6 +182,24 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
 #define FWD(OP, NAME, P, S, LAY, RESULT, POST) ROW(OP, NAME, P, S, GGML_TYPE_F32, LAY, -1, 1, NULL, RESULT, POST, OPS_FORWARD_ONLY, GGML_TYPE_F32)
 #define F16(OP, NAME, P, S, TYPE, LAY, OUT) ROW(OP, NAME, P, S, TYPE, LAY, -70000, 70000, f_f16_range, OPS_NEW, post_dst, OPS_FORWARD_ONLY, OUT)
 #define GRAD(OP, NAME, P, S, RESULT) ROW(OP, NAME, P, S, GGML_TYPE_F32, 0, -1, 1, NULL, RESULT, NULL, OPS_GRAD, GGML_TYPE_F32)
+/* roll: y[i0, i1, i2, i3] = a[(i0 - s0) mod ne0, ...] (a permutation: exact; its gradient rolls back) */
+struct roll_params { int s[4]; };
+static struct ggml_tensor * b_roll(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct roll_params * p = params;
+    return ggml_roll(ctx, in[0], p->s[0], p->s[1], p->s[2], p->s[3]);
+}
+static void r_roll(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    const struct roll_params * p = params;
+    int64_t j[4];
+    OPS_FOR4(no, i0, i1, i2, i3) {
+        const int64_t i[4] = {i0, i1, i2, i3};
+        for (int d = 0; d < 4; d++) j[d] = ((i[d] - p->s[d]) % ne[0][d] + ne[0][d]) % ne[0][d];
+        out[ops_at(no, i0, i1, i2, i3)] = in[0][ops_at(ne[0], j[0], j[1], j[2], j[3])];
+    }
+}
+#define ROLL(NAME, S0, S1, S2, S3, A, LAY, GRAD)                                                                          \
+    {.op = "ROLL", .variant = NAME, .build = b_roll, .params = &(const struct roll_params) {{S0, S1, S2, S3}}, .n_in = 1, \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_roll, .cmp = OPS_EXACT, .grad = GRAD}
 
 static const struct ops_row rows[] = {
     FWD("DUP", "[7,5,3,2]", p_dup, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_contiguous),
@@ -235,6 +253,10 @@ static const struct ops_row rows[] = {
      .params = &(const struct cp_params) {.kind = CP_VIEW, .n_perm = 1, .axes = {{1, 0, 2, 3}}, .nd = 1, .ne = {5, 1, 1, 1}, .st = {1, 5, 5, 5}, .outer = {0, 0}},
      .n_in = 1, .in = {{.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1}}, .shape = s_copy, .ref = r_copy, .cmp = OPS_EXACT, .result = OPS_VIEW,
      .grad = OPS_REFUSED, .refusal = "non-contiguous"},
+    ROLL("shifts (2, -1, 1, 1)", 2, -1, 1, 1, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    ROLL("shifts (-6, 4, -2, -1)", -6, 4, -2, -1, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    ROLL("no shift", 0, 0, 0, 0, (7, 5, 3, 2), 0, OPS_FORWARD_ONLY),
+    ROLL("gradient", 3, -2, 1, 0, (5, 4, 3, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
 };
 
 const struct ops_family ops_copy = {"copy", rows, sizeof rows / sizeof rows[0], NULL};

@@ -1,5 +1,6 @@
 /* elementwise.c -- rows of the element-wise ops: add, sub, mul, div (b
- * broadcast over a), add_inplace, sqr, sqrt, log, scale.
+ * broadcast over a), add_inplace, add_id (b's rows picked by expert ids:
+ * a[:, i1, i2, i3] + b[:, ids[i1, i2]]), sqr, sqrt, log, scale.
  *
  * Forward tolerance: relative 2-norm error 1e-5 (one float operation per
  * element, ~1e-7; a wrong element, index or broadcast is off by 1e-2 or
@@ -86,6 +87,23 @@ static void f_random_sign(double * v, const int64_t ne[4]) {
 #define GRAD1(OP, P, NAME, A, LA, LO, HI)                                                                           \
     {.op = OP, .variant = NAME, .build = b_ew, .params = &P, .n_in = 1, .in = {{.ne = OPS_SHAPE A, .lo = LO, .hi = HI, .layout = LA}}, \
      .ref = r_ew, .tol = 1e-5, .grad = OPS_GRAD}
+static struct ggml_tensor * b_add_id(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    (void) params;
+    return ggml_add_id(ctx, in[0], in[1], in[2]);
+}
+static void r_add_id(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    (void) params;
+    OPS_FOR4(no, i0, i1, i2, i3) {
+        const int64_t e = (int64_t) in[2][ops_at(ne[2], i1, i2, 0, 0)];
+        out[ops_at(no, i0, i1, i2, i3)] = in[0][ops_at(ne[0], i0, i1, i2, i3)] + in[1][ops_at(ne[1], i0, e, 0, 0)];
+    }
+}
+/* a [ne0, n_used, n_tokens, ne3], b [ne0, 5 experts], ids [n_used, n_tokens] in [0, 4] (repeats: b's gradient sums them) */
+#define ADD_ID(NAME, N0, N1, N2, N3, LAY, GRAD, FIXB)                                                                    \
+    {.op = "ADD_ID", .variant = NAME, .build = b_add_id, .n_in = 3,                                                    \
+     .in = {{.ne = {N0, N1, N2, N3}, .lo = -1, .hi = 1, .layout = LAY}, {.ne = {N0, 5, 1, 1}, .lo = -1, .hi = 1, .layout = LAY, .fixed = FIXB}, \
+            {.ne = {N1, N2, 1, 1}, .lo = 0, .hi = 4, .type = GGML_TYPE_I32, .fixed = true}},                               \
+     .ref = r_add_id, .tol = 1e-6, .grad = GRAD, .refusal = "ne3"}
 
 static const struct ops_row rows[] = {
     BINARY((7, 5, 3, 2), (7, 5, 3, 2)), BINARY((7, 5, 3, 2), (7, 1, 3, 1)), BINARY((7, 5, 3, 2), (1, 5, 1, 1)),
@@ -116,6 +134,10 @@ static const struct ops_row rows[] = {
     GRAD1("SQR", p_sqr, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, -1, 1),
     GRAD1("SQRT", p_sqrt, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, 0.5, 2),
     GRAD1("LOG", p_log, "of transposed", (3, 5, 2, 1), OPS_TRANSPOSED, 0.5, 2),
+    ADD_ID("a [7,3,4,1]", 7, 3, 4, 1, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY, false),
+    ADD_ID("a [7,3,4,2]: ids shared over ne3", 7, 3, 4, 2, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY, false),
+    ADD_ID("gradient of a and b", 6, 3, 4, 1, OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD, false),
+    ADD_ID("b's gradient with ne3 > 1 refused", 6, 3, 4, 2, 0, OPS_REFUSED, false),
 };
 
 const struct ops_family ops_elementwise = {"elementwise", rows, sizeof rows / sizeof rows[0], NULL};

@@ -215,7 +215,8 @@ static struct ggml_tensor * row_loss(struct ggml_context * ctx, struct ggml_tens
         fill_input(in[i], s, v);
         free(v);
     }
-    return tc_weighted_sum(ctx, row->build(ctx, in, row->params));
+    struct ggml_tensor * out = row->build(ctx, in, row->params);
+    return tc_weighted_sum(ctx, row->grad_through && out ? row->grad_through(ctx, out) : out);
 }
 
 static void check_gradient(const struct ops_row * row, const unsigned * lay, const char * what) {

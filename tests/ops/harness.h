@@ -76,6 +76,9 @@ struct ops_row {
     enum ops_grad grad;
     double fd_eps, fd_atol, fd_rtol;  /* 0: the defaults 1e-2, 1e-3, 1e-2 */
     const char * refusal;  /* REFUSED: a word the message contains (NULL: any message) */
+    /* GRAD: what the weighted-sum loss is taken of (NULL: the result itself),
+     * for a result with infinities (diag_mask_inf: its softmax) */
+    struct ggml_tensor * (*grad_through)(struct ggml_context * ctx, struct ggml_tensor * out);
 };
 
 struct ops_family {
@@ -86,7 +89,8 @@ struct ops_family {
 };
 
 extern const struct ops_family ops_copy, ops_elementwise, ops_reduce, ops_acc, ops_mul_mat, ops_soft_max, ops_get_rows,
-    ops_norm, ops_unary, ops_loss, ops_rope, ops_glu;
+    ops_norm, ops_unary, ops_loss, ops_rope, ops_glu,
+    ops_mask, ops_fill;
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);

@@ -1,5 +1,7 @@
 /* mul_mat.c -- rows of mul_mat (c[i, j] = sum_k a[k, i] b[k, j]) and
- * out_prod (c[i, j] = sum_k a[i, k] b[j, k]), a's planes broadcast over b's.
+ * out_prod (c[i, j] = sum_k a[i, k] b[j, k]), a's planes broadcast over b's,
+ * and mul_mat_id (each (e, t) through the expert ids[e, t]; random ids repeat,
+ * so the gradient of as sums several pairs into one expert).
  *
  * Sizes past one panel (64 rows with AVX-512), one reduction block (256),
  * several column groups and partial last groups, on every operand layout.
@@ -56,6 +58,29 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
 #define GRAD1(OP_, P, NAME, A)                                                                                          \
     {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 1, .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1}}, \
      .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
+/* mul_mat_id: out[m, e, t] = sum_k as[k, m, ids[e, t]] b[k, e % n_b, t] */
+static struct ggml_tensor * b_mm_id(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    (void) params;
+    return ggml_mul_mat_id(ctx, in[0], in[1], in[2]);
+}
+static void s_mm_id(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
+    (void) params;
+    no[0] = ne[0][1]; no[1] = ne[2][0]; no[2] = ne[1][2]; no[3] = 1;
+}
+static void r_mm_id(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
+    (void) params;
+    OPS_FOR4(no, m, e, t, i3) {
+        const int64_t x = (int64_t) in[2][ops_at(ne[2], e, t, 0, 0)];
+        double s = 0;
+        for (int64_t k = 0; k < ne[0][0]; k++) s += in[0][ops_at(ne[0], k, m, x, 0)] * in[1][ops_at(ne[1], k, e % ne[1][1], t, 0)];
+        out[ops_at(no, m, e, t, i3)] = s;
+    }
+}
+#define MMID(NAME, AS, N_EXP, B, IDS, LAY, GRAD)                                                                                 \
+    {.op = "MUL_MAT_ID", .variant = NAME, .build = b_mm_id, .n_in = 3,                                                  \
+     .in = {{.ne = OPS_SHAPE AS, .lo = -1, .hi = 1, .layout = LAY}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = LAY}, \
+            {.ne = OPS_SHAPE IDS, .lo = 0, .hi = (N_EXP) - 1, .type = GGML_TYPE_I32, .fixed = true}},                   \
+     .shape = s_mm_id, .ref = r_mm_id, .tol = 1e-5, .grad = GRAD}
 
 static const struct ops_row rows[] = {
     MM(13, 7, 5, 1, 1, 1, 1), MM(1, 1, 1, 1, 1, 1, 1), MM(1, 4, 3, 1, 1, 1, 1), MM(17, 1, 1, 1, 1, 1, 1),
@@ -87,6 +112,17 @@ static const struct ops_row rows[] = {
     GRAD2("OUT_PROD", p_op, "gradient, b transposed, broadcast", (4, 6, 1, 1), 0, (5, 6, 3, 1), OPS_TRANSPOSED),
     GRAD2("OUT_PROD", p_op, "gradient, past one panel", (70, 5, 1, 1), 0, (8, 5, 1, 1), 0),
     GRAD1("OUT_PROD", p_op_self, "gradient, x x^T", (5, 4, 1, 1)),
+    MMID("as [9,5,4] b [9,3,6] ids [3,6]", (9, 5, 4, 1), 4, (9, 3, 6, 1), (3, 6, 1, 1), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    MMID("b broadcast: [9,1,6], ids [4,6]", (9, 5, 4, 1), 4, (9, 1, 6, 1), (4, 6, 1, 1), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    MMID("b [9,2,5], ids [4,5]", (9, 5, 4, 1), 4, (9, 2, 5, 1), (4, 5, 1, 1), 0, OPS_FORWARD_ONLY),
+    MMID("as [70,20,8] b [70,2,5] ids [4,5]", (70, 20, 8, 1), 8, (70, 2, 5, 1), (4, 5, 1, 1), 0, OPS_FORWARD_ONLY),
+    MMID("gradient of as and b", (5, 3, 4, 1), 4, (5, 2, 3, 1), (2, 3, 1, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
+    MMID("gradient, b broadcast [5,1,3], ids [3,3]", (5, 3, 4, 1), 4, (5, 1, 3, 1), (3, 3, 1, 1), 0, OPS_GRAD),
+    MMID("gradient, b [4,2,3], ids [4,3]", (4, 3, 3, 1), 3, (4, 2, 3, 1), (4, 3, 1, 1), 0, OPS_GRAD),
+    {.op = "MUL_MAT_ID", .variant = "ids a parameter", .build = b_mm_id, .n_in = 3,
+     .in = {{.ne = {5, 3, 4, 1}, .lo = -1, .hi = 1, .fixed = true}, {.ne = {5, 2, 3, 1}, .lo = -1, .hi = 1, .fixed = true},
+            {.ne = {2, 3, 1, 1}, .lo = 0, .hi = 3, .type = GGML_TYPE_I32}},
+     .shape = s_mm_id, .ref = r_mm_id, .tol = 1e-5, .grad = OPS_REFUSED, .refusal = "expert ids"},
 };
 
 const struct ops_family ops_mul_mat = {"mul_mat", rows, sizeof rows / sizeof rows[0], NULL};

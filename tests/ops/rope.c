@@ -13,9 +13,15 @@
  * 4e-9) for positions up to 1e6: an angle computed in float (off by ~0.1 rad
  * at 1e6), a wrong pairing or a wrong ramp fails by orders of magnitude. The
  * inverse holds to 4e-7 of m^2 |x|max (x in [-2, 2]). Gradients: the op is
- * linear, step 1e-2 is exact up to rounding; the harness defaults. */
+ * linear, step 1e-2 is exact up to rounding; the harness defaults.
+ *
+ * timestep_embedding: [cos(t f_j) | sin(t f_j) | 0], f_j = max_period^(-j/half)
+ * in float64; the kernel's float argument t f_j is off by ~2 float roundings
+ * of |t f_j| <= 20 (~5e-6), hence atol 1e-5 (a wrong frequency or half is off
+ * by 1e-1 or more). Gradient: timesteps in [0, 3], the harness defaults. */
 #include "ops/harness.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct rp_params {
@@ -143,6 +149,33 @@ static const struct rp_params
     {.op = OP, .variant = "frequency factors a parameter", .build = BUILD, .params = &c_ff, .n_in = 3,                \
      .in = {X_((12, 2, 13, 1), 0), POS_((12, 2, 13, 1)), {.ne = {6, 1, 1, 1}, .lo = 0.5, .hi = 2}}, .ref = REF,       \
      .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .grad = OPS_REFUSED, .refusal = "frequency factors"}
+struct te_params { int dim, max_period; };
+static struct ggml_tensor * b_te(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    const struct te_params * c = p;
+    return ggml_timestep_embedding(ctx, in[0], c->dim, c->max_period);
+}
+static void s_te(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    no[0] = ((const struct te_params *) p)->dim; no[1] = ne[0][0]; no[2] = no[3] = 1;
+}
+static void r_te(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) ne;
+    const struct te_params * c = p;
+    const int64_t half = c->dim / 2;
+    for (int64_t i = 0; i < no[1]; i++) {
+        double * y = out + i * no[0];
+        for (int64_t j = 0; j < half; j++) {
+            const double arg = in[0][i] * pow((double) c->max_period, -(double) j / (double) half);
+            y[j] = cos(arg);
+            y[j + half] = sin(arg);
+        }
+        if (c->dim % 2) y[c->dim - 1] = 0;
+    }
+}
+static const struct te_params te_8 = {8, 10000}, te_7 = {7, 100}, te_1 = {1, 10}, te_64 = {64, 10000};
+#define TE(NAME, P, N, LO, HI, GRAD)                                                                                     \
+    {.op = "TIMESTEP_EMBEDDING", .variant = NAME, .build = b_te, .params = &P, .n_in = 1,                              \
+     .in = {{.ne = {N, 1, 1, 1}, .lo = LO, .hi = HI, .layout = OPS_CONTIG | OPS_TRANSPOSED}}, .shape = s_te, .ref = r_te, \
+     .cmp = OPS_ELEMENTS, .atol = 1e-5, .grad = GRAD}
 
 static const struct ops_row rows[] = {
     CASE("normal, all dims", c_normal, 0, (8, 3, 13, 2), 0, 1.0),
@@ -166,6 +199,13 @@ static const struct ops_row rows[] = {
     GRAD("normal, YaRN, both dims clamped", c_yarn_clamp, 0, (16, 2, 5, 1)),
     GRAD("neox, YaRN + frequency factors", c_yarn_ff, 8, (20, 2, 5, 1)),
     REFUSED("ROPE", b_rope, r_rope), REFUSED("ROPE_BACK", b_rope_back, r_rope_back),
+    TE("dim 8, 5 timesteps", te_8, 5, 0, 20, OPS_FORWARD_ONLY),
+    TE("odd dim 7, max_period 100", te_7, 6, 0, 20, OPS_FORWARD_ONLY),
+    TE("dim 1: only the zero column", te_1, 3, 0, 20, OPS_FORWARD_ONLY),
+    TE("dim 64, 37 timesteps", te_64, 37, 0, 20, OPS_FORWARD_ONLY),
+    TE("gradient, dim 8", te_8, 4, 0, 3, OPS_GRAD),
+    TE("gradient, odd dim 7", te_7, 4, 0, 3, OPS_GRAD),
+    TE("gradient, dim 1 (zero)", te_1, 3, 0, 3, OPS_GRAD),
 };
 
 const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL};

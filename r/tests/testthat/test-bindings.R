@@ -14,7 +14,7 @@ unbound <- as.character(names(not_bound))
 hand_bound <- c("ggml_new_tensor", "ggml_new_tensor_1d", "ggml_new_tensor_2d", "ggml_new_tensor_3d",
                 "ggml_new_tensor_4d", "ggml_new_f32", "ggml_dup_tensor", "ggml_view_tensor", "ggml_set_name",
                 "ggml_set_f32", "ggml_set_zero", "ggml_get_first_tensor", "ggml_get_next_tensor", "ggml_get_tensor",
-                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node")
+                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node", "ggml_graph_get_tensor")
 
 repo_file <- function(...) test_path("..", "..", ...)  # r/ when the tests run from the repository
 in_repo <- function() file.exists(repo_file("..", "include", "ggml.h"))

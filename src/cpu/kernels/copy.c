@@ -1,5 +1,5 @@
 /* copy.c -- dup, cont and cpy: copies with type conversion (F32, F16, BF16,
- * I32, and the quantized types by whole rows). */
+ * I32, and the quantized types by whole rows), and roll (elements moved with wrap-around). */
 #include "cpu/kernels/kernels.h"
 
 static bool quantized_side(const struct ggml_tensor * dst) {
@@ -59,4 +59,21 @@ static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml
     }
 }
 
+/* i - s wrapped into [0, n), for |s| < n */
+static int64_t wrap(int64_t i, int64_t n) { return i < 0 ? i + n : i >= n ? i - n : i; }
+
+/* ROLL: dst[i0, i1, i2, i3] = a[(i0 - s0) mod ne0, (i1 - s1) mod ne1, ...]; threads split dst rows */
+static void ggmlr_compute_roll(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggmlr_roll_params prm = ggmlr_roll_params_decode(dst);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * x = ggmlr_elem_ptr(a, 0, wrap(i1 - prm.shift[1], a->ne[1]), wrap(i2 - prm.shift[2], a->ne[2]), wrap(i3 - prm.shift[3], a->ne[3]));
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) y[i0] = *(const float *) (x + wrap(i0 - prm.shift[0], a->ne[0]) * a->nb[0]);
+    }
+}
+
 GGMLR_KERNEL(dup, ggmlr_compute_dup, dup_work_size, NULL);
+GGMLR_KERNEL(roll, ggmlr_compute_roll, NULL, NULL);

@@ -1,5 +1,5 @@
-/* elementwise.c -- binary ops with ggml broadcasting (b tiled over a) and
- * unary ops. dst may alias a (in-place add): each element is read before it
+/* elementwise.c -- binary ops with ggml broadcasting (b tiled over a),
+ * add_id (b's rows picked by expert ids) and unary ops. dst may alias a (in-place add): each element is read before it
  * is written, by the same thread; a dst overlapping an input otherwise is
  * done by one thread (ggmlr_my_dst_rows). */
 #include "cpu/kernels/kernels.h"
@@ -66,5 +66,24 @@ static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct gg
     }
 }
 
+/* dst row (i1, i2, i3) = a's row + b's row ids[i1, i2]; an id out of range fails the compute */
+static void ggmlr_compute_add_id(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1], * ids = ggmlr_expert_ids_decode(dst);
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i1, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        const int32_t e = *(const int32_t *) ggmlr_elem_ptr(ids, i1, i2, 0, 0);
+        if (e < 0 || e >= b->ne[1]) {
+            ggmlr_compute_fail(p, "ADD_ID: expert id %d at (%lld, %lld) is outside [0, %lld)", (int) e, (long long) i1, (long long) i2,
+                               (long long) b->ne[1]);
+            return;
+        }
+        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        const char * x = ggmlr_elem_ptr(a, 0, i1, i2, i3), * y = ggmlr_elem_ptr(b, 0, e, 0, 0);
+        for (int64_t i = 0; i < dst->ne[0]; i++) d[i] = *(const float *) (x + i * a->nb[0]) + *(const float *) (y + i * b->nb[0]);
+    }
+}
+
 GGMLR_KERNEL(binary, ggmlr_compute_binary, NULL, NULL);  /* ADD, SUB, MUL, DIV */
+GGMLR_KERNEL(add_id, ggmlr_compute_add_id, NULL, NULL);
 GGMLR_KERNEL(map, ggmlr_compute_unary, NULL, NULL);     /* SQR, SQRT, LOG, SCALE */

@@ -1,5 +1,6 @@
-/* get_rows.c -- row lookups: get_rows (gather rows of a table by I32 index)
- * and get_rows_back (its adjoint: scatter-add rows into zeros). Indices come
+/* get_rows.c -- rows by index: get_rows (gather rows of a table by I32 index),
+ * get_rows_back (its adjoint: scatter-add rows into zeros) and set_rows (rows
+ * written into a tensor at I32 indices, in place). Indices come
  * from data, so each one is checked before it is used: an index out of range
  * fails the compute instead of reading or writing out of bounds. */
 #include "cpu/kernels/kernels.h"
@@ -65,5 +66,43 @@ static void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, s
     }
 }
 
+/* dst (a view of a) row c[j, i2 % ne11, i3 % ne12] of batch (i2, i3) := b row
+ * (j, i2, i3), converted to dst's type. As in get_rows_back, each thread owns
+ * a range of dst rows and scans its batches' indices in order, writing the
+ * rows that land in its range; a byte per owned row of the batch (scratch)
+ * marks the rows written, so that a row named twice fails the compute
+ * instead of depending on which write comes last. */
+static void ggmlr_compute_set_rows(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_set_rows_srcs s = ggmlr_set_rows_srcs_decode(dst);
+    const int64_t n0 = dst->ne[0], rows = dst->ne[1], n_idx = s.b->ne[1];
+    int64_t r0, r1;
+    ggmlr_split(ggml_nrows(dst), p->ith, p->nth, &r0, &r1);
+    if (r0 >= r1) return;
+    float * conv = p->wdata;                                   /* one row of b as F32 */
+    unsigned char * seen = (unsigned char *) (conv + n0);     /* rows of the batch: written yet */
+    for (int64_t batch = r0 / rows; batch <= (r1 - 1) / rows; batch++) {
+        const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
+        memset(seen, 0, (size_t) rows);
+        for (int64_t j = 0; j < n_idx; j++) {
+            const int32_t row = *(const int32_t *) ggmlr_elem_ptr(s.c, j, i2 % s.c->ne[1], i3 % s.c->ne[2], 0);
+            if (!index_ok(p, "SET_ROWS", row, rows, j, i2, i3)) return;
+            const int64_t r = batch * rows + row;
+            if (r < r0 || r >= r1) continue;
+            if (seen[row]++) {
+                ggmlr_compute_fail(p, "SET_ROWS: row %d of batch (%lld, %lld) is written twice (index %lld)", (int) row, (long long) i2,
+                                   (long long) i3, (long long) j);
+                return;
+            }
+            const float * x = ggmlr_row_f32(s.b, j, i2, i3, conv);
+            void * out = ggmlr_elem_ptr(dst, 0, row, i2, i3);
+            if (dst->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(x, out, n0);
+            else memcpy(out, x, (size_t) n0 * sizeof(float));
+        }
+    }
+}
+
+static size_t set_rows_work(const struct ggml_tensor * dst) { return (size_t) dst->ne[0] * sizeof(float) + (size_t) dst->ne[1]; }
+
+GGMLR_KERNEL(set_rows, ggmlr_compute_set_rows, set_rows_work, NULL);
 GGMLR_KERNEL(get_rows, ggmlr_compute_get_rows, NULL, NULL);
 GGMLR_KERNEL(get_rows_back, ggmlr_compute_get_rows_back, NULL, NULL);

@@ -1,6 +1,7 @@
 /* matmul.c -- the two matrix products, on one GEMM driver:
  *   mul_mat:  dst[i, j] = sum_k a[k, i] * b[k, j]   (K = a.ne0, contraction over dim 0)
  *   out_prod: dst[i, j] = sum_k a[i, k] * b[j, k]   (K = a.ne1, contraction over dim 1)
+ *   mul_mat_id: dst[:, e, t] = mul_mat(as[:, :, ids[e, t]], b[:, e % n_b, t])   (a dot product per element)
  * per (i2, i3) plane; a's planes are shared by contiguous groups of b's
  * (i02 = i2 / (ne2/ne02)). Both read their F32 operands through strides, so a
  * transposed or permuted view is multiplied as it lies (no copy first); a
@@ -224,3 +225,32 @@ static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct 
 }
 
 GGMLR_KERNEL(mul_mat, ggmlr_compute_mul_mat, ggmlr_mul_mat_work_size, ggmlr_mul_mat_shared_size);  /* MUL_MAT, OUT_PROD */
+
+/* MUL_MAT_ID: dst row (e, t) = as[:, :, x]^T b[:, e % n_b, t] with x = ids[e, t]
+ * (checked: out of range fails the compute). Threads split dst rows; each
+ * element is one dot product of length K (rows of as and b packed into
+ * scratch when strided), so the result does not depend on the thread count. */
+static void ggmlr_compute_mul_mat_id(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * as = dst->src[0], * b = dst->src[1], * ids = ggmlr_expert_ids_decode(dst);
+    const struct ggmlr_vec_ops * vec = ggmlr_vec();
+    const int64_t K = as->ne[0];
+    float * xs = p->wdata, * ws = xs + K;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, e, t, i3;
+    while (ggmlr_next_row(&rows, &r, &e, &t, &i3)) {
+        const int32_t x = *(const int32_t *) ggmlr_elem_ptr(ids, e, t, 0, 0);
+        if (x < 0 || x >= as->ne[2]) {
+            ggmlr_compute_fail(p, "MUL_MAT_ID: expert id %d at (%lld, %lld) is outside [0, %lld)", (int) x, (long long) e, (long long) t,
+                               (long long) as->ne[2]);
+            return;
+        }
+        const float * xv = ggmlr_row_f32(b, e % b->ne[1], t, 0, xs);
+        float * y = ggmlr_elem_ptr(dst, 0, e, t, 0);
+        for (int64_t m = 0; m < dst->ne[0]; m++)
+            *(float *) ((char *) y + m * dst->nb[0]) = vec->dot(K, ggmlr_row_f32(as, m, x, 0, ws), xv);
+    }
+}
+
+static size_t mul_mat_id_work(const struct ggml_tensor * dst) { return 2 * (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+GGMLR_KERNEL(mul_mat_id, ggmlr_compute_mul_mat_id, mul_mat_id_work, NULL);

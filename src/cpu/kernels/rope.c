@@ -88,3 +88,25 @@ static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggm
 }
 
 GGMLR_KERNEL(rope, ggmlr_compute_rope, ggmlr_rope_work_size, NULL);  /* ROPE, ROPE_BACK */
+
+/* TIMESTEP_EMBEDDING: row i of dst = cos(t_i f_j) for j < half, then sin(t_i f_j), then 0 when dim is
+ * odd, f_j = exp(-ln(max_period) j / half) in float as upstream computes it; threads split the rows */
+static void ggmlr_compute_timestep_embedding(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggml_tensor * ts = dst->src[0];
+    const struct ggmlr_timestep_params prm = ggmlr_timestep_params_decode(dst);
+    const int64_t half = prm.dim / 2;
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r, i, i2, i3;
+    while (ggmlr_next_row(&rows, &r, &i, &i2, &i3)) {
+        const float t = *(const float *) ggmlr_elem_ptr(ts, i, 0, 0, 0);
+        float * y = ggmlr_elem_ptr(dst, 0, i, 0, 0);
+        for (int64_t j = 0; j < half; j++) {
+            const float arg = t * expf(-logf((float) prm.max_period) * (float) j / (float) half);
+            y[j] = cosf(arg);
+            y[j + half] = sinf(arg);
+        }
+        if (prm.dim % 2 != 0) y[2 * half] = 0.0f;
+    }
+}
+
+GGMLR_KERNEL(timestep_embedding, ggmlr_compute_timestep_embedding, NULL, NULL);
