@@ -1,0 +1,347 @@
+# fit(), evaluate() and predict() of the sequential model. fit() builds the
+# training graph once and trains through ggml-opt (ggml_opt_fit: the batches
+# run in C; R is called between batches for dropout masks and progress, and
+# between epochs for the callbacks). Callbacks are CRAN ggmlR's: lists with
+# on_epoch_begin / on_epoch_end(epoch, logs, state); state is an environment
+# whose stop = TRUE ends training and whose lr is the learning rate.
+
+# Rows of x (or the first dimension of an array) are datapoints: x[N, d1, ..., dk]
+# becomes the ggml data [dk, ..., d1, N].
+.n_rows <- function(x) if (is.null(dim(x))) length(x) else dim(x)[1]
+
+.to_ggml_data <- function(x, input_shape) {
+  if (!is.numeric(x)) stop("'x' must be a numeric matrix or array", call. = FALSE)
+  if (anyNA(x)) stop("'x' has NA values", call. = FALSE)
+  d <- if (is.null(dim(x))) c(length(x), 1L) else dim(x)
+  if (!identical(as.integer(d[-1]), as.integer(input_shape))) {
+    stop(sprintf("'x' has datapoints of shape (%s) but the model's input_shape is (%s)",
+                 paste(d[-1], collapse = ", "), paste(input_shape, collapse = ", ")), call. = FALSE)
+  }
+  as.vector(aperm(array(x, d), c(rev(seq_along(d)[-1]), 1)))
+}
+
+# x then xv along the first dimension (vectors: concatenated).
+.bind_rows <- function(x, xv) {
+  if (is.null(dim(x))) return(c(x, xv))
+  if (!identical(dim(x)[-1], dim(xv)[-1])) stop("'validation_data' must have datapoints of the shape of 'x'", call. = FALSE)
+  aperm(array(c(aperm(x), aperm(xv)), c(rev(dim(x)[-1]), .n_rows(x) + .n_rows(xv))))
+}
+
+.as_label_matrix <- function(y) if (is.null(dim(y))) matrix(y, ncol = 1) else as.matrix(y)
+
+.check_compiled <- function(model) {
+  if (!inherits(model, "ggml_sequential_model")) stop("'model' must be a sequential model", call. = FALSE)
+  if (!isTRUE(model$compiled)) stop("the model must be compiled (ggml_compile) before it is used", call. = FALSE)
+}
+
+# The methods take ... for the generics' sake; an argument they do not know
+# (CRAN's class_weight, sample_weight) is an error, not silently dropped.
+.no_extra_args <- function(...) {
+  if (...length() == 0) return(invisible(NULL))
+  a <- names(list(...))
+  if (is.null(a)) a <- character(...length())
+  stop(sprintf("unsupported argument(s): %s", paste(ifelse(nzchar(a), a, "<unnamed>"), collapse = ", ")), call. = FALSE)
+}
+
+# Weights for cross-entropy, as labels scaled per datapoint: CE is linear in
+# the labels, so CE(p, w y) = w CE(p, y). class_weight is named by the
+# classes from 0 (CRAN's convention), sample_weight has one weight per row.
+.weighted_labels <- function(y, class_weight, sample_weight, ce) {
+  if (is.null(class_weight) && is.null(sample_weight)) return(y)
+  if (!is.null(class_weight) && !is.null(sample_weight)) stop("give class_weight or sample_weight, not both", call. = FALSE)
+  if (!ce) stop("class_weight and sample_weight need the cross-entropy loss", call. = FALSE)
+  w <- if (!is.null(sample_weight)) {
+    if (length(sample_weight) != nrow(y)) stop(sprintf("sample_weight must have one weight per datapoint (%d)", nrow(y)), call. = FALSE)
+    sample_weight
+  } else {
+    unlist(class_weight)[as.character(max.col(y, ties.method = "first") - 1)]
+  }
+  if (!is.numeric(w) || anyNA(w) || any(w < 0)) stop("the weights must be numbers >= 0 covering every datapoint's class", call. = FALSE)
+  y * as.vector(w)
+}
+
+.is_ce <- function(model) model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
+
+.input_is_ids <- function(model) identical(model$layers[[1]]$type, "embedding")
+
+# The progress bar, early stopping and the learning-rate schedules act
+# through `state`; train masks of the dropout layers are redrawn before every
+# training batch and set to 1 for validation batches.
+ggml_fit <- function(model, ...) UseMethod("ggml_fit")
+
+ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size = 32, validation_split = 0,
+                                           validation_data = NULL, verbose = 1, callbacks = list(),
+                                           class_weight = NULL, sample_weight = NULL, ...) {
+  .no_extra_args(...)
+  .check_compiled(model)
+  epochs <- .check_count(epochs, "epochs")
+  batch_size <- .check_count(batch_size, "batch_size")
+  y <- .as_label_matrix(y)
+  if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  y <- .weighted_labels(y, class_weight, sample_weight, .is_ce(model))
+  if (!is.null(validation_data)) {
+    if (!is.list(validation_data) || length(validation_data) < 2) stop("'validation_data' must be a list(x_val, y_val)", call. = FALSE)
+    yv <- .as_label_matrix(validation_data[[2]])
+    n_val <- .n_rows(validation_data[[1]])
+    validation_split <- n_val / (nrow(y) + n_val)
+    x <- .bind_rows(x, validation_data[[1]])
+    y <- rbind(y, yv)
+  }
+  if (!is.numeric(y) || anyNA(y)) stop("'y' must be numeric without NA", call. = FALSE)
+  if (ncol(y) != model$layers[[length(model$layers)]]$output_shape[1] || length(model$layers[[length(model$layers)]]$output_shape) != 1) {
+    stop(sprintf("'y' has %d columns but the model's output shape is (%s)", ncol(y),
+                 paste(model$layers[[length(model$layers)]]$output_shape, collapse = ", ")), call. = FALSE)
+  }
+  if (!is.list(callbacks)) stop("'callbacks' must be a list of callbacks", call. = FALSE)
+  n <- nrow(y)
+  batch_size <- min(batch_size, n)
+  usable <- n %/% batch_size * batch_size
+  if (usable < n && verbose > 0) message(sprintf("fit: the last %d datapoint(s) do not fill a batch of %d and are left out", n - usable, batch_size))
+  idx <- seq_len(usable)
+  data <- .to_ggml_data(x, model$input_shape)
+  data <- data[seq_len(usable * prod(model$input_shape))]
+  ds <- ggml_opt_dataset_init(if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32, GGML_TYPE_F32,
+                              prod(model$input_shape), ncol(y), usable, 1)
+  on.exit(ggml_opt_dataset_free(ds))
+  ggml_backend_tensor_set_data(ggml_opt_dataset_data(ds), data)
+  ggml_backend_tensor_set_data(ggml_opt_dataset_labels(ds), as.vector(t(y[idx, , drop = FALSE])))
+
+  # the graph: inputs and dropout masks (in memory, as ggml-opt wants its
+  # inputs), outputs (logits for cross-entropy) in a no_alloc context
+  drop <- Filter(function(l) l$type == "dropout" && l$config$rate > 0, model$layers)
+  io_bytes <- 4 * batch_size * (prod(model$input_shape) + sum(vapply(drop, function(l) prod(l$input_shape), numeric(1))))
+  io <- ggml_init(io_bytes + (length(drop) + 1) * (ggml_tensor_overhead() + 64) + 1024)
+  on.exit(ggml_free(io), add = TRUE)
+  ctx <- ggml_init(64 * 1024^2, no_alloc = TRUE)
+  on.exit(ggml_free(ctx), add = TRUE)
+  inputs <- ggml_new_tensor(io, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
+                            length(model$input_shape) + 1, c(rev(model$input_shape), batch_size))
+  masks <- lapply(drop, function(l) ggml_new_tensor(io, GGML_TYPE_F32, length(l$input_shape) + 1, c(rev(l$input_shape), batch_size)))
+  names(masks) <- vapply(drop, `[[`, "", "name")
+  set_masks <- function(train) {
+    for (l in drop) {
+      m <- masks[[l$name]]
+      n_el <- ggml_nelements(m)
+      ggml_backend_tensor_set_data(m, if (train) (stats::runif(n_el) >= l$config$rate) / (1 - l$config$rate) else rep(1, n_el))
+    }
+  }
+  # the parameters: copies of the trainable layers' weights, copied back after training
+  train <- Filter(function(i) model$layers[[i]]$trainable && length(model$layers[[i]]$weights) > 0, seq_along(model$layers))
+  if (length(train) == 0) stop("the model has no trainable weights (see ggml_unfreeze_weights)", call. = FALSE)
+  ws <- unlist(lapply(model$layers[train], `[[`, "weights"))
+  pctx <- ggml_init(sum(vapply(ws, ggml_nbytes, numeric(1))) + length(ws) * (ggml_tensor_overhead() + 64) + 1024)
+  on.exit(ggml_free(pctx), add = TRUE)
+  tm <- model
+  for (i in train) {
+    tm$layers[[i]]$weights <- lapply(model$layers[[i]]$weights, function(w) {
+      p <- ggml_dup_tensor(pctx, w)
+      ggml_set_name(p, ggml_get_name(w))
+      ggml_backend_tensor_set_data(p, ggml_backend_tensor_get_data(w))
+      ggml_set_param(p)
+    })
+  }
+  ce <- .is_ce(model)
+  outputs <- .build_forward(tm, ctx, inputs, masks = if (length(drop) > 0) masks, logits = ce)
+
+  state <- new.env(parent = emptyenv())
+  state$stop <- FALSE
+  state$nepoch <- epochs
+  defaults <- ggml_opt_get_default_optimizer_params()
+  sgd <- model$compilation$optimizer == "sgd"
+  state$lr <- if (!is.null(model$compilation$learning_rate)) model$compilation$learning_rate
+              else if (sgd) defaults$sgd$alpha else defaults$adamw$alpha
+  get_pars <- function(epoch) {
+    p <- defaults
+    p$adamw$alpha <- state$lr
+    p$sgd$alpha <- state$lr
+    p
+  }
+  run_callbacks <- function(hook, epoch, logs) {
+    for (cb in callbacks) if (is.function(cb[[hook]])) cb[[hook]](epoch, logs, state)
+  }
+  batch_cb <- function(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us) {
+    if (length(drop) > 0) set_masks(train && ibatch < ibatch_max)
+    if (verbose > 0) ggml_opt_epoch_callback_progress_bar(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us)
+    invisible(NULL)
+  }
+  epoch_cb <- function(epoch, row, opt_ctx) {
+    logs <- list(loss = row$train_loss, accuracy = row$train_accuracy, val_loss = row$val_loss, val_accuracy = row$val_accuracy)
+    run_callbacks("on_epoch_end", epoch, logs)
+    if (isTRUE(state$stop) || epoch >= epochs) return(FALSE)
+    run_callbacks("on_epoch_begin", epoch + 1, logs)
+    if (length(drop) > 0) set_masks(TRUE)
+    !isTRUE(state$stop)
+  }
+  run_callbacks("on_epoch_begin", 1, list())
+  if (length(drop) > 0) set_masks(TRUE)
+  h <- ggml_opt_fit(model$compilation$sched, ctx, inputs, outputs, ds,
+                    if (ce) GGML_OPT_LOSS_TYPE_CROSS_ENTROPY else GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR,
+                    optimizer = if (sgd) GGML_OPT_OPTIMIZER_TYPE_SGD else GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                    get_opt_pars = get_pars, nepoch = epochs, nbatch_logical = batch_size, val_split = validation_split,
+                    silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb)
+  for (i in train) {
+    for (w in names(model$layers[[i]]$weights)) {
+      ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
+    }
+  }
+  model$history <- structure(list(train_loss = h$train_loss, train_accuracy = h$train_accuracy, val_loss = h$val_loss,
+                                  val_accuracy = h$val_accuracy, epochs = h$epoch), class = "ggml_history")
+  invisible(model)
+}
+
+fit.ggml_sequential_model <- function(object, x, y, epochs = 1L, batch_size = 32L, validation_split = 0,
+                                      validation_data = NULL, verbose = 1L, callbacks = list(), ...) {
+  ggml_fit(object, x = x, y = y, epochs = epochs, batch_size = batch_size, validation_split = validation_split,
+           validation_data = validation_data, verbose = verbose, callbacks = callbacks, ...)
+}
+
+# The forward pass on batches of x in a context of their own (no dropout).
+ggml_predict <- function(model, ...) UseMethod("ggml_predict")
+
+ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, verbose = 0, ...) {
+  .no_extra_args(...)
+  .check_compiled(model)
+  batch_size <- .check_count(batch_size, "batch_size")
+  data <- .to_ggml_data(x, model$input_shape)
+  if (.input_is_ids(model)) {
+    v <- model$layers[[1]]$config$vocab_size
+    if (any(data < 0 | data >= v | data != floor(data))) stop(sprintf("'x' must hold token ids 0..%d", v - 1), call. = FALSE)
+  }
+  n <- .n_rows(x)
+  per <- prod(model$input_shape)
+  out_shape <- model$layers[[length(model$layers)]]$output_shape
+  acts <- sum(vapply(model$layers, function(l) prod(l$output_shape), numeric(1))) + per
+  out <- vector("list", 0)
+  for (start in seq(1, n, by = batch_size)) {
+    nb <- min(batch_size, n - start + 1)
+    ctx <- ggml_init(8 * nb * acts + 4 * length(model$layers) * (ggml_tensor_overhead() + 64) + ggml_graph_overhead() + 1024^2)
+    x_t <- ggml_new_tensor(ctx, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
+                           length(model$input_shape) + 1, c(rev(model$input_shape), nb))
+    ggml_backend_tensor_set_data(x_t, data[(start - 1) * per + seq_len(nb * per)])
+    y_t <- .build_forward(model, ctx, x_t)
+    ggml_graph_compute(ctx, ggml_build_forward_expand(ctx, y_t))
+    out[[length(out) + 1]] <- ggml_backend_tensor_get_data(y_t)
+    ggml_free(ctx)
+  }
+  v <- unlist(out)
+  if (length(out_shape) == 1) return(matrix(v, nrow = n, byrow = TRUE))
+  aperm(array(v, c(rev(out_shape), n)), c(length(out_shape) + 1, rev(seq_along(out_shape))))
+}
+
+predict.ggml_sequential_model <- function(object, x, batch_size = 32L, ...) ggml_predict(object, x = x, batch_size = batch_size, ...)
+
+# Class indices (from 1) of the largest output.
+ggml_predict_classes <- function(model, x, batch_size = 32L) as.integer(max.col(ggml_predict(model, x, batch_size), ties.method = "first"))
+
+# Loss and accuracy over all of x, from the predictions: cross-entropy
+# -mean(rowSums(y * log(p))), MSE mean((y - p)^2); accuracy the share of
+# rows whose largest prediction is the label's class (NA for one output).
+ggml_evaluate <- function(model, ...) UseMethod("ggml_evaluate")
+
+ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, sample_weight = NULL, class_weight = NULL,
+                                                verbose = 0, ...) {
+  .no_extra_args(...)
+  y <- .as_label_matrix(y)
+  if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  ce <- .is_ce(model)
+  y <- .weighted_labels(y, class_weight, sample_weight, ce)
+  p <- ggml_predict(model, x, batch_size = batch_size)
+  if (!identical(dim(p), dim(y))) stop(sprintf("'y' must have %d columns", ncol(p)), call. = FALSE)
+  if (ce && !identical(model$layers[[length(model$layers)]]$config$activation, "softmax")) {
+    p <- exp(p - apply(p, 1, max))
+    p <- p / rowSums(p)
+  }
+  loss <- if (ce) -mean(rowSums(y * log(pmax(p, 1e-7)))) else mean((y - p)^2)
+  acc <- if (ncol(y) > 1) mean(max.col(p, ties.method = "first") == max.col(y, ties.method = "first")) else NA_real_
+  list(loss = loss, accuracy = acc, n_samples = nrow(y))
+}
+
+evaluate.ggml_sequential_model <- function(x, test_x, test_y, batch_size = 32L, ...) {
+  ggml_evaluate(x, x = test_x, y = test_y, batch_size = batch_size, ...)
+}
+
+# ---- history ----
+
+print.ggml_history <- function(x, ...) {
+  n <- length(x$epochs)
+  cat(sprintf("Training History (%d epoch%s)\n", n, if (n == 1) "" else "s"))
+  if (n > 0) {
+    cat(sprintf("  Final train loss:     %.4f\n  Final train accuracy: %.4f\n", x$train_loss[n], x$train_accuracy[n]))
+    if (!is.na(x$val_loss[n])) cat(sprintf("  Final val loss:       %.4f\n  Final val accuracy:   %.4f\n", x$val_loss[n], x$val_accuracy[n]))
+  }
+  invisible(x)
+}
+
+plot.ggml_history <- function(x, ...) {
+  val <- any(!is.na(x$val_loss))
+  graphics::plot(x$epochs, x$train_loss, type = "l", col = "blue", xlab = "Epoch", ylab = "Loss", main = "Loss",
+                 ylim = range(c(x$train_loss, if (val) x$val_loss), na.rm = TRUE), ...)
+  if (val) {
+    graphics::lines(x$epochs, x$val_loss, col = "red")
+    graphics::legend("topright", legend = c("train", "validation"), col = c("blue", "red"), lty = 1)
+  }
+  invisible(x)
+}
+
+# ---- callbacks ----
+
+.monitor_mode <- function(monitor, mode) {
+  mode <- match.arg(mode, c("auto", "min", "max"))
+  if (mode == "auto") if (grepl("loss", monitor)) "min" else "max" else mode
+}
+
+# A callback that calls on_plateau(epoch, state) when `monitor` has not
+# improved by more than min_delta for `patience` epochs, then counts again.
+.plateau_callback <- function(monitor, patience, min_delta, mode, on_plateau) {
+  mode <- .monitor_mode(monitor, mode)
+  best <- if (mode == "min") Inf else -Inf
+  wait <- 0L
+  list(on_epoch_end = function(epoch, logs, state) {
+    v <- logs[[monitor]]
+    if (is.null(v) || is.na(v)) return(invisible(NULL))
+    if (if (mode == "min") v < best - min_delta else v > best + min_delta) {
+      best <<- v
+      wait <<- 0L
+    } else {
+      wait <<- wait + 1L
+      if (wait >= patience) {
+        on_plateau(epoch, state)
+        wait <<- 0L
+      }
+    }
+    invisible(NULL)
+  })
+}
+
+ggml_callback_early_stopping <- function(monitor = "val_loss", patience = 5, min_delta = 0, mode = "auto") {
+  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) {
+    message(sprintf("Early stopping at epoch %d (no improvement in %s for %d epochs)", epoch, monitor, patience))
+    state$stop <- TRUE
+  })
+}
+
+# lr * factor, not below min_lr, at each plateau.
+ggml_schedule_reduce_on_plateau <- function(monitor = "val_loss", factor = 0.5, patience = 5, min_lr = 1e-7,
+                                            min_delta = 1e-4, mode = "auto") {
+  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) state$lr <- max(state$lr * factor, min_lr))
+}
+
+# lr * gamma every step_size epochs.
+ggml_schedule_step_decay <- function(step_size = 10, gamma = 0.1) {
+  list(on_epoch_begin = function(epoch, logs, state) {
+    if (epoch > 1 && (epoch - 1) %% step_size == 0) state$lr <- state$lr * gamma
+    invisible(NULL)
+  })
+}
+
+# eta_min + (eta_max - eta_min) (1 + cos(pi (epoch - 1) / T_max)) / 2, eta_max
+# the learning rate at the first epoch, T_max the number of epochs by default.
+ggml_schedule_cosine_decay <- function(eta_min = 0, T_max = NULL) {
+  eta_max <- NULL
+  list(on_epoch_begin = function(epoch, logs, state) {
+    if (is.null(eta_max)) eta_max <<- state$lr
+    t_max <- if (is.null(T_max)) state$nepoch else T_max
+    state$lr <- eta_min + 0.5 * (eta_max - eta_min) * (1 + cos(pi * (epoch - 1) / t_max))
+    invisible(NULL)
+  })
+}

@@ -1,0 +1,222 @@
+# The Keras-like model API of CRAN ggmlR: sequential models, compile(),
+# printing and GGUF persistence. A model is a list (class
+# ggml_sequential_model) of layer descriptions; compile() infers the shapes
+# and allocates the weights in one ggml context, which fit() then trains in
+# place through ggml-opt (fit.R).
+
+ggml_model_sequential <- function() {
+  structure(list(layers = list(), input_shape = NULL, compiled = FALSE,
+                 compilation = list(ctx_weights = NULL, backend = NULL, sched = NULL, optimizer = NULL,
+                                    loss = NULL, metrics = NULL, learning_rate = NULL)),
+            class = c("ggml_sequential_model", "list"))
+}
+
+# ---- the functional API (chains of layers for now) ----
+
+# A node: the layer applied to its parent node, or the input (parent NULL).
+# Each input gets an id of its own, so that equal-looking inputs differ.
+ggml_input <- function(shape, name = NULL) {
+  shape <- vapply(shape, .check_count, integer(1), "shape")
+  .node_ids$n <- .node_ids$n + 1
+  structure(list(type = "input", shape = shape, name = name, id = .node_ids$n, parent = NULL), class = "ggml_tensor_node")
+}
+.node_ids <- new.env(parent = emptyenv())
+.node_ids$n <- 0
+
+.add_node <- function(node, type, config, name, trainable) {
+  structure(list(type = type, config = config, name = name, trainable = trainable, parent = node), class = "ggml_tensor_node")
+}
+
+# The model from an input node to an output node. Only a chain (each layer
+# on the one before) is supported: it becomes a sequential model.
+ggml_model <- function(inputs, outputs) {
+  if (!inherits(inputs, "ggml_tensor_node") || !inherits(outputs, "ggml_tensor_node")) {
+    stop("'inputs' and 'outputs' must be nodes from ggml_input() and layers applied to it", call. = FALSE)
+  }
+  chain <- list()
+  node <- outputs
+  while (!identical(node$type, "input")) {
+    chain <- c(list(node), chain)
+    node <- node$parent
+  }
+  if (!identical(node, inputs)) stop("'outputs' is not computed from 'inputs'", call. = FALSE)
+  model <- ggml_model_sequential()
+  model$input_shape <- inputs$shape
+  for (n in chain) model <- .add_layer(model, n$type, n$config, n$name, n$trainable)
+  class(model) <- c("ggml_functional_model", class(model))
+  model
+}
+
+.optimizers <- c("adam", "adamw", "sgd")
+.losses <- c("categorical_crossentropy", "crossentropy", "mse", "mean_squared_error")
+
+# Generics with the names keras and CRAN ggmlR use (as in the generics package).
+compile <- function(object, ...) UseMethod("compile")
+fit <- function(object, ...) UseMethod("fit")
+evaluate <- function(x, ...) UseMethod("evaluate")
+
+ggml_compile <- function(model, ...) UseMethod("ggml_compile")
+
+ggml_compile.ggml_sequential_model <- function(model, optimizer = "adam", loss = "categorical_crossentropy",
+                                               metrics = c("accuracy"), backend = "auto", learning_rate = NULL, ...) {
+  if (length(model$layers) == 0) stop("the model has no layers: add layers before compiling", call. = FALSE)
+  optimizer <- match.arg(optimizer, .optimizers)
+  loss <- match.arg(loss, .losses)
+  if (!backend %in% c("auto", "cpu")) stop(sprintf("backend '%s' is not available: use 'auto' or 'cpu'", backend), call. = FALSE)
+  if (!is.null(learning_rate) && (!is.numeric(learning_rate) || length(learning_rate) != 1 || is.na(learning_rate) ||
+                                  learning_rate <= 0)) {
+    stop("'learning_rate' must be NULL or a positive number", call. = FALSE)
+  }
+  model <- nn_infer_shapes(model)
+  model <- .init_weights(model)
+  cpu <- ggml_backend_cpu_init()
+  model$compilation$backend <- cpu
+  model$compilation$sched <- ggml_backend_sched_new(cpu)
+  model$compilation$optimizer <- optimizer
+  model$compilation$loss <- loss
+  model$compilation$metrics <- metrics
+  model$compilation$learning_rate <- learning_rate
+  model$compiled <- TRUE
+  invisible(model)
+}
+
+compile.ggml_sequential_model <- function(object, optimizer = "adam", loss = "categorical_crossentropy",
+                                          metrics = c("accuracy"), ...) {
+  ggml_compile(object, optimizer = optimizer, loss = loss, metrics = metrics, ...)
+}
+
+print.ggml_sequential_model <- function(x, ...) {
+  cat("ggml Sequential Model\n")
+  if (length(x$layers) == 0) {
+    cat("  (no layers)\n")
+    return(invisible(x))
+  }
+  m <- if (is.null(x$input_shape)) x else nn_infer_shapes(x)
+  cat(sprintf("  %-16s %-10s %-14s %10s\n", "Layer", "Type", "Output shape", "Params"))
+  for (l in m$layers) {
+    cat(sprintf("  %-16s %-10s %-14s %10s\n", l$name, l$type,
+                if (is.null(l$output_shape)) "?" else paste0("(", paste(l$output_shape, collapse = ", "), ")"),
+                format(.layer_n_params(l))))
+  }
+  cat(sprintf("  Total parameters: %s\n", format(sum(vapply(m$layers, .layer_n_params, numeric(1))))))
+  cat(sprintf("  Compiled: %s\n", if (isTRUE(x$compiled)) paste(x$compilation$optimizer, x$compilation$loss, sep = ", ") else "no"))
+  invisible(x)
+}
+
+summary.ggml_sequential_model <- function(object, ...) {
+  m <- nn_infer_shapes(object)
+  n <- vapply(m$layers, .layer_n_params, numeric(1))
+  trainable <- vapply(m$layers, function(l) l$trainable, logical(1))
+  cat("Model Summary (sequential)\n")
+  cat(sprintf("  Input shape: (%s)\n", paste(m$input_shape, collapse = ", ")))
+  print(m)
+  cat(sprintf("  Trainable parameters: %s\n  Non-trainable parameters: %s\n", format(sum(n[trainable])), format(sum(n[!trainable]))))
+  cat(sprintf("  Weight memory: %.1f KiB (F32)\n", 4 * sum(n) / 1024))
+  invisible(data.frame(name = vapply(m$layers, `[[`, "", "name"), type = vapply(m$layers, `[[`, "", "type"),
+                       params = n, trainable = trainable))
+}
+
+# ---- persistence (GGUF) ----
+
+# Architecture as GGUF keys ggmlr.model.* and ggmlr.layer.<i>.*, each config
+# entry as an array of its R type; weights as tensors l<i>.<weight>.
+ggml_save_model <- function(model, path) {
+  if (!inherits(model, "ggml_sequential_model") || !isTRUE(model$compiled)) stop("'model' must be a compiled sequential model", call. = FALSE)
+  g <- gguf_init_empty()
+  on.exit(gguf_free(g))
+  put <- function(key, v) {
+    if (is.character(v)) gguf_set_arr_str(g, key, v)
+    else if (is.logical(v)) gguf_set_val_bool(g, key, v)
+    else if (is.integer(v)) gguf_set_arr_data(g, key, GGUF_TYPE_INT32, v)
+    else gguf_set_arr_data(g, key, GGUF_TYPE_FLOAT64, v)
+  }
+  gguf_set_val_str(g, "general.architecture", "ggmlr.sequential")
+  put("ggmlr.model.input_shape", as.integer(model$input_shape))
+  gguf_set_val_i32(g, "ggmlr.model.n_layers", length(model$layers))
+  for (k in c("optimizer", "loss", "metrics", "learning_rate")) {
+    if (length(model$compilation[[k]]) > 0) put(paste0("ggmlr.model.", k), model$compilation[[k]])
+  }
+  for (i in seq_along(model$layers)) {
+    l <- model$layers[[i]]
+    p <- sprintf("ggmlr.layer.%d.", i)
+    put(paste0(p, "type"), l$type)
+    put(paste0(p, "name"), l$name)
+    put(paste0(p, "trainable"), l$trainable)
+    for (k in names(l$config)) if (!is.null(l$config[[k]])) put(paste0(p, "config.", k), l$config[[k]])
+    for (w in l$weights) gguf_add_tensor(g, w)
+  }
+  gguf_write_to_file(g, path)
+  invisible(path)
+}
+
+ggml_load_model <- function(path, backend = "auto") {
+  if (!is.character(path) || length(path) != 1 || !file.exists(path)) stop("'path' must name an existing file", call. = FALSE)
+  f <- gguf_init_from_file(path)
+  on.exit({ gguf_free(f$gguf); if (!is.null(f$ctx)) ggml_free(f$ctx) })
+  g <- f$gguf
+  get <- function(key, must = TRUE) {
+    id <- gguf_find_key(g, key)
+    if (id < 0) {
+      if (must) stop(sprintf("ggml_load_model: '%s' has no key %s: not a model written by ggml_save_model", path, key), call. = FALSE)
+      return(NULL)
+    }
+    v <- gguf_get_val(g, id)
+    if (gguf_get_kv_type(g, id) == GGUF_TYPE_ARRAY && gguf_get_arr_type(g, id) == GGUF_TYPE_INT32) as.integer(v) else v
+  }
+  if (!identical(get("general.architecture"), "ggmlr.sequential")) stop("ggml_load_model: not a sequential model", call. = FALSE)
+  model <- ggml_model_sequential()
+  model$input_shape <- get("ggmlr.model.input_shape")
+  for (i in seq_len(get("ggmlr.model.n_layers"))) {
+    p <- sprintf("ggmlr.layer.%d.", i)
+    type <- get(paste0(p, "type"))
+    if (!type %in% .layer_types) stop(sprintf("ggml_load_model: unknown layer type '%s'", type), call. = FALSE)
+    keys <- vapply(seq_len(gguf_get_n_kv(g)) - 1, function(k) gguf_get_key(g, k), "")
+    ck <- keys[startsWith(keys, paste0(p, "config."))]
+    config <- stats::setNames(lapply(ck, get), substring(ck, nchar(p) + 8))
+    model <- .add_layer(model, type, config, get(paste0(p, "name")), get(paste0(p, "trainable")))
+  }
+  model <- ggml_compile(model, optimizer = get("ggmlr.model.optimizer"), loss = get("ggmlr.model.loss"),
+                        metrics = get("ggmlr.model.metrics", FALSE), backend = backend,
+                        learning_rate = get("ggmlr.model.learning_rate", FALSE))
+  .copy_weights(model, f$ctx)
+  model
+}
+
+# The weights of a compiled model from the tensors of the same names in ctx.
+.copy_weights <- function(model, ctx) {
+  for (l in model$layers) {
+    for (w in l$weights) {
+      src <- ggml_get_tensor(ctx, ggml_get_name(w))
+      if (is.null(src) || !identical(ggml_tensor_shape(src), ggml_tensor_shape(w))) {
+        stop(sprintf("weights mismatch: tensor %s is missing or has another shape", ggml_get_name(w)), call. = FALSE)
+      }
+      ggml_backend_tensor_set_data(w, ggml_backend_tensor_get_data(src))
+    }
+  }
+  invisible(model)
+}
+
+# Weights only: the file of ggml_save_model, read into a compiled model of
+# the same layer types and shapes.
+ggml_save_weights <- function(model, path) {
+  ggml_save_model(model, path)
+  invisible(model)
+}
+
+ggml_load_weights <- function(model, path) {
+  .check_compiled(model)
+  saved <- ggml_load_model(path)
+  types <- function(m) vapply(m$layers, `[[`, "", "type")
+  if (!identical(types(saved), types(model)) ||
+      !identical(lapply(saved$layers, `[[`, "output_shape"), lapply(model$layers, `[[`, "output_shape"))) {
+    stop(sprintf("architecture mismatch: the file has layers %s, the model %s", paste(types(saved), collapse = ", "),
+                 paste(types(model), collapse = ", ")), call. = FALSE)
+  }
+  for (i in seq_along(model$layers)) {
+    for (w in names(model$layers[[i]]$weights)) {
+      ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(saved$layers[[i]]$weights[[w]]))
+    }
+  }
+  ggml_free(saved$compilation$ctx_weights)
+  invisible(model)
+}
