@@ -91,7 +91,7 @@ struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_ten
 /* col [K, P...] reshaped to [K, P] times the kernel reshaped to [K, OC] -> [P, OC] */
 static struct ggml_tensor * patches_times_kernel(struct ggml_context * ctx, struct ggml_tensor * col, struct ggml_tensor * a, int64_t oc) {
     if (!col) return NULL;
-    struct ggml_tensor * c2 = ggml_reshape_2d(ctx, col, col->ne[0], ggml_nelements(col) / col->ne[0]);
+    struct ggml_tensor * c2 = ggml_reshape_2d(ctx, col, col->ne[0], col->ne[1] * col->ne[2] * col->ne[3]);  /* no division: ne0 may be 0 */
     struct ggml_tensor * a2 = c2 ? ggml_reshape_2d(ctx, a, col->ne[0], oc) : NULL;
     return a2 ? ggml_mul_mat(ctx, c2, a2) : NULL;
 }

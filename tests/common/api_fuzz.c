@@ -1138,7 +1138,7 @@ static void act_write_mask(struct fuzz * f) {
         }
         case 8: {
             const int s0 = chance(0.8) && a ? (int) rnd((uint64_t) a->ne[0]) : n;
-            t = CALL(f, "ggml_roll", !ctx || !a, ggml_roll(ctx, a, s0, chance(0.5) ? 0 : -n, 0, 0));
+            t = CALL(f, "ggml_roll", !ctx || !a, ggml_roll(ctx, a, s0, chance(0.5) ? 0 : -(n / 2), 0, 0));  /* -(n/2): -INT_MIN overflows */
             if (t) CHECK(ggml_are_same_shape(t, a), "roll: shaped like a");
             break;
         }

@@ -1,6 +1,6 @@
 /* row_access.c -- how the kernels read and split rows: a row as F32
  * (converted when it is not packed F32, dequantized for a block type), and the rows of a destination that
- * may overlap its own inputs (kernels.h). */
+ * may overlap its own inputs or itself (kernels.h). */
 #include "cpu/kernels/kernels.h"
 
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch) {
@@ -29,7 +29,29 @@ static bool bytes_overlap(const struct ggml_tensor * a, const struct ggml_tensor
     return na > 0 && nb > 0 && a0 < b0 + nb && b0 < a0 + na;
 }
 
+/* Can two rows of t share an element? Sufficient test for "no": with the
+ * dims 1..3 that have more than one index sorted by stride, each stride is
+ * at least the extent of the rows below it. */
+static bool rows_may_overlap(const struct ggml_tensor * t) {
+    int dims[3], n = 0;
+    for (int d = 1; d < GGML_MAX_DIMS; d++) if (t->ne[d] > 1) dims[n++] = d;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t->nb[dims[j]] < t->nb[dims[j - 1]]; j--) { const int x = dims[j]; dims[j] = dims[j - 1]; dims[j - 1] = x; }
+    if (t->ne[0] == 0) return false;
+    size_t extent = ggml_is_quantized(t->type) ? ggml_row_size(t->type, t->ne[0])  /* a row of whole blocks, packed */
+                                                : (size_t) (t->ne[0] - 1) * t->nb[0] + ggml_type_size(t->type);
+    for (int i = 0; i < n; i++) {
+        if (t->nb[dims[i]] < extent) return true;
+        extent += (size_t) (t->ne[dims[i]] - 1) * t->nb[dims[i]];
+    }
+    return false;
+}
+
 struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const struct ggml_tensor * dst) {
+    if (rows_may_overlap(dst)) {  /* rows that share elements: one thread writes them, in order */
+        struct ggmlr_rows rows = {dst, 0, p->ith == 0 ? ggml_nrows(dst) : 0};
+        return rows;
+    }
     for (int s = 0; s < GGML_MAX_SRC; s++) {
         const struct ggml_tensor * src = dst->src[s];
         if (src && src->data && !same_elements(src, dst) && bytes_overlap(src, dst)) {
