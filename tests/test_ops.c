@@ -11,11 +11,20 @@
 #include <string.h>
 #include <time.h>
 
-static const struct ops_family * const families[] = {
-    &ops_copy, &ops_elementwise, &ops_reduce, &ops_acc, &ops_mul_mat, &ops_soft_max,
-    &ops_get_rows, &ops_loss, &ops_norm, &ops_unary, &ops_glu, &ops_rope,
-    &ops_mask, &ops_fill, &ops_conv, &ops_pool, &ops_shape,
+/* Every family file, from the list tests/CMakeLists.txt makes of tests/ops/. */
+#define OPS_FAMILY(f) extern const struct ops_family ops_##f;
+#include "ops_families.h"
+#undef OPS_FAMILY
+#define OPS_FAMILY(f) #f,
+static const char * const family_files[] = {  /* tests/ops/<family>.c, in families[]'s order */
+#include "ops_families.h"
 };
+#undef OPS_FAMILY
+#define OPS_FAMILY(f) &ops_##f,
+static const struct ops_family * const families[] = {
+#include "ops_families.h"
+};
+#undef OPS_FAMILY
 
 /* Ops whose checks live elsewhere, each with where and why. */
 static const struct { const char * op, * reason; } exempt[] = {
@@ -42,6 +51,8 @@ static bool no_refusal_row(const char * name) {
  * rows' ops (the file names GGML_OP_<op>). */
 static void check_family_files(void) {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        CHECK(strcmp(families[f]->name, family_files[f]) == 0, "tests/ops/%s.c names its family %s", family_files[f],
+              families[f]->name);
         char path[512], * text = NULL;
         snprintf(path, sizeof path, "%s/src/ops/%s.c", GGMLR_SOURCE_DIR, families[f]->name);
         FILE * fp = fopen(path, "rb");

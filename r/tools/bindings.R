@@ -5,8 +5,8 @@
 #
 # Base R only, so that it runs wherever the package builds. Generated: the
 # whole of src/glue_bindings.c and R/bindings.R, and the block between the
-# BEGIN/END marker lines of src/entry_points.h, NAMESPACE and each page's
-# man/<page>.Rd. tests/testthat/test-bindings.R calls bindings_stale().
+# BEGIN/END marker lines of src/entry_points.h, R/constants.R, NAMESPACE and
+# each page's man/<page>.Rd. The enums' values are read from include/ggml.h. tests/testthat/test-bindings.R calls bindings_stale().
 
 # kind -> the C type of the converted argument and its conversion (%s: the
 # SEXP, then the argument's name for error messages)
@@ -41,12 +41,37 @@ bindings_parse_args <- function(text, where) {
   args
 }
 
+# The enumerators of C's `enum <name> { ... };` in the header text, as a
+# named integer vector (C's rule: each is its `= value` or the one before + 1).
+bindings_header_enum <- function(hdr, name, where) {
+  body <- regmatches(hdr, regexec(sprintf("enum %s \\{([^}]*)\\}", name), hdr))[[1]]
+  if (length(body) == 0) stop(where, ": include/ggml.h has no enum ", name, call. = FALSE)
+  text <- gsub("/\\*.*?\\*/|//[^\n]*", "", body[2], perl = TRUE)
+  items <- Filter(nzchar, trimws(strsplit(text, ",", fixed = TRUE)[[1]]))
+  values <- integer(0); nxt <- 0L
+  for (it in items) {
+    m <- regmatches(it, regexec("^([A-Z][A-Z0-9_]*)\\s*(=\\s*(-?[0-9]+))?$", it))[[1]]
+    if (length(m) == 0) stop(where, ": cannot read enumerator '", it, "' of enum ", name, call. = FALSE)
+    v <- if (nzchar(m[4])) as.integer(m[4]) else nxt
+    values[m[2]] <- v; nxt <- v + 1L
+  }
+  values[!grepl("_COUNT$", names(values))]  # a count is not a value
+}
+
+# include/ggml.h, beside the package in the repository or copied into it by configure
+bindings_header <- function(rdir) {
+  for (f in c(file.path(rdir, "..", "include", "ggml.h"), file.path(rdir, "src", "ggmlr", "include", "ggml.h")))
+    if (file.exists(f)) return(paste(readLines(f, warn = FALSE), collapse = "\n"))
+  stop("include/ggml.h is neither beside r/ nor in r/src/ggmlr", call. = FALSE)
+}
+
 # The table: list(pages = list(<page> = list(args = list(<names> = text))),
-# ops = list of list(name, page, args, doc)), checked: every argument of an
-# op documented exactly once on its page, every documented argument used.
-bindings_read <- function(path) {
+# ops = list of list(name, page, args, doc), enums = list of list(name, page,
+# doc, values)), checked: every argument of an op documented exactly once on
+# its page, every documented argument used.
+bindings_read <- function(path, hdr = bindings_header(dirname(dirname(path)))) {
   lines <- readLines(path, warn = FALSE)
-  pages <- list(); ops <- list(); page <- NULL
+  pages <- list(); ops <- list(); enums <- list(); page <- NULL
   for (i in seq_along(lines)) {
     line <- lines[i]; where <- sprintf("%s:%d", basename(path), i)
     if (grepl("^\\s*(#|$)", line)) next
@@ -66,17 +91,22 @@ bindings_read <- function(path) {
       if (length(m) == 0) stop(where, ": cannot read the op line", call. = FALSE)
       if (m[2] %in% vapply(ops, `[[`, "", "name")) stop(where, ": ", m[2], " given twice", call. = FALSE)
       ops[[length(ops) + 1]] <- list(name = m[2], page = page, args = bindings_parse_args(m[3], where), doc = m[4])
+    } else if (grepl("^enum ", line)) {
+      m <- regmatches(line, regexec("^enum ([a-z_][a-z0-9_]*): (.+)$", line))[[1]]
+      if (length(m) == 0) stop(where, ": cannot read the enum line", call. = FALSE)
+      enums[[length(enums) + 1]] <- list(name = m[2], page = page, doc = m[3], values = bindings_header_enum(hdr, m[2], where))
     } else {
-      stop(where, ": a line must start with page, arg, op or #", call. = FALSE)
+      stop(where, ": a line must start with page, arg, op, enum or #", call. = FALSE)
     }
   }
   for (p in names(pages)) {
     documented <- trimws(unlist(strsplit(names(pages[[p]]$args), ",")))
-    used <- c("ctx", unlist(lapply(Filter(function(o) o$page == p, ops), function(o) o$args$name)))
+    page_ops <- Filter(function(o) o$page == p, ops)
+    used <- if (length(page_ops)) c("ctx", unlist(lapply(page_ops, function(o) o$args$name))) else character(0)
     problem <- c(setdiff(used, documented), documented[duplicated(documented)], setdiff(documented, used))
     if (length(problem)) stop("page ", p, ": argument ", problem[1], " is undocumented, documented twice or unused", call. = FALSE)
   }
-  list(pages = pages, ops = ops)
+  list(pages = pages, ops = ops, enums = enums)
 }
 
 bindings_usage <- function(op) {
@@ -128,15 +158,30 @@ bindings_r <- function(tab) {
   out
 }
 
+# the constants of every enum: one block of R/constants.R
+bindings_constants <- function(tab) {
+  unlist(lapply(tab$enums, function(e)
+    c(sprintf("# enum %s (include/ggml.h)", e$name), sprintf("%s <- %dL", names(e$values), e$values))), use.names = FALSE)
+}
+
 bindings_rd <- function(tab, p) {
   ops <- Filter(function(o) o$page == p, tab$ops)
+  enums <- Filter(function(e) e$page == p, tab$enums)
   args <- tab$pages[[p]]$args
-  c(paste0("\\alias{", vapply(ops, `[[`, "", "name"), "}"),
-    "\\usage{", vapply(ops, bindings_usage, ""), "}",
-    "\\arguments{", sprintf("  \\item{%s}{%s}", names(args), unlist(args)), "}",
-    "\\section{Ops}{", "\\describe{",
-    sprintf("  \\item{\\code{%s}}{%s}", vapply(ops, `[[`, "", "name"), vapply(ops, `[[`, "", "doc")),
-    "}", "}")
+  consts <- unlist(lapply(enums, function(e) names(e$values)))
+  out <- paste0("\\alias{", c(vapply(ops, `[[`, "", "name"), consts), "}")
+  if (length(ops))
+    out <- c(out, "\\usage{", vapply(ops, bindings_usage, ""), "}",
+             "\\arguments{", sprintf("  \\item{%s}{%s}", names(args), unlist(args)), "}",
+             "\\section{Ops}{", "\\describe{",
+             sprintf("  \\item{\\code{%s}}{%s}", vapply(ops, `[[`, "", "name"), vapply(ops, `[[`, "", "doc")),
+             "}", "}")
+  if (length(enums))
+    out <- c(out, "\\section{Constants}{", "\\describe{",
+             unlist(lapply(enums, function(e) c(sprintf("  \\item{\\code{enum %s}}{%s: %s.}", e$name, e$doc,
+                                                       paste(sprintf("\\code{%s} (%d)", names(e$values), e$values), collapse = ", "))))),
+             "}", "}")
+  out
 }
 
 # lines with the block between the marker lines (kept) replaced by block
@@ -148,12 +193,14 @@ bindings_splice <- function(lines, block, begin, end, file) {
 
 # file (relative to r/) -> its generated content
 bindings_outputs <- function(rdir) {
-  tab <- bindings_read(file.path(rdir, "tools", "bindings.def"))
+  tab <- bindings_read(file.path(rdir, "tools", "bindings.def"), bindings_header(rdir))
   current <- function(f) readLines(file.path(rdir, f), warn = FALSE)
   out <- list("src/glue_bindings.c" = bindings_c(tab), "R/bindings.R" = bindings_r(tab))
-  names_ <- vapply(tab$ops, `[[`, "", "name")
+  out[["R/constants.R"]] <- bindings_splice(current("R/constants.R"), bindings_constants(tab),
+    "# BEGIN generated by tools/bindings.R from the enum lines of tools/bindings.def", "# END generated", "R/constants.R")
+  names_ <- c(vapply(tab$ops, `[[`, "", "name"), unlist(lapply(tab$enums, function(e) names(e$values))))
   out[["src/entry_points.h"]] <- bindings_splice(current("src/entry_points.h"),
-    sprintf("ENTRY(%s, %d)", names_, vapply(tab$ops, function(o) nrow(o$args) + 1L, 0L)),
+    sprintf("ENTRY(%s, %d)", vapply(tab$ops, `[[`, "", "name"), vapply(tab$ops, function(o) nrow(o$args) + 1L, 0L)),
     "/* BEGIN generated by tools/bindings.R: glue_bindings.c */", "/* END generated */", "src/entry_points.h")
   out[["NAMESPACE"]] <- bindings_splice(current("NAMESPACE"), sprintf("export(%s)", sort(names_, method = "radix")),
     "# BEGIN generated by tools/bindings.R", "# END generated", "NAMESPACE")

@@ -1,7 +1,7 @@
 /* op_names.c -- the names of the ops and of the activations, below both the
  * constructors (ops/) and the kernels (cpu/), which use them in messages. */
 #include "core/internal.h"
-#include "core/op_params.h"
+#include "core/op_list.h"
 
 #define GGMLR_OP(op, kernel, rule) [GGML_OP_##op] = #op,
 static const char * const op_names[GGML_OP_COUNT] = {

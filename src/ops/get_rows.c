@@ -51,7 +51,7 @@ RULE(grad_get_rows) {
 GRAD_RULE(get_rows, refuse_get_rows, grad_get_rows);
 
 /* ---- set_rows: rows of b written into a at the indices c (a KV cache's write) ----
- * Upstream's slots: b, c, a (core/op_params.h); the result is a view of a. */
+ * Upstream's slots: b, c, a (core/op_list.h); the result is a view of a. */
 
 struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
     const char * fn = "ggml_set_rows";

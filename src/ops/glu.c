@@ -76,8 +76,9 @@ GLU_FORMS(geglu_quick, GGML_GLU_OP_GEGLU_QUICK)
 
 /* ---- backward ---- */
 
-/* Without b, which 0 gives both halves of a's rows. */
-struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which) {
+/* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy;
+ * without b, which 0 gives both halves of a's rows. */
+static struct ggml_tensor * glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which) {
     const char * fn = "glu_back";
     REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, dy);
     if (fwd->op != GGML_OP_GLU || (which == 1 && !fwd->src[1]) || !ggml_are_same_shape(dy, fwd)) {
@@ -96,8 +97,8 @@ struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml
 }
 
 RULE(grad_glu) {
-    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, ggmlr_glu_back(ctx, node, g, 0))) return false;
-    return !B || !need[1] || ggmlr_grad_acc(ctx, gph, B, ggmlr_glu_back(ctx, node, g, 1));
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, glu_back(ctx, node, g, 0))) return false;
+    return !B || !need[1] || ggmlr_grad_acc(ctx, gph, B, glu_back(ctx, node, g, 1));
 }
 
 GRAD_RULE(glu, NULL, grad_glu);

@@ -9,7 +9,7 @@
  *
  * The ACC works in x's own memory when x is private: an ACC that only this
  * gradient slot holds (a view's gradient, or such a sum), marked private_sum
- * (core/op_params.h) until the node's own rule runs (ggmlr_grad_release: from
+ * (core/op_list.h) until the node's own rule runs (ggmlr_grad_release: from
  * then on the rule may hand it on, unchanged, to other slots, and it is the
  * node's gradient that ggml_graph_get_grad returns). Otherwise it works on a
  * copy of x. */

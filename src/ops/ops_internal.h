@@ -6,7 +6,7 @@
 #define GGMLR_OPS_INTERNAL_H
 
 #include "core/internal.h"
-#include "core/op_params.h"
+#include "core/op_list.h"
 
 struct ggml_tensor * ggmlr_null_input(const char * fn, const char * arg);
 struct ggml_tensor * ggmlr_fail_type(const char * fn, const char * arg, const struct ggml_tensor * t, const char * want);
@@ -54,10 +54,6 @@ struct ggml_tensor * ggmlr_scatter_by_ids(struct ggml_context * ctx, struct ggml
  * LayerNorm gradient (NORM_BACK); g and x F32 of one shape. */
 struct ggml_tensor * ggmlr_unary_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x,
                                       const struct ggmlr_unary_params * prm);
-/* The gradient of GLU node fwd's a (which 0) or b (which 1), given dy. */
-struct ggml_tensor * ggmlr_glu_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy, int which);
-/* shape.c: the gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
-struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy);
 struct ggml_tensor * ggmlr_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
 /* norm.c: the gradients of l2_norm (L2_NORM_BACK) and of group_norm (GROUP_NORM_BACK), given dy = g */
 struct ggml_tensor * ggmlr_l2_norm_back(struct ggml_context * ctx, struct ggml_tensor * g, struct ggml_tensor * x, float eps);
@@ -69,7 +65,7 @@ struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op,
 
 /* flash_attn.c: ggml_flash_attn_back of a FLASH_ATTN_EXT node's inputs that
  * reads the node's output and statistics instead of running the forward
- * again (core/op_params.h): the same numbers, 4*NMD fewer flops. */
+ * again (core/op_list.h): the same numbers, 4*NMD fewer flops. */
 struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * d);
 
 #endif

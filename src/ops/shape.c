@@ -117,7 +117,8 @@ RULE(grad_pad) {
     return !need[0] || ggmlr_grad_acc(ctx, gph, A, region_of(ctx, g, A->ne, o));
 }
 
-struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy) {
+/* The gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
+static struct ggml_tensor * upscale_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy) {
     const char * fn = "upscale_back";
     REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, dy);
     if (fwd->op != GGML_OP_UPSCALE || dy->type != GGML_TYPE_F32 || !ggml_are_same_shape(dy, fwd)) {
@@ -129,7 +130,7 @@ struct ggml_tensor * ggmlr_upscale_back(struct ggml_context * ctx, const struct 
     return t;
 }
 
-RULE(grad_upscale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggmlr_upscale_back(ctx, node, g)); }
+RULE(grad_upscale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, upscale_back(ctx, node, g)); }
 
 GRAD_RULE(concat, NULL, grad_concat);
 GRAD_RULE(pad, NULL, grad_pad);

@@ -21,7 +21,7 @@
  * padding of flash_attn_back's result is zero, and results are bitwise the
  * same when recomputed with another thread count. */
 #include "api_fuzz.h"
-#include "core/op_params.h"  /* white-box: the parameters of a node, decoded */
+#include "core/op_list.h"  /* white-box: the parameters of a node, decoded */
 #include "test_common.h"
 #include "workload.h"
 

@@ -2,7 +2,6 @@
  * (GLU_BACK). Inputs keep clear of the kinks (relu at 0, OAI's limits), so
  * finite differences see one smooth piece. */
 #include "ops/harness.h"
-#include "ops/ops_internal.h"  /* white-box: GLU_BACK */
 
 #include <math.h>
 
@@ -19,13 +18,13 @@ static struct ggml_tensor * glu_of(struct ggml_context * ctx, struct ggml_tensor
 
 static struct ggml_tensor * b_glu(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return glu_of(ctx, in, p); }
 
-/* GLU_BACK of a's gradient; dy is the last input */
+/* autodiff's GLU_BACK for a's or b's gradient; dy is the last input */
 static struct ggml_tensor * b_glu_back_a(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     const struct glu_case * c = p;
-    return ggmlr_glu_back(ctx, glu_of(ctx, in, c), in[c->split ? 2 : 1], 0);
+    return ops_grad_node(ctx, in, 0, c->split ? 2 : 1, b_glu, c);
 }
 static struct ggml_tensor * b_glu_back_b(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
-    return ggmlr_glu_back(ctx, glu_of(ctx, in, p), in[2], 1);
+    return ops_grad_node(ctx, in, 1, 2, b_glu, p);
 }
 
 /* ---- float64 ---- */

@@ -265,6 +265,31 @@ static void check_refused(const struct ops_row * row, const unsigned * lay, cons
     ggml_free(ctx);
 }
 
+/* ---- a backward op reached through autodiff ---- */
+
+struct ggml_tensor * ops_grad_node(struct ggml_context * ctx, struct ggml_tensor ** in, int which, int dy, ops_build_fn build,
+                                   const void * params) {
+    /* x: not the parameter itself (a parameter's gradient is its
+     * accumulator), so that autodiff returns the rule's node for it: a
+     * layout's view as it is, a contiguous input through a view of itself */
+    struct ggml_tensor * src = in[which], * base = src->view_src ? src->view_src : src;
+    struct ggml_tensor * x = src->view_src ? src : ggml_view_1d(ctx, src, ggml_nelements(src), 0);
+    if (x != src) x = ggml_reshape_4d(ctx, x, src->ne[0], src->ne[1], src->ne[2], src->ne[3]);
+    struct ggml_tensor * args[OPS_MAX_IN];
+    memcpy(args, in, sizeof args);
+    args[which] = x;
+    struct ggml_tensor * y = x ? build(ctx, args, params) : NULL;
+    struct ggml_tensor * loss = y ? ggml_sum(ctx, ggml_mul(ctx, y, in[dy])) : NULL;
+    if (!loss) return NULL;
+    ggml_set_param(base);
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    if (ggml_build_backward_expand(ctx, g, NULL) != GGML_STATUS_SUCCESS) return NULL;
+    ggml_graph_reset(g);  /* the loss's gradient := 1 */
+    return ggml_graph_get_grad(g, x);
+}
+
 /* ---- a row: once per combination of its inputs' layouts ---- */
 
 void ops_run_row(const struct ops_row * row) {

@@ -88,9 +88,17 @@ struct ops_family {
     void (*check_refs)(void);  /* the family's references at values worked out by hand (NULL: none) */
 };
 
-extern const struct ops_family ops_copy, ops_elementwise, ops_reduce, ops_acc, ops_mul_mat, ops_soft_max, ops_get_rows,
-    ops_norm, ops_unary, ops_loss, ops_rope, ops_glu,
-    ops_mask, ops_fill, ops_conv, ops_pool, ops_shape;
+/* Each tests/ops/<family>.c defines `const struct ops_family ops_<family>`
+ * named "<family>"; tests/CMakeLists.txt lists them for test_ops.c. */
+
+/* For a row of a backward op that only its family's rule creates (so that
+ * the op needs no declaration outside src/ops/<family>.c): the node autodiff
+ * makes for the gradient of in[which] when y = build(ctx, in, params) has
+ * the gradient in[dy] (the loss sum(y * in[dy]) differentiated; its seed is
+ * set, so the node computes as it stands). NULL, with the message, when
+ * building or differentiating fails. */
+struct ggml_tensor * ops_grad_node(struct ggml_context * ctx, struct ggml_tensor ** in, int which, int dy, ops_build_fn build,
+                                   const void * params);
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);

@@ -6,7 +6,6 @@
  * that map's transpose. The scale factors are exact in binary, so float's
  * nearest index cannot fall on the other side of an integer. */
 #include "ops/harness.h"
-#include "ops/ops_internal.h"  /* white-box: UPSCALE_BACK */
 
 #include <math.h>
 
@@ -75,7 +74,7 @@ static struct ggml_tensor * up_of(struct ggml_context * ctx, struct ggml_tensor 
 
 static struct ggml_tensor * b_upscale(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return up_of(ctx, in[0], p); }
 static struct ggml_tensor * b_upscale_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
-    return ggmlr_upscale_back(ctx, up_of(ctx, in[0], p), in[1]);
+    return ops_grad_node(ctx, in, 0, 1, b_upscale, p);  /* autodiff's UPSCALE_BACK of dy = in[1] */
 }
 
 /* Output i of n along a dim of n_in: (1 - w) src[lo] + w src[hi]. */

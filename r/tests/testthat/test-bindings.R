@@ -131,6 +131,18 @@ test_that("the generator refuses a table it cannot honour", {
   expect_error(read("page p", "arg ctx: c", "arg a: t", "op ggml_neg(a: tensor): d"), "first argument must be ctx")
   expect_error(read("page p", "arg ctx: c", "arg a: t", "op ggml_neg(ctx, a: tensor, a: tensor): d"), "repeated")
   expect_error(read("arg ctx: c"), "page line must come first")
+  expect_error(read("page p", "enum ggml_no_such_enum: d"), "has no enum ggml_no_such_enum")
+})
+
+test_that("an enum line gives C's values: implicit, explicit and after an explicit one", {
+  skip_if_not(in_repo(), "the binding table is not beside the package (checking a tarball)")
+  gen <- generator()
+  hdr <- "enum other { Z_A = 7 };\nenum e_x {\n  E_A,      /* a comment, with a comma */\n  E_B = 5,\n  E_C, // c\n  E_COUNT,\n};"
+  expect_identical(gen$bindings_header_enum(hdr, "e_x", "w"), c(E_A = 0L, E_B = 5L, E_C = 6L))
+  expect_error(gen$bindings_header_enum("enum e_y { Y_A = 1 << 2 };", "e_y", "w"), "cannot read enumerator")
+  # the exported constants are upstream ggml's numbers
+  expect_identical(c(GGML_GLU_OP_SWIGLU, GGML_GLU_OP_GEGLU_QUICK, GGML_UNARY_OP_GELU, GGML_UNARY_OP_TRUNC, GGML_OP_POOL_AVG),
+                   c(2L, 5L, 8L, 21L, 1L))
 })
 
 test_that("the generated glue converts each kind in order and calls the constructor", {

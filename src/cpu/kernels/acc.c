@@ -1,5 +1,5 @@
 /* acc.c -- acc: b added into a strided region of a copy of a, of zeros, or
- * of a itself (core/op_params.h: struct ggmlr_acc_params); set: b written
+ * of a itself (core/op_list.h: struct ggmlr_acc_params); set: b written
  * over such a region of a copy of a or of a (struct ggmlr_set_params). */
 #include "cpu/kernels/kernels.h"
 

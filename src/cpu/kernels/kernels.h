@@ -7,7 +7,7 @@
 #define GGMLR_KERNELS_H
 
 #include "core/internal.h"
-#include "core/op_params.h"
+#include "core/op_list.h"
 #include "cpu/simd/vec.h"
 
 struct ggmlr_executor;  /* compute.c: the running compute */

@@ -14,7 +14,7 @@
  *   hardsigmoid(x) = clamp((x + 3)/6, 0, 1), hardsigmoid' = 1/6 on (-3, 3), else 0,
  *   hardswish(x) = x hardsigmoid(x), hardswish' = 0 below -3, x/3 + 1/2 on [-3, 3], 1 above
  *     (torch's one-sided values at the kinks),
- *   xielu (alpha_n, alpha_p already constrained, see core/op_params.h):
+ *   xielu (alpha_n, alpha_p already constrained, see core/op_list.h):
  *     x > 0: alpha_p x^2 + beta x,                  ' = 2 alpha_p x + beta
  *     else:  alpha_n (expm1(min(x, eps)) - x) + beta x, ' = alpha_n ([x < eps] e^x - 1) + beta,
  *   sgn, step, floor, ceil, round (halves away from 0), trunc: piecewise constant, f' = 0
