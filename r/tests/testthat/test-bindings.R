@@ -121,7 +121,7 @@ test_that("the generator refuses a table it cannot honour", {
     f <- tempfile(fileext = ".def")
     on.exit(unlink(f))
     writeLines(c(...), f)
-    gen$bindings_read(f)
+    gen$bindings_read(f, gen$bindings_header(repo_file()))
   }
   ok <- read("page p", "arg ctx: c", "arg a, b: t", "op ggml_add(ctx, a: tensor, b: tensor = NULL): d")
   expect_identical(ok$ops[[1]]$args$default, c(NA, "NULL"))
