@@ -1,0 +1,143 @@
+/* llama.h -- a llama-family model (llama, qwen2) read from a GGUF with
+ * llama.cpp's keys and tensor names, run with a KV cache, and fine-tuned with
+ * LoRA adapters in llama.cpp's adapter format. Every function that can fail
+ * prints "error: ..." to stderr and returns false / NULL. */
+#ifndef LLAMA_H
+#define LLAMA_H
+
+#include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LLAMA_MAX_LAYERS 256
+
+/* ---- model (model.c) ---- */
+
+struct llama_hparams {
+    char arch[16];                  /* "llama" or "qwen2" */
+    int n_vocab, n_ctx, n_embd, n_ff, n_layer, n_head, n_head_kv, n_rot;
+    float rope_base, rms_eps;
+    int rope_mode;                  /* GGML_ROPE_TYPE_NORMAL for llama, _NEOX for qwen2 (llama.cpp's choice) */
+};
+
+/* The linear maps of a block, in llama.cpp's tensor names (llama_mat_name). */
+enum llama_mat { LLAMA_Q, LLAMA_K, LLAMA_V, LLAMA_O, LLAMA_GATE, LLAMA_UP, LLAMA_DOWN, LLAMA_N_MAT };
+const char * llama_mat_name(enum llama_mat m);  /* "attn_q", ..., "ffn_down" */
+
+struct llama_layer {
+    struct ggml_tensor * attn_norm, * ffn_norm;  /* [n_embd] */
+    struct ggml_tensor * w[LLAMA_N_MAT];         /* [n_in, n_out], any type mul_mat takes */
+    struct ggml_tensor * bq, * bk, * bv;         /* qwen2's biases, NULL for llama */
+};
+
+struct llama_model {
+    struct llama_hparams hp;
+    struct gguf_context * gguf;     /* the file's metadata (the tokenizer reads it) */
+    struct ggml_context * ctx;      /* the weights */
+    struct ggml_tensor * tok_embd;  /* [n_embd, n_vocab] */
+    struct ggml_tensor * output_norm;
+    struct ggml_tensor * output;    /* [n_embd, n_vocab]; tok_embd when the file has none (tied) */
+    struct llama_layer layers[LLAMA_MAX_LAYERS];
+};
+
+bool llama_model_load(struct llama_model * m, const char * path);
+void llama_model_free(struct llama_model * m);
+
+/* ---- LoRA adapters (lora.c) ---- */
+
+/* W x + (alpha/r) B (A x) on the chosen matrices: A [n_in, r], B [r, n_out]
+ * (llama.cpp's lora_a / lora_b shapes), F32. */
+struct llama_lora {
+    int rank;
+    float alpha;
+    unsigned mats;                  /* bit m set: matrix m of every layer has an adapter */
+    struct ggml_context * ctx;
+    struct ggml_tensor * a[LLAMA_MAX_LAYERS][LLAMA_N_MAT], * b[LLAMA_MAX_LAYERS][LLAMA_N_MAT];
+};
+
+#define LLAMA_LORA_DEFAULT ((1u << LLAMA_Q) | (1u << LLAMA_V))
+#define LLAMA_LORA_ALL     ((1u << LLAMA_N_MAT) - 1u)
+
+/* New adapters: A ~ N(0, 1/sqrt(r)) from seed, B = 0 (the model is unchanged at first). */
+bool llama_lora_init(struct llama_lora * l, const struct llama_model * m, int rank, float alpha, unsigned mats, uint64_t seed);
+void llama_lora_free(struct llama_lora * l);
+/* An adapter GGUF in llama.cpp's format: general.type = adapter, adapter.type = lora,
+ * adapter.lora.alpha, tensors blk.N.<mat>.weight.lora_a / .lora_b. */
+bool llama_lora_save(const struct llama_lora * l, const struct llama_model * m, const char * path);
+bool llama_lora_load(struct llama_lora * l, const struct llama_model * m, const char * path);
+
+/* ---- the forward graph (graph.c) ---- */
+
+struct llama_kv;
+
+/* The inputs of one forward pass over B sequences of T tokens. */
+struct llama_batch {
+    struct ggml_tensor * tokens;    /* I32 [T*B] */
+    struct ggml_tensor * pos;       /* I32 [T]: positions n_past .. n_past+T-1 */
+    struct ggml_tensor * mask;      /* F32 [n_kv, T]: causal, filled by llama_batch_fill */
+};
+
+/* Records the forward pass in ctx: logits [V, T*B] (only the last token's,
+ * [V, 1], when last_only). With kv (B = 1) the keys and values of the T new
+ * tokens are written into the cache at n_past (the copies are expanded into
+ * gf first) and attention reads the cache's n_past + T rows. lora may be NULL. */
+struct ggml_tensor * llama_build(struct ggml_context * ctx, struct ggml_context * ctx_io, struct ggml_cgraph * gf,
+                                 const struct llama_model * m, const struct llama_lora * lora, struct llama_kv * kv,
+                                 int n_past, int T, int B, bool last_only, struct llama_batch * in);
+/* Positions and the causal mask (query t sees keys 0 .. n_past + t). */
+void llama_batch_fill(const struct llama_batch * in, int n_past);
+
+/* ---- inference with a KV cache (kv_cache.c) ---- */
+
+struct llama_kv {
+    struct ggml_context * ctx;
+    struct ggml_tensor * k[LLAMA_MAX_LAYERS], * v[LLAMA_MAX_LAYERS];  /* F32 [head_dim * n_head_kv, n_ctx] */
+    int n_ctx, n_past;
+};
+
+struct llama_session {
+    const struct llama_model * model;
+    const struct llama_lora * lora;
+    struct llama_kv kv;
+    ggml_backend_t backend;         /* the CPU, with the thread count */
+    ggml_gallocr_t galloc;          /* the memory of each step's intermediate tensors */
+    float * logits;                 /* [n_logits][n_vocab] of the last llama_decode */
+    int n_logits;
+};
+
+bool llama_session_init(struct llama_session * s, const struct llama_model * m, const struct llama_lora * lora, int n_ctx, int threads);
+void llama_session_free(struct llama_session * s);
+/* Appends n tokens to the cache and computes their logits (all of them, or
+ * the last one's); the prefix already in the cache is not recomputed. */
+bool llama_decode(struct llama_session * s, const int32_t * tokens, int n, bool all_logits);
+
+/* ---- sampling (sample.c) ---- */
+
+struct llama_sampler {
+    float temperature;              /* 0: greedy */
+    int top_k;                      /* 0: all */
+    float top_p;                    /* 1: all */
+    uint64_t state;                 /* the random generator (seed) */
+};
+
+int llama_sample(struct llama_sampler * s, const float * logits, int n_vocab);
+
+/* ---- the tiny test model (tiny.c) ---- */
+
+struct llama_tiny_opts {
+    const char * arch;              /* "llama" or "qwen2" */
+    int n_embd, n_ff, n_layer, n_head, n_head_kv, n_ctx;
+    enum ggml_type type;            /* of the block matrices and token_embd: F32, F16, Q8_0, Q4_K, ... */
+    bool tied;                      /* no output.weight */
+    uint64_t seed;
+};
+
+/* Writes a GGUF with random weights, llama.cpp's keys, tensor names and
+ * shapes, and a small SentencePiece vocabulary (bytes, a few merges). */
+bool llama_tiny_write(const char * path, const struct llama_tiny_opts * o);
+
+#endif

@@ -1,0 +1,150 @@
+/* llama_ref.c -- the float64 reference of examples/llama/graph.c's forward
+ * pass, written from the maths (llama.cpp's conventions: RoPE NORM rotates
+ * adjacent pairs (2i, 2i+1), NEOX pairs (i, i + n_rot/2); query head h reads
+ * key/value head h / (H / Hkv)). */
+#include "llama_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct llama_ref {
+    struct llama_hparams hp;
+    double * tok, * out, * out_norm;
+    double * attn_norm[LLAMA_MAX_LAYERS], * ffn_norm[LLAMA_MAX_LAYERS], * bias[LLAMA_MAX_LAYERS][3];
+    double * w[LLAMA_MAX_LAYERS][LLAMA_N_MAT];
+};
+
+/* t's elements as doubles (dequantized by the type's own to_float). */
+static double * to_double(const struct ggml_tensor * t) {
+    if (!t) return NULL;
+    const int64_t n = ggml_nelements(t);
+    float * f = malloc((size_t) n * sizeof *f);
+    double * d = malloc((size_t) n * sizeof *d);
+    if (t->type == GGML_TYPE_F32) memcpy(f, t->data, (size_t) n * sizeof *f);
+    else ggml_get_type_traits(t->type)->to_float(t->data, f, n);
+    for (int64_t i = 0; i < n; i++) d[i] = f[i];
+    free(f);
+    return d;
+}
+
+struct llama_ref * llama_ref_new(const struct llama_model * m, const struct llama_lora * lora) {
+    struct llama_ref * r = calloc(1, sizeof *r);
+    r->hp = m->hp;
+    r->tok = to_double(m->tok_embd);
+    r->out = to_double(m->output);
+    r->out_norm = to_double(m->output_norm);
+    for (int l = 0; l < m->hp.n_layer; l++) {
+        const struct llama_layer * L = &m->layers[l];
+        r->attn_norm[l] = to_double(L->attn_norm);
+        r->ffn_norm[l] = to_double(L->ffn_norm);
+        r->bias[l][0] = to_double(L->bq); r->bias[l][1] = to_double(L->bk); r->bias[l][2] = to_double(L->bv);
+        for (int k = 0; k < LLAMA_N_MAT; k++) {
+            double * w = r->w[l][k] = to_double(L->w[k]);
+            if (!lora || !lora->a[l][k]) continue;
+            /* W[o, i] += (alpha/r) sum_j B[o, j] A[j, i]; A is [n_in, r], B [r, n_out] (ne0 first) */
+            const double * A = to_double(lora->a[l][k]), * B = to_double(lora->b[l][k]);
+            const int64_t n_in = L->w[k]->ne[0], n_out = L->w[k]->ne[1], R = lora->rank;
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t i = 0; i < n_in; i++) {
+                    double s = 0.0;
+                    for (int64_t j = 0; j < R; j++) s += B[o * R + j] * A[j * n_in + i];
+                    w[o * n_in + i] += (double) lora->alpha / (double) R * s;
+                }
+            free((void *) A); free((void *) B);
+        }
+    }
+    return r;
+}
+
+void llama_ref_free(struct llama_ref * r) {
+    if (!r) return;
+    free(r->tok); free(r->out); free(r->out_norm);
+    for (int l = 0; l < r->hp.n_layer; l++) {
+        free(r->attn_norm[l]); free(r->ffn_norm[l]);
+        for (int k = 0; k < 3; k++) free(r->bias[l][k]);
+        for (int k = 0; k < LLAMA_N_MAT; k++) free(r->w[l][k]);
+    }
+    free(r);
+}
+
+/* y[o] = sum_i W[o, i] x[i] (+ b[o]); W is [n_in, n_out], ne0 = n_in fastest */
+static void matvec(const double * W, const double * b, const double * x, int64_t n_in, int64_t n_out, double * y) {
+    for (int64_t o = 0; o < n_out; o++) {
+        double s = b ? b[o] : 0.0;
+        for (int64_t i = 0; i < n_in; i++) s += W[o * n_in + i] * x[i];
+        y[o] = s;
+    }
+}
+
+static void rmsnorm(const double * x, const double * w, int64_t n, double eps, double * y) {
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++) ss += x[i] * x[i];
+    const double s = 1.0 / sqrt(ss / (double) n + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * s * w[i];
+}
+
+/* one head's vector x[0..D) at position pos */
+static void rope(const struct llama_hparams * hp, double * x, int pos) {
+    const int half = hp->n_rot / 2;
+    for (int i = 0; i < half; i++) {
+        const double theta = pos * pow((double) hp->rope_base, -2.0 * i / hp->n_rot);
+        const int a = hp->rope_mode == GGML_ROPE_TYPE_NEOX ? i : 2 * i, b = hp->rope_mode == GGML_ROPE_TYPE_NEOX ? i + half : 2 * i + 1;
+        const double x0 = x[a], x1 = x[b];
+        x[a] = x0 * cos(theta) - x1 * sin(theta);
+        x[b] = x0 * sin(theta) + x1 * cos(theta);
+    }
+}
+
+void llama_ref_forward(const struct llama_ref * r, const int32_t * tokens, int T, double * logits) {
+    const struct llama_hparams * hp = &r->hp;
+    const int64_t C = hp->n_embd, H = hp->n_head, Hkv = hp->n_head_kv, D = C / H, Ckv = D * Hkv, F = hp->n_ff, V = hp->n_vocab;
+    double * x = malloc(sizeof(double) * (size_t) (T * C)), * h = malloc(sizeof(double) * (size_t) C);
+    double * q = malloc(sizeof(double) * (size_t) (T * C)), * k = malloc(sizeof(double) * (size_t) (T * Ckv)), * v = malloc(sizeof(double) * (size_t) (T * Ckv));
+    double * y = malloc(sizeof(double) * (size_t) C), * o = malloc(sizeof(double) * (size_t) C), * p = malloc(sizeof(double) * (size_t) T);
+    double * g = malloc(sizeof(double) * (size_t) F), * u = malloc(sizeof(double) * (size_t) F);
+    for (int t = 0; t < T; t++) memcpy(x + t * C, r->tok + (int64_t) tokens[t] * C, sizeof(double) * (size_t) C);
+    for (int l = 0; l < hp->n_layer; l++) {
+        for (int t = 0; t < T; t++) {
+            rmsnorm(x + t * C, r->attn_norm[l], C, hp->rms_eps, h);
+            matvec(r->w[l][LLAMA_Q], r->bias[l][0], h, C, C, q + t * C);
+            matvec(r->w[l][LLAMA_K], r->bias[l][1], h, C, Ckv, k + t * Ckv);
+            matvec(r->w[l][LLAMA_V], r->bias[l][2], h, C, Ckv, v + t * Ckv);
+            for (int64_t hh = 0; hh < H; hh++) rope(hp, q + t * C + hh * D, t);
+            for (int64_t hh = 0; hh < Hkv; hh++) rope(hp, k + t * Ckv + hh * D, t);
+        }
+        for (int t = 0; t < T; t++) {
+            for (int64_t hh = 0; hh < H; hh++) {
+                const int64_t kh = hh / (H / Hkv);
+                double mx = -INFINITY, sum = 0.0;
+                for (int j = 0; j <= t; j++) {
+                    double s = 0.0;
+                    for (int64_t d = 0; d < D; d++) s += q[t * C + hh * D + d] * k[j * Ckv + kh * D + d];
+                    p[j] = s / sqrt((double) D);
+                    if (p[j] > mx) mx = p[j];
+                }
+                for (int j = 0; j <= t; j++) sum += p[j] = exp(p[j] - mx);
+                for (int64_t d = 0; d < D; d++) {
+                    double s = 0.0;
+                    for (int j = 0; j <= t; j++) s += p[j] * v[j * Ckv + kh * D + d];
+                    y[hh * D + d] = s / sum;
+                }
+            }
+            matvec(r->w[l][LLAMA_O], NULL, y, C, C, o);
+            for (int64_t c = 0; c < C; c++) x[t * C + c] += o[c];
+        }
+        for (int t = 0; t < T; t++) {
+            rmsnorm(x + t * C, r->ffn_norm[l], C, hp->rms_eps, h);
+            matvec(r->w[l][LLAMA_GATE], NULL, h, C, F, g);
+            matvec(r->w[l][LLAMA_UP], NULL, h, C, F, u);
+            for (int64_t f = 0; f < F; f++) g[f] = g[f] / (1.0 + exp(-g[f])) * u[f];  /* silu(gate) * up */
+            matvec(r->w[l][LLAMA_DOWN], NULL, g, F, C, o);
+            for (int64_t c = 0; c < C; c++) x[t * C + c] += o[c];
+        }
+    }
+    for (int t = 0; t < T; t++) {
+        rmsnorm(x + t * C, r->out_norm, C, hp->rms_eps, h);
+        matvec(r->out, NULL, h, C, V, logits + (int64_t) t * V);
+    }
+    free(x); free(h); free(q); free(k); free(v); free(y); free(o); free(p); free(g); free(u);
+}
