@@ -8,6 +8,7 @@
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
+#include "ggml-opt.h"
 #include "gguf.h"
 
 #include <stdbool.h>
@@ -68,7 +69,7 @@ void llama_lora_free(struct llama_lora * l);
 /* An adapter GGUF in llama.cpp's format: general.type = adapter, adapter.type = lora,
  * adapter.lora.alpha, tensors blk.N.<mat>.weight.lora_a / .lora_b. */
 bool llama_lora_save(const struct llama_lora * l, const struct llama_model * m, const char * path);
-bool llama_lora_load(struct llama_lora * l, const struct llama_model * m, const char * path);
+bool llama_lora_load(struct llama_lora * l, const struct llama_model * m, const char * path);  /* also a training checkpoint's */
 
 /* ---- the forward graph (graph.c) ---- */
 
@@ -139,5 +140,56 @@ struct llama_tiny_opts {
 /* Writes a GGUF with random weights, llama.cpp's keys, tensor names and
  * shapes, and a small SentencePiece vocabulary (bytes, a few merges). */
 bool llama_tiny_write(const char * path, const struct llama_tiny_opts * o);
+
+/* ---- LoRA fine-tuning (train.c) ---- */
+
+/* Tokens packed end to end; sequences are drawn from [0, n_train) for
+ * training and [n_train, n) for validation. */
+struct llama_data {
+    int32_t * tokens;
+    int64_t n, n_train;
+};
+
+struct llama_train_opts {
+    int batch, n_ctx;               /* B sequences of T tokens per micro-batch */
+    int accum;                      /* micro-batches per optimizer step (gradient accumulation) */
+    int64_t iters;                  /* optimizer steps */
+    float lr, min_lr;               /* peak and final learning rate */
+    int64_t warmup;                 /* linear warmup steps, then cosine decay to min_lr at iters */
+    float beta1, beta2, eps, weight_decay, clip;
+    int threads;
+    uint64_t seed;                  /* of the batches */
+    int eval_batches;               /* validation batches per evaluation */
+};
+
+struct llama_trainer {
+    const struct llama_model * model;
+    struct llama_lora * lora;       /* its A and B are the parameters; the base is frozen */
+    const struct llama_data * data;
+    struct llama_train_opts o;
+    ggml_backend_t backend;
+    ggml_backend_sched_t sched;
+    struct ggml_context * ctx_io, * ctx_compute;
+    ggml_backend_buffer_t io_buffer;
+    struct llama_batch in;
+    struct ggml_tensor * targets;   /* I32 [T*B] */
+    ggml_opt_context_t opt;
+};
+
+bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, struct llama_lora * lora, const struct llama_data * data,
+                        const struct llama_train_opts * o);
+void llama_trainer_free(struct llama_trainer * t);
+/* Optimizer step `step` (from 0) over o.accum micro-batches: the mean
+ * training loss before the update and the gradient norm before clipping. */
+bool llama_trainer_step(struct llama_trainer * t, int64_t step, float * loss, float * grad_norm);
+/* Mean validation loss over the fixed batches 0 .. eval_batches-1. */
+bool llama_trainer_eval(struct llama_trainer * t, float * loss);
+/* A checkpoint: the adapters (an adapter GGUF), their AdamW moments and the
+ * step count, so that training resumes bitwise. */
+bool llama_trainer_save(const struct llama_trainer * t, const char * path, int64_t step);
+/* Loads a checkpoint's adapters into lora (before llama_trainer_init) ... */
+bool llama_checkpoint_load_lora(struct llama_lora * lora, const struct llama_model * m, const char * path);
+/* ... and its moments and step count into the trainer (after it). */
+bool llama_trainer_resume(struct llama_trainer * t, const char * path, int64_t * step);
 
 #endif
