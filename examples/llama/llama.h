@@ -141,6 +141,34 @@ struct llama_tiny_opts {
  * shapes, and a small SentencePiece vocabulary (bytes, a few merges). */
 bool llama_tiny_write(const char * path, const struct llama_tiny_opts * o);
 
+/* ---- the tokenizer from the file (tokenizer.c) ---- */
+
+/* tokenizer.ggml.model "llama": SentencePiece BPE (merge the adjacent pair
+ * whose joined text is the highest-scored token, leftmost first; spaces as
+ * U+2581, a space prefix; characters outside the vocabulary as <0xXX> byte
+ * tokens). Control and user-defined tokens are matched in the text when
+ * parse_special is set. */
+struct llama_vocab {
+    int n;
+    const char ** text;             /* the file's strings (owned by the model's gguf context) */
+    float * scores;
+    int32_t * types;                /* SentencePiece's: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte */
+    int bos, eos, unk;
+    bool add_bos, add_space_prefix;
+    int byte_id[256];               /* the id of <0xXX>, -1 if absent */
+    int32_t * hash;                 /* open addressing: text -> id (-1 empty) */
+    int32_t * special;              /* the control and user-defined tokens, matched in text */
+    int n_special;
+    uint32_t hash_mask;
+};
+
+bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m);
+void llama_vocab_free(struct llama_vocab * v);
+/* The tokens of text[0..len) (BOS first when add_bos); the count, or -1 with a message. *out is malloc'ed. */
+int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_bos, bool parse_special, int32_t ** out);
+/* The bytes token id stands for (control tokens: none); their count, at most cap. */
+int llama_token_to_piece(const struct llama_vocab * v, int32_t id, char * buf, int cap);
+
 /* ---- LoRA fine-tuning (train.c) ---- */
 
 /* Tokens packed end to end; sequences are drawn from [0, n_train) for

@@ -1,0 +1,101 @@
+/* test_llama_tokenizer.c -- SentencePiece-BPE tokenization of the tiny
+ * model's vocabulary (ids: 0 <unk>, 1 <s>, 2 </s>, 3 + b the byte token
+ * <0xbb>, 259 U+2581, 260 + c - 'a' the letters, then the merges in
+ * tiny.c's order, scores -1, -2, ...) and of a hand-built one for ties;
+ * every expectation below is derived by hand from the merge rule. */
+#include "common/test_common.h"
+
+#include "llama.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SP = 259, UNK = 0 };
+#define L(c) (260 + (c) - 'a')
+#define B(b) (3 + (b))
+enum { T_THE = 290, T_IN = 291, T_AN = 292, T_ON = 295 };
+
+static void expect(const struct llama_vocab * v, const char * text, bool bos, bool special, const int32_t * want, int n_want) {
+    int32_t * got = NULL;
+    const int n = llama_tokenize(v, text, strlen(text), bos, special, &got);
+    bool same = n == n_want && memcmp(got, want, sizeof *want * (size_t) n) == 0;
+    if (!CHECK(same, "tokenize '%s'%s: %d tokens, expected %d", text, special ? " (special)" : "", n, n_want)) {
+        for (int i = 0; i < n; i++) fprintf(stderr, " %d", got[i]);
+        fprintf(stderr, "\n");
+    }
+    free(got);
+}
+
+#define EXPECT(v, text, bos, special, ...) do { const int32_t w_[] = {__VA_ARGS__}; expect(v, text, bos, special, w_, (int) (sizeof w_ / sizeof w_[0])); } while (0)
+
+static void test_tiny_vocab(void) {
+    char path[] = "/tmp/ggmlr_tok_XXXXXX";
+    const int fd = mkstemp(path);
+    if (!CHECK(fd >= 0, "mkstemp")) return;
+    close(fd);
+    const struct llama_tiny_opts o = {.arch = "llama", .n_embd = 32, .n_ff = 32, .n_layer = 1, .n_head = 2, .n_head_kv = 1, .n_ctx = 8,
+                                      .type = GGML_TYPE_F32, .seed = 1};
+    struct llama_model m;
+    struct llama_vocab v;
+    if (CHECK(llama_tiny_write(path, &o) && llama_model_load(&m, path), "tiny model") && CHECK(llama_vocab_load(&v, &m), "vocab")) {
+        CHECK(v.bos == 1 && v.eos == 2 && v.unk == 0 && v.add_bos && v.add_space_prefix && v.byte_id[0x41] == B(0x41), "vocab: ids and flags");
+        /* ▁ t h e: ▁t (-1), then ▁th (-3), then ▁the (-5) */
+        EXPECT(&v, "the", true, false, 1, T_THE);
+        /* ▁and▁then: ▁t, ▁th, ▁the; then an (-7) beats ▁a (-9), so ▁and is never formed */
+        EXPECT(&v, "and then", false, false, SP, T_AN, L('d'), T_THE, L('n'));
+        /* É is C3 89, not a token: byte fallback; A (0x41) too */
+        EXPECT(&v, "\xc3\x89tA", false, false, SP, B(0xc3), B(0x89), L('t'), B(0x41));
+        /* on (-10) twice */
+        EXPECT(&v, "onon", false, false, SP, T_ON, T_ON);
+        /* special tokens: cut out, and the text after one gets the prefix again */
+        EXPECT(&v, "</s>in", false, true, 2, SP, T_IN);
+        EXPECT(&v, "</s>in", false, false, SP, B('<'), B('/'), L('s'), B('>'), T_IN);
+        EXPECT(&v, "", true, false, 1);
+        /* pieces: U+2581 as a space, bytes as themselves, control tokens as nothing */
+        int32_t * ids = NULL;
+        const char * text = "and then \xc3\x89t\nA";
+        const int n = llama_tokenize(&v, text, strlen(text), true, false, &ids);
+        char buf[128];
+        int len = 0;
+        for (int i = 0; i < n; i++) len += llama_token_to_piece(&v, ids[i], buf + len, (int) sizeof buf - len);
+        CHECK(len == (int) strlen(text) + 1 && buf[0] == ' ' && memcmp(buf + 1, text, strlen(text)) == 0, "pieces: the text comes back");
+        free(ids);
+        llama_vocab_free(&v);
+    }
+    if (m.ctx) llama_model_free(&m);
+    unlink(path);
+}
+
+/* "ab" and "bc" of equal score: the leftmost pair is merged first; no space prefix */
+static void test_ties(void) {
+    struct gguf_context * g = gguf_init_empty();
+    const char * tokens[] = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b", "c", "ab", "bc", "<0x21>"};
+    const float scores[] = {0, 0, 0, -10, -10, -10, -10, -1, -1, 0};
+    const int32_t types[] = {2, 3, 3, 1, 1, 1, 1, 1, 1, 6};
+    gguf_set_val_str(g, "tokenizer.ggml.model", "llama");
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 10);
+    gguf_set_arr_data(g, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores, 10);
+    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 10);
+    gguf_set_val_bool(g, "tokenizer.ggml.add_space_prefix", false);
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 10}};
+    struct llama_vocab v;
+    if (CHECK(llama_vocab_load(&v, &m), "ties: vocab")) {
+        EXPECT(&v, "abc", false, false, 7, 6);
+        EXPECT(&v, "bcab", false, false, 8, 7);
+        EXPECT(&v, "a b!", false, false, 4, 3, 5, 9);
+        EXPECT(&v, "?", false, false, UNK);  /* no character token and no byte token: <unk> */
+        llama_vocab_free(&v);
+    }
+    /* a vocabulary without scores is refused */
+    gguf_remove_key(g, "tokenizer.ggml.scores");
+    fprintf(stderr, "(expected) ");
+    CHECK(!llama_vocab_load(&v, &m), "ties: a vocabulary without scores loaded");
+    gguf_free(g);
+}
+
+int main(void) {
+    test_tiny_vocab();
+    test_ties();
+    return tc_finish("test_llama_tokenizer");
+}
