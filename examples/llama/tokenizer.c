@@ -120,14 +120,60 @@ static bool push(struct out * o, int32_t id) {
 
 static size_t utf8_len(unsigned char c) { return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1; }
 
+/* A candidate merge: symbols left and right (its neighbour when queued),
+ * their joined size then, and the score of the token they would form. */
+struct bigram { float score; size_t left, right, size; };
+
+/* heap order: the higher score first, then the leftmost (llama.cpp's queue) */
+static bool before(const struct bigram * x, const struct bigram * y) {
+    return x->score > y->score || (x->score == y->score && x->left < y->left);
+}
+
+struct heap { struct bigram * b; size_t n; };
+
+static void heap_push(struct heap * h, struct bigram e) {
+    size_t i = h->n++;
+    for (; i > 0 && before(&e, &h->b[(i - 1) / 2]); i = (i - 1) / 2) h->b[i] = h->b[(i - 1) / 2];
+    h->b[i] = e;
+}
+
+static struct bigram heap_pop(struct heap * h) {
+    const struct bigram top = h->b[0], last = h->b[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && before(&h->b[c + 1], &h->b[c])) c++;
+        if (!before(&h->b[c], &last)) break;
+        h->b[i] = h->b[c];
+        i = c;
+    }
+    if (h->n) h->b[i] = last;
+    return top;
+}
+
+/* symbols as a linked list over the escaped text */
+struct sym { size_t start, size, prev, next; };
+#define NONE ((size_t) -1)
+
+static void try_bigram(const struct llama_vocab * v, const char * s, const struct sym * y, size_t left, struct heap * h) {
+    if (left == NONE || y[left].next == NONE) return;
+    const size_t right = y[left].next, size = y[left].size + y[right].size;
+    const int id = find(v, s + y[left].start, size);
+    if (id >= 0) heap_push(h, (struct bigram) {.score = v->scores[id], .left = left, .right = right, .size = size});
+}
+
 /* One piece of plain text (no special tokens). */
 static bool tokenize_plain(const struct llama_vocab * v, const char * text, size_t len, bool prefix, struct out * o) {
     /* the escaped text: spaces (and the prefix) as U+2581 */
     size_t n_sp = prefix;
     for (size_t i = 0; i < len; i++) n_sp += text[i] == ' ';
+    const size_t cap = len + n_sp + 1;
     char * s = malloc(len + 2 * n_sp + 1);
-    size_t * start = malloc((len + n_sp + 1) * sizeof *start), * size = malloc((len + n_sp + 1) * sizeof *size);
-    if (!s || !start || !size) { free(s); free(start); free(size); return false; }
+    struct sym * y = malloc(cap * sizeof *y);
+    /* each merge queues at most two bigrams, on top of the first n - 1 */
+    struct heap h = {.b = malloc(3 * cap * sizeof *h.b), .n = 0};
+    if (!s || !y || !h.b) { free(s); free(y); free(h.b); return false; }
     size_t n = 0;
     if (prefix) { memcpy(s, SPACE_MARK, 3); n = 3; }
     for (size_t i = 0; i < len; i++) {
@@ -136,36 +182,35 @@ static bool tokenize_plain(const struct llama_vocab * v, const char * text, size
     }
     /* symbols: one per UTF-8 character (a truncated sequence: what is left) */
     size_t ns = 0;
-    for (size_t i = 0; i < n;) {
+    for (size_t i = 0; i < n; ns++) {
         size_t l = utf8_len((unsigned char) s[i]);
         if (l > n - i) l = n - i;
-        start[ns] = i; size[ns] = l; ns++;
+        y[ns] = (struct sym) {.start = i, .size = l, .prev = ns ? ns - 1 : NONE, .next = i + l < n ? ns + 1 : NONE};
         i += l;
     }
-    /* merges, best score first, leftmost on ties (llama.cpp's queue order) */
-    for (;;) {
-        size_t best = ns;
-        float best_score = 0.0f;
-        for (size_t i = 0; i + 1 < ns; i++) {
-            const int id = find(v, s + start[i], size[i] + size[i + 1]);
-            if (id >= 0 && (best == ns || v->scores[id] > best_score)) { best = i; best_score = v->scores[id]; }
-        }
-        if (best == ns) break;
-        size[best] += size[best + 1];
-        memmove(start + best + 1, start + best + 2, (ns - best - 2) * sizeof *start);
-        memmove(size + best + 1, size + best + 2, (ns - best - 2) * sizeof *size);
-        ns--;
+    for (size_t i = 0; i + 1 < ns; i++) try_bigram(v, s, y, i, &h);
+    /* merge the best pair until none is left; a queued pair whose symbols
+     * have changed since is stale and skipped */
+    while (h.n) {
+        const struct bigram b = heap_pop(&h);
+        if (y[b.left].size == 0 || y[b.right].size == 0 || y[b.left].size + y[b.right].size != b.size || y[b.left].next != b.right) continue;
+        y[b.left].size = b.size;
+        y[b.right].size = 0;
+        y[b.left].next = y[b.right].next;
+        if (y[b.right].next != NONE) y[y[b.right].next].prev = b.left;
+        try_bigram(v, s, y, y[b.left].prev, &h);
+        try_bigram(v, s, y, b.left, &h);
     }
     bool ok = true;
-    for (size_t i = 0; i < ns && ok; i++) {
-        const int id = find(v, s + start[i], size[i]);
+    for (size_t i = ns ? 0 : NONE; i != NONE && ok; i = y[i].next) {
+        const int id = find(v, s + y[i].start, y[i].size);
         if (id >= 0) { ok = push(o, id); continue; }
-        for (size_t b = 0; b < size[i] && ok; b++) {  /* byte fallback, else <unk> */
-            const int bid = v->byte_id[(unsigned char) s[start[i] + b]];
+        for (size_t k = 0; k < y[i].size && ok; k++) {  /* byte fallback, else <unk> */
+            const int bid = v->byte_id[(unsigned char) s[y[i].start + k]];
             ok = push(o, bid >= 0 ? bid : v->unk);
         }
     }
-    free(s); free(start); free(size);
+    free(s); free(y); free(h.b);
     return ok;
 }
 

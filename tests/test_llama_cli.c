@@ -1,0 +1,109 @@
+/* test_llama_cli.c -- the ggmlr-llama program end to end on a tiny
+ * generated model: tiny, generate (with and without an adapter), finetune
+ * (progress lines, the adapter written, a resumed run writing the same
+ * adapter bit for bit), and exit status 2 with nothing written for wrong
+ * arguments, missing files and data that is empty or not text. */
+#include "common/test_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/ggmlr_cli_XXXXXX";
+
+/* Runs ggmlr-llama with args in dir, output in dir/out.txt; its exit status. */
+static int run(const char * args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s > out.txt 2>&1", dir, GGMLR_LLAMA_CLI, args);
+    const int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool output_has(const char * what) {
+    char path[300], buf[65536];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    FILE * f = fopen(path, "rb");
+    if (!f) return false;
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, what) != NULL;
+}
+
+static bool exists(const char * name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static bool same_files(const char * a, const char * b) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cmp -s %s/%s %s/%s", dir, a, dir, b);
+    return system(cmd) == 0;
+}
+
+static void write_file(const char * name, const char * data, size_t n) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE * f = fopen(path, "wb");
+    if (f) { fwrite(data, 1, n, f); fclose(f); }
+}
+
+#define EXPECT_RUN(status, args, text) CHECK(run(args) == (status) && output_has(text), "ggmlr-llama %s: expected status %d and '%s'", args, status, text)
+
+int main(void) {
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    EXPECT_RUN(0, "--help", "finetune");
+    EXPECT_RUN(0, "generate --help", "--top-p");
+    EXPECT_RUN(0, "finetune --help", "--resume");
+    EXPECT_RUN(2, "", "usage");
+    EXPECT_RUN(2, "fly", "unknown command");
+    EXPECT_RUN(0, "tiny -o m.gguf --embd 64 --ff 64 --layers 2 --heads 4 --kv-heads 2 --ctx 64 --type q8_0", "wrote m.gguf");
+    EXPECT_RUN(2, "tiny -o bad.gguf --type q9_9", "unknown type");
+    CHECK(!exists("bad.gguf"), "tiny: a file was written for a bad type");
+    EXPECT_RUN(0, "generate -m m.gguf -p 'the cat' -n 8 --seed 3 -t 2", "tokens/s");
+    EXPECT_RUN(2, "generate -p hello", "-m MODEL.gguf is required");
+    EXPECT_RUN(2, "generate -m absent.gguf", "cannot load absent.gguf");
+    EXPECT_RUN(2, "generate -m m.gguf -n x", "is not a number");
+    EXPECT_RUN(2, "generate -m m.gguf --bogus 1", "unknown option");
+    EXPECT_RUN(2, "generate -m m.gguf -n 100", "do not fit the context");
+    EXPECT_RUN(2, "generate -m out.txt", "cannot load out.txt");
+
+    /* a text of 24 repetitions of a few sentences */
+    char text[8192] = "";
+    for (int i = 0; i < 24; i++) strcat(text, "the cat sat on the mat and then the dog ran in the garden. ");
+    write_file("text.txt", text, strlen(text));
+    const char * ft = "finetune -m m.gguf --data text.txt --iters 12 --ctx 16 --batch 2 --accum 2 --lr 1e-2 --warmup 2 --eval-every 6 --eval-batches 2 --log-every 3 -t 2";
+    char args[1024];
+    snprintf(args, sizeof args, "%s -o a.gguf --checkpoint c6.gguf --save-every 6", ft);
+    EXPECT_RUN(0, args, "validation loss");
+    CHECK(output_has("step    12/12") && output_has("wrote the adapter a.gguf") && exists("a.gguf") && exists("c6.gguf"), "finetune: progress and files");
+    /* interrupted after step 5, then resumed: the same adapter bit for bit */
+    snprintf(args, sizeof args, "%s -o half.gguf --checkpoint c5.gguf --stop-after 5", ft);
+    CHECK(run(args) == 0 && output_has("step     5  validation loss") && exists("c5.gguf") && !same_files("a.gguf", "half.gguf"), "finetune: stop after 5");
+    snprintf(args, sizeof args, "%s -o b.gguf --resume c5.gguf", ft);
+    CHECK(run(args) == 0 && output_has("resumed from c5.gguf at step 5"), "finetune: resume");
+    CHECK(same_files("a.gguf", "b.gguf"), "finetune: the resumed run's adapter differs from the uninterrupted run's");
+    EXPECT_RUN(0, "generate -m m.gguf --lora a.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
+
+    /* bad data and arguments: status 2, nothing written */
+    write_file("empty.txt", "", 0);
+    write_file("binary.txt", "ab\0cd", 5);
+    write_file("latin1.txt", "caf\xe9", 4);
+    EXPECT_RUN(2, "finetune -m m.gguf --data empty.txt -o x.gguf", "is empty");
+    EXPECT_RUN(2, "finetune -m m.gguf --data binary.txt -o x.gguf", "not text");
+    EXPECT_RUN(2, "finetune -m m.gguf --data latin1.txt -o x.gguf", "not UTF-8");
+    EXPECT_RUN(2, "finetune -m m.gguf --data absent.txt -o x.gguf", "cannot open absent.txt");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --targets q,w", "--targets");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --rank 0", "out of range");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --ctx 1000", "context");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt", "required");
+    EXPECT_RUN(2, "generate -m m.gguf --lora text.txt", "cannot load text.txt");
+    CHECK(!exists("x.gguf"), "finetune: an adapter was written after an error");
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return tc_finish("test_llama_cli");
+}
