@@ -2,10 +2,12 @@
  * model's vocabulary (ids: 0 <unk>, 1 <s>, 2 </s>, 3 + b the byte token
  * <0xbb>, 259 U+2581, 260 + c - 'a' the letters, then the merges in
  * tiny.c's order, scores -1, -2, ...) and of a hand-built one for ties;
- * every expectation below is derived by hand from the merge rule. */
+ * GPT-2's pre-tokenizer and byte-level BPE on a hand-built vocabulary.
+ * Every expectation below is derived by hand from the rules. */
 #include "common/test_common.h"
 
 #include "llama.h"
+#include "tokenizer_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +96,73 @@ static void test_ties(void) {
     gguf_free(g);
 }
 
+/* the pieces of GPT-2's regex, joined by '|' */
+static void expect_split(const char * text, const char * want) {
+    size_t ends[64], n = llama_gpt2_split(text, strlen(text), ends);
+    char got[256] = "";
+    for (size_t i = 0, from = 0; i < n; from = ends[i++]) {
+        if (i) strcat(got, "|");
+        strncat(got, text + from, ends[i] - from);
+    }
+    CHECK(strcmp(got, want) == 0, "gpt2 split '%s': '%s', expected '%s'", text, got, want);
+}
+
+static void test_gpt2(void) {
+    expect_split("it's 42 apples!!  ok", "it|'s| 42| apples|!!| | ok");
+    expect_split("hello\n\nworld", "hello|\n|\n|world");
+    expect_split("a  ", "a|  ");
+    expect_split("x'll 'S", "x|'ll| '|S");
+    expect_split("caf\xc3\xa9 3\xc2\xbd", "caf\xc3\xa9| 3\xc2\xbd");  /* é a letter, ½ a number */
+    /* GPT-2's byte characters: space U+0120, newline U+010A, DEL U+0121, soft hyphen U+0143 */
+    CHECK(tok_byte_char(' ') == 0x120 && tok_byte_char('\n') == 0x10a && tok_byte_char(127) == 0x121 && tok_byte_char(173) == 0x143 &&
+          tok_byte_char('a') == 'a' && tok_char_byte(0x143) == 173 && tok_char_byte(0x100) == 0 && tok_char_byte(0x20) == -1,
+          "gpt2: the byte-to-character map");
+    struct gguf_context * g = gguf_init_empty();
+    /* Ġ = U+0120, Ċ = U+010A */
+    const char * tokens[] = {"h", "e", "l", "o", "w", "r", "d", "\xc4\xa0", "\xc4\x8a", "ll", "he", "hell", "hello", "\xc4\xa0w", "or",
+                             "\xc4\xa0wor", "<|endoftext|>", "<unk>"};
+    const int32_t types[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 2};
+    const char * merges[] = {"l l", "h e", "he ll", "hell o", "\xc4\xa0 w", "o r", "\xc4\xa0w or"};
+    enum { HELLO = 12, OR = 14, GWOR = 15, EOT = 16, UNK_ = 17 };
+    gguf_set_val_str(g, "tokenizer.ggml.model", "gpt2");
+    gguf_set_val_str(g, "tokenizer.ggml.pre", "gpt2");
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 18);
+    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 18);
+    gguf_set_arr_str(g, "tokenizer.ggml.merges", merges, 7);
+    gguf_set_val_u32(g, "tokenizer.ggml.unknown_token_id", UNK_);
+    gguf_set_val_u32(g, "tokenizer.ggml.bos_token_id", EOT);
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 18}};
+    struct llama_vocab v;
+    if (CHECK(llama_vocab_load(&v, &m), "gpt2: vocab")) {
+        CHECK(!v.add_bos && !v.add_space_prefix, "gpt2: no BOS and no space prefix by default");
+        /* hello: l l (0), h e (1), he ll (2), hell o (3); Ġworld: Ġ w (4), o r (5), Ġw or (6), then l, d */
+        EXPECT(&v, "hello world", false, false, HELLO, GWOR, 2, 6);
+        /* world without its space: o r, and no merge makes w + or */
+        EXPECT(&v, "hello\nworld", false, false, HELLO, 8, 4, OR, 2, 6);
+        EXPECT(&v, "<|endoftext|>hello", false, true, EOT, HELLO);
+        EXPECT(&v, "helz", false, false, 10, 2, UNK_);
+        int32_t * ids = NULL;
+        const int n = llama_tokenize(&v, "hello world", 11, false, false, &ids);
+        char buf[64];
+        int len = 0;
+        for (int i = 0; i < n; i++) len += llama_token_to_piece(&v, ids[i], buf + len, (int) sizeof buf - len);
+        CHECK(len == 11 && memcmp(buf, "hello world", 11) == 0, "gpt2: pieces give the text back");
+        free(ids);
+        llama_vocab_free(&v);
+    }
+    gguf_set_val_str(g, "tokenizer.ggml.pre", "llama-bpe");
+    fprintf(stderr, "(expected) ");
+    CHECK(!llama_vocab_load(&v, &m), "gpt2: an unsupported pre-tokenizer loaded");
+    gguf_remove_key(g, "tokenizer.ggml.pre");
+    gguf_remove_key(g, "tokenizer.ggml.merges");
+    fprintf(stderr, "(expected) ");
+    CHECK(!llama_vocab_load(&v, &m), "gpt2: a tokenizer without merges loaded");
+    gguf_free(g);
+}
+
 int main(void) {
     test_tiny_vocab();
     test_ties();
+    test_gpt2();
     return tc_finish("test_llama_tokenizer");
 }

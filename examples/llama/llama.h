@@ -146,8 +146,9 @@ bool llama_tiny_write(const char * path, const struct llama_tiny_opts * o);
 /* tokenizer.ggml.model "llama": SentencePiece BPE (merge the adjacent pair
  * whose joined text is the highest-scored token, leftmost first; spaces as
  * U+2581, a space prefix; characters outside the vocabulary as <0xXX> byte
- * tokens). Control and user-defined tokens are matched in the text when
- * parse_special is set. */
+ * tokens); "gpt2": byte-level BPE with tokenizer.ggml.merges after GPT-2's
+ * pre-tokenizer (tokenizer.ggml.pre "gpt2" or absent). Control and
+ * user-defined tokens are matched in the text when parse_special is set. */
 struct llama_vocab {
     int n;
     const char ** text;             /* the file's strings (owned by the model's gguf context) */
@@ -159,6 +160,11 @@ struct llama_vocab {
     int32_t * hash;                 /* open addressing: text -> id (-1 empty) */
     int32_t * special;              /* the control and user-defined tokens, matched in text */
     int n_special;
+    bool bpe;                       /* "gpt2": byte-level BPE by merge rank */
+    const char ** merges;           /* "a b", by rank */
+    int n_merges;
+    int32_t * merge_hash;           /* (a, b) -> rank (-1 empty) */
+    uint32_t merge_mask;
     uint32_t hash_mask;
 };
 
@@ -166,6 +172,9 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m);
 void llama_vocab_free(struct llama_vocab * v);
 /* The tokens of text[0..len) (BOS first when add_bos); the count, or -1 with a message. *out is malloc'ed. */
 int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_bos, bool parse_special, int32_t ** out);
+/* GPT-2's pre-tokenizer: the end offsets of the pieces of text[0..len)
+ * (ends holds len entries); their count. */
+size_t llama_gpt2_split(const char * text, size_t len, size_t * ends);
 /* The bytes token id stands for (control tokens: none); their count, at most cap. */
 int llama_token_to_piece(const struct llama_vocab * v, int32_t id, char * buf, int cap);
 

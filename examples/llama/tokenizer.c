@@ -1,31 +1,26 @@
-/* tokenizer.c -- the vocabulary of the model file and llama.cpp's
- * SentencePiece-BPE tokenization ("llama"):
- *   text -> (a space prefix) spaces as U+2581 -> one symbol per UTF-8 character
- *   repeat: of the adjacent pairs whose joined text is a token, merge the
- *           one of highest score (the leftmost on ties)
- *   each symbol -> its token, or its bytes as <0xXX> tokens (byte fallback)
- * With parse_special the texts of control and user-defined tokens are cut
- * out first (the longest match at each place) and become those tokens; each
- * piece of plain text after one gets the space prefix again, as llama.cpp does. */
-#include "llama.h"
+/* tokenizer.c -- the vocabulary of the model file (tokens, scores, types,
+ * merges, special ids) and tokenization: the texts of control and
+ * user-defined tokens are cut out first when parse_special is set (the
+ * longest match at each place), the plain text between them goes to the
+ * file's flavour, SentencePiece (spm.c) or byte-level BPE (bpe.c). As in
+ * llama.cpp, SentencePiece gives each plain piece at the start or after a
+ * special token the space prefix. */
+#include "tokenizer_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { TOK_NORMAL = 1, TOK_UNKNOWN = 2, TOK_CONTROL = 3, TOK_USER = 4, TOK_UNUSED = 5, TOK_BYTE = 6 };
-
 #define SPACE_MARK "\xe2\x96\x81"  /* U+2581 */
 
-static uint32_t hash_bytes(const char * s, size_t n) {
+uint32_t tok_hash(const char * s, size_t n) {
     uint32_t h = 2166136261u;  /* FNV-1a */
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char) s[i]) * 16777619u;
     return h;
 }
 
-/* The id of the token whose text is s[0..n), or -1. */
-static int find(const struct llama_vocab * v, const char * s, size_t n) {
-    for (uint32_t i = hash_bytes(s, n) & v->hash_mask;; i = (i + 1) & v->hash_mask) {
+int tok_find(const struct llama_vocab * v, const char * s, size_t n) {
+    for (uint32_t i = tok_hash(s, n) & v->hash_mask;; i = (i + 1) & v->hash_mask) {
         const int id = v->hash[i];
         if (id < 0) return -1;
         if (strlen(v->text[id]) == n && memcmp(v->text[id], s, n) == 0) return id;
@@ -45,25 +40,70 @@ static bool get_bool(const struct gguf_context * g, const char * key, bool dflt)
     return k >= 0 && gguf_get_kv_type(g, k) == GGUF_TYPE_BOOL ? gguf_get_val_bool(g, k) : dflt;
 }
 
+static uint32_t merge_hash(const char * a, size_t na, const char * b, size_t nb) { return (tok_hash(a, na) * 31u) ^ tok_hash(b, nb); }
+
+static int merge_rank_of(const struct llama_vocab * v, const char * a, size_t na, const char * b, size_t nb) {
+    for (uint32_t i = merge_hash(a, na, b, nb) & v->merge_mask;; i = (i + 1) & v->merge_mask) {
+        const int r = v->merge_hash[i];
+        if (r < 0) return -1;
+        const char * m = v->merges[r];
+        if (strlen(m) == na + nb + 1 && memcmp(m, a, na) == 0 && m[na] == ' ' && memcmp(m + na + 1, b, nb) == 0) return r;
+    }
+}
+
+int tok_merge_rank(const struct llama_vocab * v, const char * s, size_t na, size_t nb) {
+    return v->merge_hash ? merge_rank_of(v, s, na, s + na, nb) : -1;
+}
+
+/* "a b" -> its rank, hashed as tok_merge_rank looks it up */
+static bool load_merges(struct llama_vocab * v, const struct gguf_context * g, int64_t k) {
+    const size_t n = gguf_get_arr_n(g, k);
+    uint32_t cap = 1;
+    while (cap < 2 * n) cap <<= 1;
+    v->merges = malloc(n * sizeof *v->merges);
+    v->merge_hash = malloc(cap * sizeof *v->merge_hash);
+    if (!v->merges || !v->merge_hash) { fprintf(stderr, "error: out of memory\n"); return false; }
+    v->merge_mask = cap - 1;
+    v->n_merges = (int) n;
+    memset(v->merge_hash, 0xff, cap * sizeof *v->merge_hash);
+    for (size_t r = 0; r < n; r++) {
+        const char * m = v->merges[r] = gguf_get_arr_str(g, k, r);
+        const char * sp = m[0] ? strchr(m + 1, ' ') : NULL;  /* the first space after the first byte, as llama.cpp splits */
+        if (!sp) { fprintf(stderr, "error: merge %zu ('%s') is not two tokens separated by a space\n", r, m); return false; }
+        const size_t na = (size_t) (sp - m), nb = strlen(sp + 1);
+        if (merge_rank_of(v, m, na, sp + 1, nb) >= 0) continue;  /* a repeated merge keeps its first rank */
+        uint32_t h = merge_hash(m, na, sp + 1, nb) & v->merge_mask;
+        while (v->merge_hash[h] >= 0) h = (h + 1) & v->merge_mask;
+        v->merge_hash[h] = (int32_t) r;
+    }
+    return true;
+}
+
 bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
     memset(v, 0, sizeof *v);
     const struct gguf_context * g = m->gguf;
     const int64_t km = gguf_find_key(g, "tokenizer.ggml.model"), kt = gguf_find_key(g, "tokenizer.ggml.tokens");
     const int64_t ks = gguf_find_key(g, "tokenizer.ggml.scores"), ky = gguf_find_key(g, "tokenizer.ggml.token_type");
     if (km < 0 || gguf_get_kv_type(g, km) != GGUF_TYPE_STRING) { fprintf(stderr, "error: the model has no tokenizer.ggml.model\n"); return false; }
-    if (strcmp(gguf_get_val_str(g, km), "llama") != 0) {
-        fprintf(stderr, "error: tokenizer '%s' is not supported (llama)\n", gguf_get_val_str(g, km));
-        return false;
-    }
+    const char * model = gguf_get_val_str(g, km);
+    v->bpe = strcmp(model, "gpt2") == 0;
+    if (!v->bpe && strcmp(model, "llama") != 0) { fprintf(stderr, "error: tokenizer '%s' is not supported (llama, gpt2)\n", model); return false; }
     if (kt < 0 || gguf_get_kv_type(g, kt) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, kt) != GGUF_TYPE_STRING) {
         fprintf(stderr, "error: the model has no tokenizer.ggml.tokens\n");
         return false;
     }
     const size_t n = gguf_get_arr_n(g, kt);
     if (n != (size_t) m->hp.n_vocab) { fprintf(stderr, "error: %zu tokens, token_embd has %d rows\n", n, m->hp.n_vocab); return false; }
-    if (ks < 0 || gguf_get_kv_type(g, ks) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, ks) != GGUF_TYPE_FLOAT32 || gguf_get_arr_n(g, ks) != n) {
-        fprintf(stderr, "error: the model has no tokenizer.ggml.scores for its %zu tokens (SentencePiece needs them)\n", n);
-        return false;
+    const bool scored = ks >= 0 && gguf_get_kv_type(g, ks) == GGUF_TYPE_ARRAY && gguf_get_arr_type(g, ks) == GGUF_TYPE_FLOAT32 && gguf_get_arr_n(g, ks) == n;
+    if (!v->bpe && !scored) { fprintf(stderr, "error: the model has no tokenizer.ggml.scores for its %zu tokens (SentencePiece needs them)\n", n); return false; }
+    const int64_t kmg = gguf_find_key(g, "tokenizer.ggml.merges"), kp = gguf_find_key(g, "tokenizer.ggml.pre");
+    if (v->bpe) {
+        if (kmg < 0 || gguf_get_kv_type(g, kmg) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, kmg) != GGUF_TYPE_STRING || gguf_get_arr_n(g, kmg) == 0) {
+            fprintf(stderr, "error: the gpt2 tokenizer has no tokenizer.ggml.merges\n");
+            return false;
+        }
+        const char * pre = kp >= 0 && gguf_get_kv_type(g, kp) == GGUF_TYPE_STRING ? gguf_get_val_str(g, kp) : "gpt2";
+        if (strcmp(pre, "gpt2") != 0) { fprintf(stderr, "error: pre-tokenizer '%s' is not supported (gpt2)\n", pre); return false; }
     }
     v->n = (int) n;
     v->text = malloc(n * sizeof *v->text);
@@ -75,7 +115,9 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
     v->special = malloc(n * sizeof *v->special);
     v->hash_mask = cap - 1;
     if (!v->text || !v->scores || !v->types || !v->hash || !v->special) { fprintf(stderr, "error: out of memory\n"); llama_vocab_free(v); return false; }
-    memcpy(v->scores, gguf_get_arr_data(g, ks), n * sizeof *v->scores);
+    if (scored) memcpy(v->scores, gguf_get_arr_data(g, ks), n * sizeof *v->scores);
+    else memset(v->scores, 0, n * sizeof *v->scores);
+    if (v->bpe && !load_merges(v, g, kmg)) { llama_vocab_free(v); return false; }
     const bool typed = ky >= 0 && gguf_get_kv_type(g, ky) == GGUF_TYPE_ARRAY && gguf_get_arr_type(g, ky) == GGUF_TYPE_INT32 && gguf_get_arr_n(g, ky) == n;
     memset(v->hash, 0xff, cap * sizeof *v->hash);
     for (int b = 0; b < 256; b++) v->byte_id[b] = -1;
@@ -83,8 +125,8 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
         v->text[i] = gguf_get_arr_str(g, kt, i);
         v->types[i] = typed ? ((const int32_t *) gguf_get_arr_data(g, ky))[i] : TOK_NORMAL;
         const size_t len = strlen(v->text[i]);
-        if (find(v, v->text[i], len) < 0) {  /* the first of duplicate texts wins */
-            uint32_t h = hash_bytes(v->text[i], len) & v->hash_mask;
+        if (tok_find(v, v->text[i], len) < 0) {  /* the first of duplicate texts wins */
+            uint32_t h = tok_hash(v->text[i], len) & v->hash_mask;
             while (v->hash[h] >= 0) h = (h + 1) & v->hash_mask;
             v->hash[h] = (int32_t) i;
         }
@@ -95,19 +137,17 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
     v->unk = get_id(g, "tokenizer.ggml.unknown_token_id", 0, v->n);
     v->bos = get_id(g, "tokenizer.ggml.bos_token_id", 1 < v->n ? 1 : 0, v->n);
     v->eos = get_id(g, "tokenizer.ggml.eos_token_id", 2 < v->n ? 2 : 0, v->n);
-    v->add_bos = get_bool(g, "tokenizer.ggml.add_bos_token", true);
-    v->add_space_prefix = get_bool(g, "tokenizer.ggml.add_space_prefix", true);
+    v->add_bos = get_bool(g, "tokenizer.ggml.add_bos_token", !v->bpe);
+    v->add_space_prefix = get_bool(g, "tokenizer.ggml.add_space_prefix", !v->bpe);
     return true;
 }
 
 void llama_vocab_free(struct llama_vocab * v) {
-    free(v->text); free(v->scores); free(v->types); free(v->hash); free(v->special);
+    free(v->text); free(v->scores); free(v->types); free(v->hash); free(v->special); free(v->merges); free(v->merge_hash);
     memset(v, 0, sizeof *v);
 }
 
-struct out { int32_t * ids; int n, cap; };
-
-static bool push(struct out * o, int32_t id) {
+bool tok_push(struct tok_out * o, int32_t id) {
     if (o->n == o->cap) {
         const int cap = o->cap ? 2 * o->cap : 64;
         int32_t * ids = realloc(o->ids, (size_t) cap * sizeof *ids);
@@ -118,101 +158,7 @@ static bool push(struct out * o, int32_t id) {
     return true;
 }
 
-static size_t utf8_len(unsigned char c) { return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1; }
-
-/* A candidate merge: symbols left and right (its neighbour when queued),
- * their joined size then, and the score of the token they would form. */
-struct bigram { float score; size_t left, right, size; };
-
-/* heap order: the higher score first, then the leftmost (llama.cpp's queue) */
-static bool before(const struct bigram * x, const struct bigram * y) {
-    return x->score > y->score || (x->score == y->score && x->left < y->left);
-}
-
-struct heap { struct bigram * b; size_t n; };
-
-static void heap_push(struct heap * h, struct bigram e) {
-    size_t i = h->n++;
-    for (; i > 0 && before(&e, &h->b[(i - 1) / 2]); i = (i - 1) / 2) h->b[i] = h->b[(i - 1) / 2];
-    h->b[i] = e;
-}
-
-static struct bigram heap_pop(struct heap * h) {
-    const struct bigram top = h->b[0], last = h->b[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && before(&h->b[c + 1], &h->b[c])) c++;
-        if (!before(&h->b[c], &last)) break;
-        h->b[i] = h->b[c];
-        i = c;
-    }
-    if (h->n) h->b[i] = last;
-    return top;
-}
-
-/* symbols as a linked list over the escaped text */
-struct sym { size_t start, size, prev, next; };
-#define NONE ((size_t) -1)
-
-static void try_bigram(const struct llama_vocab * v, const char * s, const struct sym * y, size_t left, struct heap * h) {
-    if (left == NONE || y[left].next == NONE) return;
-    const size_t right = y[left].next, size = y[left].size + y[right].size;
-    const int id = find(v, s + y[left].start, size);
-    if (id >= 0) heap_push(h, (struct bigram) {.score = v->scores[id], .left = left, .right = right, .size = size});
-}
-
-/* One piece of plain text (no special tokens). */
-static bool tokenize_plain(const struct llama_vocab * v, const char * text, size_t len, bool prefix, struct out * o) {
-    /* the escaped text: spaces (and the prefix) as U+2581 */
-    size_t n_sp = prefix;
-    for (size_t i = 0; i < len; i++) n_sp += text[i] == ' ';
-    const size_t cap = len + n_sp + 1;
-    char * s = malloc(len + 2 * n_sp + 1);
-    struct sym * y = malloc(cap * sizeof *y);
-    /* each merge queues at most two bigrams, on top of the first n - 1 */
-    struct heap h = {.b = malloc(3 * cap * sizeof *h.b), .n = 0};
-    if (!s || !y || !h.b) { free(s); free(y); free(h.b); return false; }
-    size_t n = 0;
-    if (prefix) { memcpy(s, SPACE_MARK, 3); n = 3; }
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] == ' ') { memcpy(s + n, SPACE_MARK, 3); n += 3; }
-        else s[n++] = text[i];
-    }
-    /* symbols: one per UTF-8 character (a truncated sequence: what is left) */
-    size_t ns = 0;
-    for (size_t i = 0; i < n; ns++) {
-        size_t l = utf8_len((unsigned char) s[i]);
-        if (l > n - i) l = n - i;
-        y[ns] = (struct sym) {.start = i, .size = l, .prev = ns ? ns - 1 : NONE, .next = i + l < n ? ns + 1 : NONE};
-        i += l;
-    }
-    for (size_t i = 0; i + 1 < ns; i++) try_bigram(v, s, y, i, &h);
-    /* merge the best pair until none is left; a queued pair whose symbols
-     * have changed since is stale and skipped */
-    while (h.n) {
-        const struct bigram b = heap_pop(&h);
-        if (y[b.left].size == 0 || y[b.right].size == 0 || y[b.left].size + y[b.right].size != b.size || y[b.left].next != b.right) continue;
-        y[b.left].size = b.size;
-        y[b.right].size = 0;
-        y[b.left].next = y[b.right].next;
-        if (y[b.right].next != NONE) y[y[b.right].next].prev = b.left;
-        try_bigram(v, s, y, y[b.left].prev, &h);
-        try_bigram(v, s, y, b.left, &h);
-    }
-    bool ok = true;
-    for (size_t i = ns ? 0 : NONE; i != NONE && ok; i = y[i].next) {
-        const int id = find(v, s + y[i].start, y[i].size);
-        if (id >= 0) { ok = push(o, id); continue; }
-        for (size_t k = 0; k < y[i].size && ok; k++) {  /* byte fallback, else <unk> */
-            const int bid = v->byte_id[(unsigned char) s[y[i].start + k]];
-            ok = push(o, bid >= 0 ? bid : v->unk);
-        }
-    }
-    free(s); free(y); free(h.b);
-    return ok;
-}
+size_t tok_utf8_len(unsigned char c) { return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1; }
 
 /* The longest control or user-defined token whose text starts at s, or -1. */
 static int special_at(const struct llama_vocab * v, const char * s, size_t left, size_t * len) {
@@ -227,17 +173,20 @@ static int special_at(const struct llama_vocab * v, const char * s, size_t left,
 }
 
 int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_bos, bool parse_special, int32_t ** out) {
-    struct out o = {0};
-    bool ok = !add_bos || push(&o, v->bos);
+    struct tok_out o = {0};
+    bool ok = !add_bos || tok_push(&o, v->bos);
     bool prev_special = true;  /* the space prefix: at the start and after each special token */
     size_t from = 0;
     for (size_t i = 0; i <= len && ok;) {
         size_t sl = 0;
         const int sp = i < len && parse_special ? special_at(v, text + i, len - i, &sl) : -1;
         if (sp < 0 && i < len) { i++; continue; }
-        if (i > from) { ok = tokenize_plain(v, text + from, i - from, v->add_space_prefix && prev_special, &o); prev_special = false; }
+        if (i > from) {
+            ok = v->bpe ? tok_bpe(v, text + from, i - from, &o) : tok_spm(v, text + from, i - from, v->add_space_prefix && prev_special, &o);
+            prev_special = false;
+        }
         if (sp < 0) break;
-        ok = ok && push(&o, sp);
+        ok = ok && tok_push(&o, sp);
         prev_special = true;
         i += sl;
         from = i;
@@ -257,6 +206,17 @@ int llama_token_to_piece(const struct llama_vocab * v, int32_t id, char * buf, i
         return 1;
     }
     int n = 0;
+    if (v->bpe) {  /* GPT-2's characters back to bytes */
+        const char * s = v->text[id];
+        for (size_t i = 0, len = strlen(s), l; i < len && n < cap; i += l) {
+            l = tok_utf8_len((unsigned char) s[i]);
+            unsigned cp = l == 1 ? (unsigned char) s[i] : l == 2 ? (s[i] & 0x1fu) : l == 3 ? (s[i] & 0x0fu) : (s[i] & 0x07u);
+            for (size_t k = 1; k < l && i + k < len; k++) cp = (cp << 6) | (s[i + k] & 0x3fu);
+            const int b = tok_char_byte(cp);
+            if (b >= 0) buf[n++] = (char) b;
+        }
+        return n;
+    }
     for (const char * s = v->text[id]; *s && n < cap;) {
         if (strncmp(s, SPACE_MARK, 3) == 0) { buf[n++] = ' '; s += 3; }
         else buf[n++] = *s++;
