@@ -47,10 +47,18 @@ static inline void ggmlr_params_put(struct ggml_tensor * t, const void * p, size
 }
 static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size_t n) { memcpy(p, t->op_params, n); }
 
-/* ---- one float: SCALE (s), LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
+/* ---- one float: LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
 
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
+/* ---- SCALE: y = s * x + bias (upstream's slots [0], [1]) ---- */
+
+struct ggmlr_scale_params { float s, bias; };
+static inline void ggmlr_scale_params_encode(struct ggml_tensor * t, const struct ggmlr_scale_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_scale_params ggmlr_scale_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_scale_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
  * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type) ---- */
@@ -112,6 +120,9 @@ static inline void ggmlr_soft_max_params_encode(struct ggml_tensor * t, const st
 static inline struct ggmlr_soft_max_params ggmlr_soft_max_params_decode(const struct ggml_tensor * t) {
     struct ggmlr_soft_max_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
+/* SOFT_MAX's attention sinks: NULL or F32 [ne2], one logit per head (upstream's src[2]) */
+static inline void ggmlr_soft_max_sinks_encode(struct ggml_tensor * t, struct ggml_tensor * sinks) { t->src[2] = sinks; }
+static inline struct ggml_tensor * ggmlr_soft_max_sinks_decode(const struct ggml_tensor * t) { return t->src[2]; }
 
 /* ---- UNARY, UNARY_BACK (upstream's layout: [0] the activation; XIELU's
  * [1] alpha_n = beta + softplus(alpha_n given), [2] alpha_p = softplus(alpha_p
