@@ -820,6 +820,36 @@ enum ggml_op_hint {
 GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint);
 
+/* ---- custom ops: the user's function run by the CPU backend, called on
+ * min(n_tasks, threads) threads (n_tasks GGML_N_TASKS_MAX: every thread) with
+ * ith in [0, nth); it writes dst. map_custom1/2/3: sources a, b, c (dst shaped
+ * and typed like a; _inplace: a view of a). custom_4d: a new tensor of type
+ * and shape ne0..ne3 with sources args[0..n_args) (n_args <= GGML_MAX_SRC);
+ * custom_inplace: a view of a with a and the args as sources. Autodiff refuses
+ * them (the function has no known derivative). */
+#ifndef GGML_N_TASKS_MAX
+#define GGML_N_TASKS_MAX (-1)
+#endif
+typedef void (*ggml_custom1_op_t)(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * userdata);
+typedef void (*ggml_custom2_op_t)(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith, int nth, void * userdata);
+typedef void (*ggml_custom3_op_t)(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, const struct ggml_tensor * c,
+                                  int ith, int nth, void * userdata);
+typedef void (*ggml_custom_op_t)(struct ggml_tensor * dst, int ith, int nth, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a, ggml_custom1_op_t fun, int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, ggml_custom1_op_t fun, int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, ggml_custom2_op_t fun,
+                                               int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, ggml_custom2_op_t fun,
+                                                       int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                               ggml_custom3_op_t fun, int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                       ggml_custom3_op_t fun, int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                                             struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun, int n_tasks, void * userdata);
+GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor ** args, int n_args,
+                                                  ggml_custom_op_t fun, int n_tasks, void * userdata);
+
 /* graphs and autodiff */
 GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);

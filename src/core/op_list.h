@@ -113,6 +113,25 @@ static inline struct ggmlr_acc_params ggmlr_acc_params_decode(const struct ggml_
     struct ggmlr_acc_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- MAP_CUSTOM1/2/3, CUSTOM: the user's function, its task count and
+ * data (upstream's slots). These two pointers are the user's code and data,
+ * not tensors: every tensor the function reads is in src[]. ---- */
+
+struct ggmlr_custom_params {
+    union {
+        ggml_custom1_op_t f1;  /* MAP_CUSTOM1 */
+        ggml_custom2_op_t f2;  /* MAP_CUSTOM2 */
+        ggml_custom3_op_t f3;  /* MAP_CUSTOM3 */
+        ggml_custom_op_t  f;   /* CUSTOM */
+    } fun;
+    int32_t n_tasks;  /* > 0, or GGML_N_TASKS_MAX: as many as threads */
+    void *  userdata;
+};
+static inline void ggmlr_custom_params_encode(struct ggml_tensor * t, const struct ggmlr_custom_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_custom_params ggmlr_custom_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_custom_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
 /* ---- SOFT_MAX, SOFT_MAX_BACK: softmax(scale * x + slope * mask) ---- */
 
 struct ggmlr_soft_max_params { float scale, max_bias; };
@@ -462,10 +481,10 @@ GGMLR_OP(DSV4_HC_COMB,            missing,            none)
 GGMLR_OP(DSV4_HC_PRE,             missing,            none)
 GGMLR_OP(DSV4_HC_POST,            missing,            none)
 GGMLR_OP(UNARY,                   unary,              unary)
-GGMLR_OP(MAP_CUSTOM1,             missing,            none)
-GGMLR_OP(MAP_CUSTOM2,             missing,            none)
-GGMLR_OP(MAP_CUSTOM3,             missing,            none)
-GGMLR_OP(CUSTOM,                  missing,            none)
+GGMLR_OP(MAP_CUSTOM1,             custom,             none)
+GGMLR_OP(MAP_CUSTOM2,             custom,             none)
+GGMLR_OP(MAP_CUSTOM3,             custom,             none)
+GGMLR_OP(CUSTOM,                  custom,             none)
 GGMLR_OP(CROSS_ENTROPY_LOSS,      cross_entropy_loss, cross_entropy_loss)
 GGMLR_OP(CROSS_ENTROPY_LOSS_BACK, cross_entropy_loss_back, none)
 GGMLR_OP(OPT_STEP_ADAMW,          opt_step_adamw,     none)
