@@ -2,7 +2,8 @@
  * _1d_ph, _2d, _2d_sk_p0, _2d_s1_ph, _2d_dw): the result against a direct
  * float64 convolution written from the definition
  *   y[ow, oh, oc, n] = sum_{ic, kh, kw} a[kw, kh, ic, oc] b[ow s0 + kw d0 - p0, oh s1 + kh d1 - p1, ic, n]
- * (zero outside b), the same on 1/2/3 threads bit for bit, the gradients of
+ * (zero outside b), with F32 and with F16 kernels (upstream's F16 patches),
+ * the same on 1/2/3 threads bit for bit, the gradients of
  * kernel and data by finite differences, and the arguments refused. IM2COL
  * and IM2COL_BACK themselves have rows in tests/ops/conv.c. */
 #include "common/test_common.h"
@@ -74,9 +75,11 @@ static void conv_ref(const struct geom * g, const double * a, const double * b, 
     *n_out = g->N * g->OC * OH * OW;
 }
 
-static void check_forward(const struct conv_case * c) {
+/* ktype: the kernel's type. An F16 kernel makes F16 patches, as upstream's
+ * (the depthwise form keeps F32 ones): the reference reads the data as halves then. */
+static void check_forward(const struct conv_case * c, enum ggml_type ktype) {
     struct ggml_context * ctx = tc_ctx(64);
-    struct ggml_tensor * a = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, c->ane), * b = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, c->bne);
+    struct ggml_tensor * a = ggml_new_tensor(ctx, ktype, 4, c->ane), * b = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, c->bne);
     tc_fill_uniform(a, -1, 1);
     tc_fill_uniform(b, -2, 2);
     struct ggml_tensor * y = conv_of(ctx, a, b, c);
@@ -84,7 +87,8 @@ static void check_forward(const struct conv_case * c) {
     const struct geom g = geom_of(c);
     double * av = malloc((size_t) ggml_nelements(a) * sizeof(double)), * bv = malloc((size_t) ggml_nelements(b) * sizeof(double));
     for (int64_t i = 0; i < ggml_nelements(a); i++) av[i] = tc_get(a, i);
-    for (int64_t i = 0; i < ggml_nelements(b); i++) bv[i] = tc_get(b, i);
+    const bool half_patches = ktype == GGML_TYPE_F16 && c->kind != K_2D_DW;
+    for (int64_t i = 0; i < ggml_nelements(b); i++) bv[i] = half_patches ? tc_ref_round_fp16((float) tc_get(b, i)) : tc_get(b, i);
     const int64_t OW = out_size(g.IW, g.KW, g.s0, g.p0, g.d0), OH = out_size(g.IH, g.KH, g.s1, g.p1, g.d1);
     const bool one_d = c->kind == K_1D || c->kind == K_1D_PH;
     const int64_t want[4] = {OW, one_d ? g.OC : OH, one_d ? g.N : g.OC, one_d ? 1 : g.N};
@@ -142,9 +146,10 @@ static void check_refused(void) {
     struct ggml_context * ctx = tc_ctx(4);
     struct ggml_tensor * k2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 2, 4), * x2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 8, 8, 2, 1);
     struct ggml_tensor * x3 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 8, 8, 3, 1), * tiny = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2, 2, 2, 1);
-    struct ggml_tensor * xf16 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 8, 8, 2, 1);
-    CHECK(!ggml_im2col(ctx, k2, x2, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F16), "im2col refuses F16 patches");
-    CHECK(!ggml_im2col(ctx, k2, xf16, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "im2col refuses F16 data");
+    struct ggml_tensor * xi32 = ggml_new_tensor_4d(ctx, GGML_TYPE_I32, 8, 8, 2, 1);
+    CHECK(!ggml_im2col(ctx, k2, x2, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_I32), "im2col refuses I32 patches");
+    CHECK(!ggml_im2col(ctx, k2, x2, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_Q8_0), "im2col refuses quantized patches");
+    CHECK(!ggml_im2col(ctx, k2, xi32, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "im2col refuses I32 data");
     CHECK(!ggml_im2col(ctx, k2, x3, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "im2col refuses channels that differ");
     CHECK(!ggml_im2col(ctx, k2, tiny, 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "im2col refuses data smaller than the kernel");
     CHECK(!ggml_im2col(ctx, k2, x2, 0, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "im2col refuses stride 0");
@@ -177,7 +182,8 @@ int main(void) {
     tc_seed(21);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int before = tc_failures;
-        check_forward(&cases[i]);
+        check_forward(&cases[i], GGML_TYPE_F32);
+        check_forward(&cases[i], GGML_TYPE_F16);
         check_gradient(&cases[i]);
         printf("%-36s %s\n", cases[i].name, tc_failures == before ? "ok" : "FAILED");
     }

@@ -443,8 +443,76 @@ static void test_moe_errors(void) {
     ggml_free(ctx);
 }
 
+/* upstream's other forms of existing ops (ggml.h's block after the optimizer steps) */
+static void test_other_forms_errors(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 3, 2), * xt = ggml_transpose(ctx, x);
+    struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 2);
+    EXPECT_NULL(ggml_norm_inplace(ctx, xt, 1e-5f), "norm_inplace of a transposed view");
+    EXPECT_NULL(ggml_group_norm_inplace(ctx, xt, 2, 1e-5f), "group_norm_inplace of a transposed view");
+    EXPECT_NULL(ggml_soft_max_inplace(ctx, xt), "soft_max_inplace of a transposed view");
+    EXPECT_NULL(ggml_rope_inplace(ctx, xt, pos, 2, 0), "rope_inplace of a transposed view");
+    EXPECT_NULL(ggml_rope(ctx, x, pos, 4, 1), "rope with mode 1");
+    EXPECT_NULL(ggml_cont_4d(ctx, x, 5, 5, 1, 1), "cont_4d to 25 of 24 elements");
+    EXPECT_NULL(ggml_cont_2d(ctx, x, -4, -6), "cont_2d with negative sizes");
+    EXPECT_NULL(ggml_cont_4d(ctx, x, INT64_MAX, INT64_MAX, 2, 2), "cont_4d whose count overflows");
+    EXPECT_NULL(ggml_repeat_4d(ctx, x, 6, 3, 2, 1), "repeat_4d to 6 of 4");
+    EXPECT_NULL(ggml_repeat_4d(ctx, x, INT64_MAX / 4 * 4, INT64_MAX / 3 * 3, 2, 1), "repeat_4d whose count overflows");
+    EXPECT_NULL(ggml_argsort_top_k(ctx, x, 5), "argsort_top_k with k > ne0");
+    EXPECT_NULL(ggml_scale_bias(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3), 1.0f, 0.0f), "scale_bias of I32");
+    /* the void forms leave their tensor as it was, with a message */
+    struct ggml_tensor * sm = ggml_soft_max(ctx, x), * sinks3 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3);
+    ggml_clear_error();
+    ggml_soft_max_add_sinks(sm, sinks3);
+    CHECK(ggml_last_error()[0] != '\0' && sm->src[2] == NULL, "add_sinks with 3 sinks for 2 heads: a message, no sinks");
+    ggml_clear_error();
+    ggml_soft_max_add_sinks(x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2));
+    CHECK(ggml_last_error()[0] != '\0' && x->src[2] == NULL, "add_sinks to a tensor that is no soft_max: a message");
+    ggml_clear_error();
+    ggml_soft_max_add_sinks(sm, ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 2));
+    CHECK(ggml_last_error()[0] != '\0' && sm->src[2] == NULL, "add_sinks of F16 sinks: a message");
+    ggml_clear_error();
+    ggml_mul_mat_set_prec(x, GGML_PREC_F32);
+    CHECK(ggml_last_error()[0] != '\0', "mul_mat_set_prec of a tensor that is no mul_mat: a message");
+    ggml_clear_error();
+    struct ggml_tensor * mm = ggml_mul_mat(ctx, x, x);
+    ggml_mul_mat_set_prec(mm, GGML_PREC_F32);
+    ggml_mul_mat_set_hint(mm, GGML_HINT_NONE);
+    CHECK(ggml_last_error()[0] == '\0', "mul_mat_set_prec / _hint of a mul_mat: accepted");
+    ggml_free(ctx);
+}
+
+static void nop_custom(struct ggml_tensor * dst, int ith, int nth, void * userdata) { (void) dst; (void) ith; (void) nth; (void) userdata; }
+static void nop_custom1(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * userdata) {
+    (void) dst; (void) a; (void) ith; (void) nth; (void) userdata;
+}
+
+static void test_custom_errors(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);
+    struct ggml_tensor * args[GGML_MAX_SRC + 1];
+    for (int i = 0; i <= GGML_MAX_SRC; i++) args[i] = x;
+    EXPECT_NULL(ggml_map_custom1(ctx, x, NULL, 1, NULL), "map_custom1 without a function");
+    EXPECT_NULL(ggml_map_custom1(ctx, x, nop_custom1, 0, NULL), "map_custom1 with 0 tasks");
+    EXPECT_NULL(ggml_map_custom1(ctx, x, nop_custom1, -2, NULL), "map_custom1 with -2 tasks");
+    EXPECT_NULL(ggml_map_custom1(ctx, NULL, nop_custom1, 1, NULL), "map_custom1 of NULL");
+    EXPECT_NULL(ggml_map_custom2(ctx, x, NULL, NULL, 1, NULL), "map_custom2 without a function");
+    EXPECT_NULL(ggml_map_custom3(ctx, x, x, NULL, NULL, 1, NULL), "map_custom3 without a function");
+    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, args, GGML_MAX_SRC + 1, nop_custom, 1, NULL), "custom_4d with 11 args");
+    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, NULL, 2, nop_custom, 1, NULL), "custom_4d with NULL args");
+    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, -4, 3, 1, 1, args, 1, nop_custom, 1, NULL), "custom_4d with a negative size");
+    EXPECT_NULL(ggml_custom_4d(ctx, (enum ggml_type) 1000, 4, 3, 1, 1, args, 1, nop_custom, 1, NULL), "custom_4d of an unknown type");
+    EXPECT_NULL(ggml_custom_inplace(ctx, x, args, GGML_MAX_SRC, nop_custom, 1, NULL), "custom_inplace with a and 10 args");
+    struct ggml_tensor * some[2] = {x, NULL};
+    EXPECT_NULL(ggml_custom_inplace(ctx, x, some, 2, nop_custom, 1, NULL), "custom_inplace with a NULL arg");
+    CHECK(ggml_custom_4d(ctx, GGML_TYPE_I32, 4, 3, 1, 1, NULL, 0, nop_custom, GGML_N_TASKS_MAX, NULL) != NULL, "custom_4d without args");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(20240611);
+    test_custom_errors();
+    test_other_forms_errors();
     test_out_of_range();
     test_bad_arguments();
     test_nn_errors();

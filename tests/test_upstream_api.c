@@ -172,6 +172,26 @@ static void test_features_and_time(void) {
     GGML_UNUSED(sink);
 }
 
+/* argsort_top_k: the first k columns of the descending argsort, as a view */
+static void test_argsort_top_k(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    static const float x[2][5] = {{3, 9, 1, 7, 5}, {-1, -5, 2, 0, 8}};
+    static const int32_t want[2][3] = {{1, 3, 4}, {4, 2, 3}};  /* worked out by hand */
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 2);
+    memcpy(a->data, x, sizeof x);
+    struct ggml_tensor * t = ggml_argsort_top_k(ctx, a, 3);
+    if (CHECK(t && t->ne[0] == 3 && t->ne[1] == 2 && t->type == GGML_TYPE_I32 && t->view_src, "argsort_top_k: an I32 [3, 2] view")) {
+        struct ggml_cgraph * g = ggml_new_graph(ctx);
+        ggml_build_forward_expand(g, t);
+        tc_compute(ctx, g, 2);
+        int bad = 0;
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) bad += ggml_get_i32_nd(t, k, r, 0, 0) != want[r][k];
+        CHECK(bad == 0, "argsort_top_k: the indices of the 3 largest, largest first (%d differ)", bad);
+    }
+    ggml_free(ctx);
+}
+
 static void test_i32_access(void) {
     struct ggml_context * ctx = tc_ctx(1);
     const int32_t big = (1 << 24) + 1;  /* no float holds it */
@@ -312,6 +332,7 @@ done:
 }
 
 int main(void) {
+    test_argsort_top_k();
     tc_seed(3);
     test_registry();
     test_buffers();

@@ -47,10 +47,18 @@ static inline void ggmlr_params_put(struct ggml_tensor * t, const void * p, size
 }
 static inline void ggmlr_params_get(const struct ggml_tensor * t, void * p, size_t n) { memcpy(p, t->op_params, n); }
 
-/* ---- one float: SCALE (s), LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
+/* ---- one float: LEAKY_RELU (negative_slope), NORM / RMS_NORM / L2_NORM and their _BACK (eps) ---- */
 
 static inline void  ggmlr_f32_param_encode(struct ggml_tensor * t, float v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline float ggmlr_f32_param_decode(const struct ggml_tensor * t) { float v; ggmlr_params_get(t, &v, sizeof v); return v; }
+
+/* ---- SCALE: y = s * x + bias (upstream's slots [0], [1]) ---- */
+
+struct ggmlr_scale_params { float s, bias; };
+static inline void ggmlr_scale_params_encode(struct ggml_tensor * t, const struct ggmlr_scale_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_scale_params ggmlr_scale_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_scale_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
 
 /* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
  * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type) ---- */
@@ -105,6 +113,25 @@ static inline struct ggmlr_acc_params ggmlr_acc_params_decode(const struct ggml_
     struct ggmlr_acc_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- MAP_CUSTOM1/2/3, CUSTOM: the user's function, its task count and
+ * data (upstream's slots). These two pointers are the user's code and data,
+ * not tensors: every tensor the function reads is in src[]. ---- */
+
+struct ggmlr_custom_params {
+    union {
+        ggml_custom1_op_t f1;  /* MAP_CUSTOM1 */
+        ggml_custom2_op_t f2;  /* MAP_CUSTOM2 */
+        ggml_custom3_op_t f3;  /* MAP_CUSTOM3 */
+        ggml_custom_op_t  f;   /* CUSTOM */
+    } fun;
+    int32_t n_tasks;  /* > 0, or GGML_N_TASKS_MAX: as many as threads */
+    void *  userdata;
+};
+static inline void ggmlr_custom_params_encode(struct ggml_tensor * t, const struct ggmlr_custom_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_custom_params ggmlr_custom_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_custom_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
 /* ---- SOFT_MAX, SOFT_MAX_BACK: softmax(scale * x + slope * mask) ---- */
 
 struct ggmlr_soft_max_params { float scale, max_bias; };
@@ -112,6 +139,9 @@ static inline void ggmlr_soft_max_params_encode(struct ggml_tensor * t, const st
 static inline struct ggmlr_soft_max_params ggmlr_soft_max_params_decode(const struct ggml_tensor * t) {
     struct ggmlr_soft_max_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
+/* SOFT_MAX's attention sinks: NULL or F32 [ne2], one logit per head (upstream's src[2]) */
+static inline void ggmlr_soft_max_sinks_encode(struct ggml_tensor * t, struct ggml_tensor * sinks) { t->src[2] = sinks; }
+static inline struct ggml_tensor * ggmlr_soft_max_sinks_decode(const struct ggml_tensor * t) { return t->src[2]; }
 
 /* ---- UNARY, UNARY_BACK (upstream's layout: [0] the activation; XIELU's
  * [1] alpha_n = beta + softplus(alpha_n given), [2] alpha_p = softplus(alpha_p
@@ -451,10 +481,10 @@ GGMLR_OP(DSV4_HC_COMB,            missing,            none)
 GGMLR_OP(DSV4_HC_PRE,             missing,            none)
 GGMLR_OP(DSV4_HC_POST,            missing,            none)
 GGMLR_OP(UNARY,                   unary,              unary)
-GGMLR_OP(MAP_CUSTOM1,             missing,            none)
-GGMLR_OP(MAP_CUSTOM2,             missing,            none)
-GGMLR_OP(MAP_CUSTOM3,             missing,            none)
-GGMLR_OP(CUSTOM,                  missing,            none)
+GGMLR_OP(MAP_CUSTOM1,             custom,             none)
+GGMLR_OP(MAP_CUSTOM2,             custom,             none)
+GGMLR_OP(MAP_CUSTOM3,             custom,             none)
+GGMLR_OP(CUSTOM,                  custom,             none)
 GGMLR_OP(CROSS_ENTROPY_LOSS,      cross_entropy_loss, cross_entropy_loss)
 GGMLR_OP(CROSS_ENTROPY_LOSS_BACK, cross_entropy_loss_back, none)
 GGMLR_OP(OPT_STEP_ADAMW,          opt_step_adamw,     none)

@@ -49,6 +49,11 @@ struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a,
     return ggmlr_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, ACC_ON_COPY);
 }
 
+struct ggml_tensor * ggml_acc_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                      size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+    return ggmlr_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, ACC_IN_PLACE);
+}
+
 /* ---- backward ---- */
 
 /* y = a with b added into a region: a gets g (unless the base was zeros), b gets g's region */

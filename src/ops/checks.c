@@ -115,3 +115,8 @@ bool ggmlr_check_size_bound(const char * fn, double bound) {
     ggmlr_set_error("%s: the result's size would overflow (about %.3g elements along one dimension)", fn, bound);
     return false;
 }
+
+struct ggml_tensor * ggmlr_new_inplace(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op) {
+    if (!ggml_is_contiguous(a)) { ggmlr_set_error("%s: a must be contiguous (the result is written over it)", fn); return NULL; }
+    return ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0);
+}

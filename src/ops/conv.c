@@ -9,8 +9,11 @@
  * IM2COL_BACK (scatter-add of col back onto the image) is its adjoint:
  * d b = im2col_back(d col), d (d col) = im2col(d b). The kernel tensor is read
  * for its shape only, so it gets no gradient here (it gets one through the
- * mul_mat of the convolution). */
+ * mul_mat of the convolution). The kernel and the image may be F16 (the
+ * patches then too, as upstream makes them); F16 tensors get no gradient. */
 #include "ops/grad.h"
+
+static bool f32_or_f16(enum ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16; }
 
 static int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * (int64_t) p - (int64_t) d * (k - 1) - 1) / s + 1; }
 
@@ -53,15 +56,16 @@ static bool im2col_shape(const char * fn, const struct ggml_tensor * a, const in
 struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0, int p1,
                                  int d0, int d1, bool is_2d, enum ggml_type dst_type) {
     const char * fn = "ggml_im2col";
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE_F32(fn, b);
-    if (dst_type != GGML_TYPE_F32) {
-        ggmlr_set_error("%s: dst_type must be F32 (got %s; ggmlr's mul_mat takes F32 patches)", fn, ggml_type_name(dst_type));
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (!f32_or_f16(b->type)) return ggmlr_fail_type(fn, "b", b, "F32 or F16");
+    if (!f32_or_f16(dst_type)) {
+        ggmlr_set_error("%s: dst_type must be F32 or F16 (got %s)", fn, ggml_type_name(dst_type));
         return NULL;
     }
     const struct ggmlr_im2col_params p = {s0, s1, p0, p1, d0, d1, is_2d};
     int64_t ne[4];
     if (!im2col_params_ok(fn, &p) || !im2col_shape(fn, a, b->ne, &p, ne)) return NULL;
-    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_IM2COL, GGML_TYPE_F32, ne, a, b);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_IM2COL, dst_type, ne, a, b);
     if (t) ggmlr_im2col_params_encode(t, &p);
     return t;
 }
@@ -88,13 +92,19 @@ struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_ten
 
 /* ---- convolutions: im2col, then one GEMM of the patches with the kernel ---- */
 
-/* col [K, P...] reshaped to [K, P] times the kernel reshaped to [K, OC] -> [P, OC] */
+/* col [K, P...] reshaped to [K, P] times the kernel reshaped to [K, OC] -> [P, OC].
+ * An F16 kernel (upstream's patches are then F16 too) is widened to F32 for
+ * the GEMM's second operand: the products are those of upstream's. */
 static struct ggml_tensor * patches_times_kernel(struct ggml_context * ctx, struct ggml_tensor * col, struct ggml_tensor * a, int64_t oc) {
     if (!col) return NULL;
     struct ggml_tensor * c2 = ggml_reshape_2d(ctx, col, col->ne[0], col->ne[1] * col->ne[2] * col->ne[3]);  /* no division: ne0 may be 0 */
     struct ggml_tensor * a2 = c2 ? ggml_reshape_2d(ctx, a, col->ne[0], oc) : NULL;
+    if (a2 && a2->type != GGML_TYPE_F32) a2 = ggml_cpy(ctx, a2, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, a2->ne[0], a2->ne[1]));
     return a2 ? ggml_mul_mat(ctx, c2, a2) : NULL;
 }
+
+/* upstream's patches have the kernel's type: F16 for an F16 kernel, else F32 */
+static enum ggml_type patch_type(const struct ggml_tensor * a) { return a->type == GGML_TYPE_F16 ? GGML_TYPE_F16 : GGML_TYPE_F32; }
 
 /* r [P, OC] with P = (n0, n1, N) -> [n0, n1, OC, N]: the batch goes outermost */
 static struct ggml_tensor * channels_inside_batch(struct ggml_context * ctx, struct ggml_tensor * r, int64_t n0, int64_t n1, int64_t n, int64_t oc) {
@@ -105,7 +115,7 @@ static struct ggml_tensor * channels_inside_batch(struct ggml_context * ctx, str
 
 struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0) {
     REQUIRE("ggml_conv_1d", a);
-    struct ggml_tensor * col = ggml_im2col(ctx, a, b, s0, 0, p0, 0, d0, 0, false, GGML_TYPE_F32);  /* [IC*K, OW, N] */
+    struct ggml_tensor * col = ggml_im2col(ctx, a, b, s0, 0, p0, 0, d0, 0, false, patch_type(a));  /* [IC*K, OW, N] */
     struct ggml_tensor * r = patches_times_kernel(ctx, col, a, a->ne[2]);                           /* [OW*N, OC] */
     /* upstream reshapes r to [OW, OC, N] directly, which is right for N = 1 only */
     struct ggml_tensor * t = channels_inside_batch(ctx, r, col ? col->ne[1] : 0, 1, col ? col->ne[2] : 0, a->ne[2]);
@@ -120,7 +130,7 @@ struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tens
 struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0, int p1,
                                   int d0, int d1) {
     REQUIRE("ggml_conv_2d", a);
-    struct ggml_tensor * col = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32);  /* [IC*KH*KW, OW, OH, N] */
+    struct ggml_tensor * col = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, patch_type(a));  /* [IC*KH*KW, OW, OH, N] */
     struct ggml_tensor * r = patches_times_kernel(ctx, col, a, a->ne[3]);                            /* [OW*OH*N, OC] */
     return col ? channels_inside_batch(ctx, r, col->ne[1], col->ne[2], col->ne[3], a->ne[3]) : NULL;
 }
@@ -161,7 +171,8 @@ struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tens
 
 static struct ggml_tensor * conv_transpose_node(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,
                                                 struct ggml_tensor * b, const struct ggmlr_conv_transpose_params * p) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE_F32(fn, a); REQUIRE_F32(fn, b);
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE_F32(fn, b);
+    if (!f32_or_f16(a->type)) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
     const bool d2 = op == GGML_OP_CONV_TRANSPOSE_2D;
     if (p->s0 <= 0 || p->p0 != 0 || p->d0 != 1) {
         ggmlr_set_error("%s: the stride must be > 0, the padding 0 and the dilation 1 (got %d, %d, %d)", fn, p->s0, p->p0, p->d0);
@@ -229,6 +240,7 @@ RULE(grad_conv_transpose) {
     return ggmlr_grad_acc(ctx, gph, A, da ? ggml_reshape_4d(ctx, da, A->ne[0], A->ne[1], A->ne[2], A->ne[3]) : NULL);
 }
 
-GRAD_RULE(conv_transpose, NULL, grad_conv_transpose);
-GRAD_RULE(im2col, NULL, grad_im2col);
+/* F16 kernels, images and patches are constants */
+GRAD_RULE(conv_transpose, ggmlr_refuse_not_f32, grad_conv_transpose);
+GRAD_RULE(im2col, ggmlr_refuse_not_f32, grad_im2col);
 GRAD_RULE(im2col_back, NULL, grad_im2col_back);

@@ -1,4 +1,4 @@
-/* copy.c -- copies and layout: dup, cont, cpy, reshape, view, permute,
+/* copy.c -- copies and layout: dup (and in place), cont (and cont_1d..4d), cpy, reshape, view, permute,
  * transpose, roll (kernel: cpu/kernels/copy.c; the views have none), and their
  * backward rules: the gradient flows back unchanged, re-shaped.
  * Notation: y = op(a, b, ...) is the node, g = dL/dy its gradient; each rule
@@ -10,9 +10,46 @@ struct ggml_tensor * ggml_dup(struct ggml_context * ctx, struct ggml_tensor * a)
     return ggmlr_new_node(ctx, GGML_OP_DUP, a->type, a->ne, a, NULL);
 }
 
+/* a copied onto itself (upstream's dup_inplace: a view of a) */
+struct ggml_tensor * ggml_dup_inplace(struct ggml_context * ctx, struct ggml_tensor * a) {
+    REQUIRE_CTX("ggml_dup_inplace"); REQUIRE("ggml_dup_inplace", a);
+    struct ggml_tensor * t = ggmlr_new_view("ggml_dup_inplace", ctx, a, GGML_OP_DUP, a->ne, a->nb, 0);
+    if (t) t->src[0] = a;
+    return t;
+}
+
 struct ggml_tensor * ggml_cont(struct ggml_context * ctx, struct ggml_tensor * a) {
     REQUIRE_CTX("ggml_cont"); REQUIRE("ggml_cont", a);
     return ggmlr_new_node(ctx, GGML_OP_CONT, a->type, a->ne, a, NULL);
+}
+
+/* a's elements, in their logical order, in a new contiguous tensor of shape ne0..ne3 */
+struct ggml_tensor * ggml_cont_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    const char * fn = "ggml_cont_4d";
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    const int64_t ne[4] = {ne0, ne1, ne2, ne3};
+    /* the count in double first, so that the int64_t product cannot overflow */
+    double bound = 1.0;
+    for (int i = 0; i < 4; i++) {
+        if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] = %lld is negative", fn, i, (long long) ne[i]); return NULL; }
+        bound *= (double) ne[i];
+    }
+    if (!ggmlr_check_size_bound(fn, bound)) return NULL;
+    if (ne0 * ne1 * ne2 * ne3 != ggml_nelements(a)) {
+        ggmlr_set_error("%s: %lld x %lld x %lld x %lld elements, but '%s' has %lld", fn, (long long) ne0, (long long) ne1, (long long) ne2,
+                        (long long) ne3, a->name, (long long) ggml_nelements(a));
+        return NULL;
+    }
+    if (ggml_is_quantized(a->type) && ne0 != a->ne[0]) { ggmlr_set_error("%s: a quantized tensor keeps its rows (ne0 = %lld)", fn, (long long) a->ne[0]); return NULL; }
+    return ggmlr_new_node(ctx, GGML_OP_CONT, a->type, ne, a, NULL);
+}
+
+struct ggml_tensor * ggml_cont_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0) { return ggml_cont_4d(ctx, a, ne0, 1, 1, 1); }
+
+struct ggml_tensor * ggml_cont_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1) { return ggml_cont_4d(ctx, a, ne0, ne1, 1, 1); }
+
+struct ggml_tensor * ggml_cont_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2) {
+    return ggml_cont_4d(ctx, a, ne0, ne1, ne2, 1);
 }
 
 struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
@@ -118,7 +155,11 @@ struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct ggml_tenso
 
 /* ---- backward ---- */
 
-RULE(grad_copy) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, g); }
+/* g, back in a's shape when cont_4d changed it (the same elements in the same order) */
+RULE(grad_copy) {
+    if (!need[0]) return true;
+    return ggmlr_grad_acc(ctx, gph, A, ggml_are_same_shape(g, A) ? g : ggml_reshape(ctx, ggmlr_grad_contiguous(ctx, g), A));
+}
 
 /* CPY's destination b is overwritten: it gets no gradient */
 RULE(grad_reshape) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_reshape(ctx, ggmlr_grad_contiguous(ctx, g), A)); }

@@ -1,6 +1,6 @@
 /* elementwise.c -- add, sub, mul, div (b broadcast over a: its gradient is
  * summed back down), add_id (b's rows picked by expert ids), add1 (a + the
- * scalar b), sqr, sqrt, log, sin, cos, scale, clamp, leaky_relu, the
+ * scalar b), sqr, sqrt, log, sin, cos, scale, scale_bias, clamp, leaky_relu, the
  * _inplace forms upstream has of those, and their backward rules (kernel:
  * cpu/kernels/elementwise.c). Notation as in copy.c. */
 #include "ops/grad.h"
@@ -29,6 +29,12 @@ struct ggml_tensor * ggml_div(struct ggml_context * ctx, struct ggml_tensor * a,
 
 struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_add_inplace", ctx, GGML_OP_ADD, a, b, true); }
 
+struct ggml_tensor * ggml_sub_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_sub_inplace", ctx, GGML_OP_SUB, a, b, true); }
+
+struct ggml_tensor * ggml_mul_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_mul_inplace", ctx, GGML_OP_MUL, a, b, true); }
+
+struct ggml_tensor * ggml_div_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_div_inplace", ctx, GGML_OP_DIV, a, b, true); }
+
 /* upstream's add1 (deprecated there for ggml_add): b is one element */
 static struct ggml_tensor * add1_op(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
@@ -52,6 +58,12 @@ struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a
 
 struct ggml_tensor * ggml_log(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_log", ctx, GGML_OP_LOG, a, false); }
 
+struct ggml_tensor * ggml_sqr_inplace(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sqr_inplace", ctx, GGML_OP_SQR, a, true); }
+
+struct ggml_tensor * ggml_sqrt_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_sqrt_inplace", ctx, GGML_OP_SQRT, a, true); }
+
+struct ggml_tensor * ggml_log_inplace(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_log_inplace", ctx, GGML_OP_LOG, a, true); }
+
 struct ggml_tensor * ggml_sin(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sin", ctx, GGML_OP_SIN, a, false); }
 
 struct ggml_tensor * ggml_sin_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_sin_inplace", ctx, GGML_OP_SIN, a, true); }
@@ -60,10 +72,25 @@ struct ggml_tensor * ggml_cos(struct ggml_context * ctx, struct ggml_tensor * a)
 
 struct ggml_tensor * ggml_cos_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return unary_op("ggml_cos_inplace", ctx, GGML_OP_COS, a, true); }
 
-struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * a, float s) {
-    struct ggml_tensor * t = unary_op("ggml_scale", ctx, GGML_OP_SCALE, a, false);
-    if (t) ggmlr_f32_param_encode(t, s);
+/* s * a + b (upstream's slots: [0] s, [1] b) */
+static struct ggml_tensor * scale_op(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, float s, float b, bool inplace) {
+    struct ggml_tensor * t = unary_op(fn, ctx, GGML_OP_SCALE, a, inplace);
+    if (t) ggmlr_scale_params_encode(t, &(const struct ggmlr_scale_params) {.s = s, .bias = b});
     return t;
+}
+
+struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * a, float s) { return scale_op("ggml_scale", ctx, a, s, 0.0f, false); }
+
+struct ggml_tensor * ggml_scale_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float s) {
+    return scale_op("ggml_scale_inplace", ctx, a, s, 0.0f, true);
+}
+
+struct ggml_tensor * ggml_scale_bias(struct ggml_context * ctx, struct ggml_tensor * a, float s, float b) {
+    return scale_op("ggml_scale_bias", ctx, a, s, b, false);
+}
+
+struct ggml_tensor * ggml_scale_bias_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float s, float b) {
+    return scale_op("ggml_scale_bias_inplace", ctx, a, s, b, true);
 }
 
 /* min(max(a, min), max): a new tensor (upstream's is a view of a, written
@@ -154,7 +181,7 @@ RULE(grad_leaky_relu) {
     return ggmlr_grad_acc(ctx, gph, A, ggml_add(ctx, ggml_scale(ctx, g, s), ggml_scale(ctx, pos, 1.0f - s)));
 }
 
-RULE(grad_scale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, g, ggmlr_f32_param_decode(node))); }
+RULE(grad_scale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_scale(ctx, g, ggmlr_scale_params_decode(node).s)); }
 
 /* y = a + b[:, ids]: da = g, db = g's rows added into b's rows ids[i1, i2] */
 static const char * refuse_add_id(const struct ggml_tensor * node, const bool * need) {
@@ -174,11 +201,13 @@ RULE(grad_add_id) {
 GRAD_RULE(add, NULL, grad_add);
 GRAD_RULE(add_id, refuse_add_id, grad_add_id);
 GRAD_RULE(sub, NULL, grad_sub);
-GRAD_RULE(mul, NULL, grad_mul);
+/* mul, sqr and log read a, which their _inplace forms overwrite; div and
+ * sqrt read only b and the result */
+GRAD_RULE(mul, ggmlr_refuse_in_place, grad_mul);
 GRAD_RULE(div, NULL, grad_div);
-GRAD_RULE(sqr, NULL, grad_sqr);
+GRAD_RULE(sqr, ggmlr_refuse_in_place, grad_sqr);
 GRAD_RULE(sqrt, NULL, grad_sqrt);
-GRAD_RULE(log, NULL, grad_log);
+GRAD_RULE(log, ggmlr_refuse_in_place, grad_log);
 GRAD_RULE(scale, NULL, grad_scale);
 /* add1 is add with b broadcast: b's gradient is the sum of g (upstream's rule takes the mean, a TODO there) */
 GRAD_RULE(add1, NULL, grad_add);

@@ -64,6 +64,18 @@ struct ggml_tensor * ggmlr_grad_contiguous(struct ggml_context * ctx, struct ggm
     return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
 }
 
+const char * ggmlr_refuse_not_f32(const struct ggml_tensor * node, const bool * need) {
+    static _Thread_local char msg[160];
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
+        const struct ggml_tensor * src = node->src[s];
+        if (!src || !need[s] || (src->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32)) continue;
+        snprintf(msg, sizeof msg, "%s: an %s %s has no gradient here (gradients are F32: make it F32)", ggml_op_name(node->op),
+                 ggml_type_name(src->type == GGML_TYPE_F32 ? node->type : src->type), src->type == GGML_TYPE_F32 ? "result" : "input");
+        return msg;
+    }
+    return NULL;
+}
+
 const char * ggmlr_refuse_in_place(const struct ggml_tensor * node, const bool * need) {
     if (!need[0] || !node->view_src) return NULL;
     return "an in-place op (ggml_*_inplace) has overwritten its input, which its gradient needs: use the form without _inplace";

@@ -41,6 +41,9 @@ void ggmlr_grad_mark_private(struct ggml_tensor * t);
 /* The refusal of an in-place node (its result a view of src[0], written
  * over it) whose rule reads src[0]: those values are gone. NULL otherwise. */
 const char * ggmlr_refuse_in_place(const struct ggml_tensor * node, const bool * need);
+/* a message when a source that needs a gradient, or the node, is not F32
+ * (F16 kernels and images are constants; gradients are F32) */
+const char * ggmlr_refuse_not_f32(const struct ggml_tensor * node, const bool * need);
 /* g summed down to the shape of t when t was broadcast (ggml's modulo tiling). */
 struct ggml_tensor * ggmlr_grad_reduce_to(struct ggml_context * ctx, struct ggml_tensor * g, const struct ggml_tensor * t);
 /* t, or a contiguous copy of it. */

@@ -139,3 +139,21 @@ RULE(grad_mul_mat_id) {
 }
 
 GRAD_RULE(mul_mat_id, refuse_mul_mat_id, grad_mul_mat_id);
+
+/* Precision and hints change nothing here: mul_mat accumulates in F32 (or
+ * wider) whatever the types, and has no Hadamard path. A node other than a
+ * MUL_MAT is left as it is, with a message (upstream asserts). */
+static void mul_mat_note(const char * fn, const struct ggml_tensor * a) {
+    if (!a) ggmlr_null_input(fn, "a");
+    else if (a->op != GGML_OP_MUL_MAT) ggmlr_set_error("%s: a must be a mul_mat result (got op %s)", fn, ggml_op_name(a->op));
+}
+
+void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
+    (void) prec;
+    mul_mat_note("ggml_mul_mat_set_prec", a);
+}
+
+void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint) {
+    (void) hint;
+    mul_mat_note("ggml_mul_mat_set_hint", a);
+}

@@ -24,6 +24,9 @@ struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, 
  * a's data (checked to lie inside a, aligned to the element size). */
 struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
                                     const int64_t ne[4], const size_t nb[4], size_t offset);
+/* The result of op for an _inplace form whose kernel writes whole rows:
+ * a view of all of a (contiguous, else a message and NULL). */
+struct ggml_tensor * ggmlr_new_inplace(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op);
 /* Bytes from the first to past the last element of a region of shape ne
  * (all >= 0) and strides nb; false when that overflows size_t. */
 bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, size_t * span);

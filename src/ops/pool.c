@@ -1,5 +1,6 @@
 /* pool.c -- POOL_1D, POOL_2D, their gradient op POOL_2D_BACK and the
- * backward rules (kernels: cpu/kernels/pool.c). F32, each (ne2, ne3) plane
+ * backward rules (kernels: cpu/kernels/pool.c). F32 or F16 input (as
+ * upstream; an F16 one has no gradient), F32 result, each (ne2, ne3) plane
  * apart; 1-D pools along ne0 of every row.
  *
  * Window o covers inputs o s - p ... o s - p + k - 1; what lies outside the
@@ -36,7 +37,8 @@ static bool pool_shape(const char * fn, const struct ggmlr_pool_params * p, cons
 
 static struct ggml_tensor * pool_node(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,
                                       const struct ggmlr_pool_params * p) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
     int64_t ne[4];
     if (!pool_shape(fn, p, a->ne, ne)) return NULL;
     struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, a, NULL);
@@ -96,5 +98,6 @@ RULE(grad_pool) {
     return ggmlr_grad_acc(ctx, gph, A, pool_back("pool backward", ctx, g, A, &p));
 }
 
-GRAD_RULE(pool_1d, NULL, grad_pool);
-GRAD_RULE(pool_2d, NULL, grad_pool);
+/* an F16 input is a constant */
+GRAD_RULE(pool_1d, ggmlr_refuse_not_f32, grad_pool);
+GRAD_RULE(pool_2d, ggmlr_refuse_not_f32, grad_pool);

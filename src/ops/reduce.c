@@ -26,6 +26,24 @@ struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor *
     return ggmlr_new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, b->ne, a, NULL);
 }
 
+/* a tiled to ne0..ne3, each a multiple of a's (a zero size only where a's is zero) */
+struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    const char * fn = "ggml_repeat_4d";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    const int64_t ne[4] = {ne0, ne1, ne2, ne3};
+    double bound = 1.0;
+    for (int i = 0; i < 4; i++) {
+        const bool multiple = a->ne[i] == 0 ? ne[i] == 0 : ne[i] >= 0 && ne[i] % a->ne[i] == 0;
+        if (!multiple) {
+            ggmlr_set_error("%s: ne[%d] = %lld must be a multiple of a->ne[%d] = %lld", fn, i, (long long) ne[i], i, (long long) a->ne[i]);
+            return NULL;
+        }
+        bound *= (double) ne[i];
+    }
+    if (!ggmlr_check_size_bound(fn, bound)) return NULL;
+    return ggmlr_new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, ne, a, NULL);
+}
+
 struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_repeat_back"); REQUIRE("ggml_repeat_back", a); REQUIRE("ggml_repeat_back", b); REQUIRE_F32("ggml_repeat_back", a);
     if (!ggml_can_repeat(b, a)) return ggmlr_fail_shapes("ggml_repeat_back", "a's shape must be a multiple of b's", a, b);
@@ -81,6 +99,15 @@ struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor 
 
 struct ggml_tensor * ggml_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k) {
     return sort_op("ggml_top_k", ctx, GGML_OP_TOP_K, a, k);
+}
+
+/* upstream's: the first k columns (a view) of the descending argsort */
+struct ggml_tensor * ggml_argsort_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k) {
+    const char * fn = "ggml_argsort_top_k";
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    if (k < 0 || k > a->ne[0]) { ggmlr_set_error("%s: k = %d must be in 0..ne0 = %lld", fn, k, (long long) a->ne[0]); return NULL; }
+    struct ggml_tensor * s = ggml_argsort(ctx, a, GGML_SORT_ORDER_DESC);
+    return s ? ggml_view_4d(ctx, s, k, s->ne[1], s->ne[2], s->ne[3], s->nb[1], s->nb[2], s->nb[3], 0) : NULL;
 }
 
 /* ---- backward ---- */

@@ -8,7 +8,8 @@
  * (k, k + n_dims/2) in NEOX mode) by an angle growing with the position;
  * the rest are copied (cpu/kernels/rope.c has the formula). ROPE_BACK rotates by
  * minus that angle: each is the other's gradient. The result is contiguous F32
- * shaped like a. */
+ * shaped like a, or (_inplace) a view of a written over it: the rule does not
+ * read a, so those have a gradient too. */
 #include "ops/grad.h"
 
 #include <math.h>
@@ -46,9 +47,9 @@ static bool check_params(const char * fn, const struct ggml_tensor * a, const st
     return true;
 }
 
-struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
-                                     struct ggml_tensor * c, const struct ggmlr_rope_params * prm) {
-    const char * fn = op == GGML_OP_ROPE ? "ggml_rope_ext" : "ggml_rope_ext_back";
+/* a new tensor, or (inplace, a contiguous) a view of a written over it */
+static struct ggml_tensor * rope_impl(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                      struct ggml_tensor * c, const struct ggmlr_rope_params * prm, bool inplace) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
     REQUIRE_F32(fn, a);
     if (b->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "b (positions)", b, "I32");
@@ -63,8 +64,10 @@ struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op,
             return NULL;
         }
     }
-    struct ggml_tensor * t = ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
+    struct ggml_tensor * t = inplace ? ggmlr_new_inplace(fn, ctx, a, op) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
     if (!t) return NULL;
+    t->src[0] = a;
+    t->src[1] = b;
     ggmlr_rope_freq_factors_encode(t, c);
     ggmlr_rope_params_encode(t, prm);
     return t;
@@ -75,6 +78,57 @@ struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor
                                    float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
     const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
     return ggmlr_rope_node(ctx, GGML_OP_ROPE, a, b, c, &prm);
+}
+
+struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                     struct ggml_tensor * c, const struct ggmlr_rope_params * prm) {
+    return rope_impl(op == GGML_OP_ROPE ? "ggml_rope_ext" : "ggml_rope_ext_back", ctx, op, a, b, c, prm, false);
+}
+
+struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                           int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                           float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    return rope_impl("ggml_rope_ext_inplace", ctx, GGML_OP_ROPE, a, b, c, &prm, true);
+}
+
+/* upstream's older forms: ggml_rope is rope_ext with base 10000 and no scaling;
+ * ggml_rope_custom is rope_ext without frequency factors */
+static const struct ggmlr_rope_params plain_rope = {.freq_base = 10000.0f, .freq_scale = 1.0f, .attn_factor = 1.0f};
+
+struct ggml_tensor * ggml_rope(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
+    struct ggmlr_rope_params prm = plain_rope;
+    prm.n_dims = n_dims; prm.mode = mode;
+    return rope_impl("ggml_rope", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
+}
+
+struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
+    struct ggmlr_rope_params prm = plain_rope;
+    prm.n_dims = n_dims; prm.mode = mode;
+    return rope_impl("ggml_rope_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
+}
+
+struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
+                                      int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                      float beta_fast, float beta_slow) {
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    return rope_impl("ggml_rope_custom", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
+}
+
+struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
+                                              int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                              float beta_fast, float beta_slow) {
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    return rope_impl("ggml_rope_custom_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
+}
+
+/* YaRN's ramp between the pairs [dims[0], dims[1]]: the pair whose
+ * wavelength n_ctx_orig / beta turns, d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base),
+ * floor(d(beta_fast)) and ceil(d(beta_slow)), clipped to [0, n_dims - 1] */
+void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) {
+    const double pi = 3.14159265358979323846, den = 2.0 * log((double) freq_base);
+    dims[0] = (float) fmax(0.0, floor(n_dims * log(n_ctx_orig / (2.0 * pi * beta_fast)) / den));
+    dims[1] = (float) fmin(n_dims - 1.0, ceil(n_dims * log(n_ctx_orig / (2.0 * pi * beta_slow)) / den));
 }
 
 struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,

@@ -537,7 +537,7 @@ static void check_node(const struct ggml_tensor * t) {
             break;
         case GGML_OP_NORM: case GGML_OP_RMS_NORM:
             break;
-        case GGML_OP_SCALE: param = ggmlr_f32_param_decode(t); break;
+        case GGML_OP_SCALE: param = ggmlr_scale_params_decode(t).s; break;
         case GGML_OP_SOFT_MAX_BACK: param = ggmlr_soft_max_params_decode(t).scale; break;
         case GGML_OP_SOFT_MAX: param = ggmlr_soft_max_params_decode(t).scale; mask_src = 1; break;
         case GGML_OP_ROPE: case GGML_OP_ROPE_BACK:  /* |y| <= |attn_factor| (1 + 0.1 |ln freq_scale|) |x| sqrt(2) */
@@ -560,7 +560,7 @@ static void check_node(const struct ggml_tensor * t) {
         dump_node(t);
         return;
     }
-    if (t->op == GGML_OP_SOFT_MAX) check_soft_max_rows(t);
+    if (t->op == GGML_OP_SOFT_MAX && !ggmlr_soft_max_sinks_decode(t)) check_soft_max_rows(t);
     if (t->op == GGML_OP_FLASH_ATTN_EXT) {
         const double vmax = max_abs(ggmlr_flash_attn_srcs_decode(t).v, false);
         CHECK(m <= vmax * (1 + 1e-4) + 1e-6, "flash_attn_ext: |out| %.9g exceeds max |v| %.9g", m, vmax);

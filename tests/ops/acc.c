@@ -15,6 +15,10 @@ static struct ggml_tensor * b_acc(struct ggml_context * ctx, struct ggml_tensor 
     const struct acc_params * p = params;
     return ggml_acc(ctx, in[0], in[1], (size_t) p->st[1] * 4, (size_t) p->st[2] * 4, (size_t) p->st[3] * 4, (size_t) p->offset * 4);
 }
+static struct ggml_tensor * b_acc_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct acc_params * p = params;
+    return ggml_acc_inplace(ctx, in[0], in[1], (size_t) p->st[1] * 4, (size_t) p->st[2] * 4, (size_t) p->st[3] * 4, (size_t) p->offset * 4);
+}
 
 static void r_acc(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     const struct acc_params * p = params;
@@ -62,6 +66,9 @@ static const struct ops_row rows[] = {
     FWD("every other row", (4, 3, 1, 1), 14, 42, 42, 1),
     FWD("the last 5 elements", (5, 1, 1, 1), 5, 5, 5, 203),
     FWD("rows and planes swapped", (2, 3, 2, 2), 35, 7, 105, 3),
+    {.op = "ACC", .variant = "acc_inplace, every other row", .build = b_acc_inplace, .params = &(const struct acc_params) {{1, 14, 35, 105}, 3},
+     .n_in = 2, .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1}, {.ne = {4, 2, 3, 2}, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}},
+     .ref = r_acc, .tol = 1e-5, .result = OPS_INPLACE},
     {.op = "ACC", .variant = "gradient of a and b", .build = b_acc, .params = &(const struct acc_params) {{1, 7, 35, 105}, 2 + 7 + 35},
      .n_in = 2, .in = {{.ne = {7, 5, 3, 1}, .lo = -1, .hi = 1}, {.ne = {3, 2, 2, 1}, .lo = -1, .hi = 1}}, .ref = r_acc, .tol = 1e-5,
      .grad = OPS_GRAD},

@@ -6,7 +6,8 @@
  * image, im2col_back scatters each patch entry back onto it (the kernel
  * gathers instead); the transposed convolutions scatter each input entry
  * through the kernel (the kernel gathers). The convolutions built on
- * im2col: test_conv. */
+ * im2col: test_conv. F16: im2col's image and patches, the transposed
+ * convolutions' kernel (their gradients refused). */
 #include "ops/harness.h"
 
 #include <math.h>
@@ -25,6 +26,14 @@ static struct ggml_tensor * b_im2col(struct ggml_context * ctx, struct ggml_tens
     const struct im2col_case * c = p;
     struct ggml_tensor * k = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, c->kne);
     return ggml_im2col(ctx, k, in[0], c->s0, c->s1, c->p0, c->p1, c->d0, c->d1, c->is_2d, GGML_TYPE_F32);
+}
+
+/* a case with the patches' type: the case first, so the references read it as one */
+struct im2col_typed { struct im2col_case c; enum ggml_type dst; };
+static struct ggml_tensor * b_im2col_typed(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    const struct im2col_typed * t = p;
+    struct ggml_tensor * k = ggml_new_tensor(ctx, GGML_TYPE_F16, 4, t->c.kne);  /* upstream's F16 kernel (shape only) */
+    return ggml_im2col(ctx, k, in[0], t->c.s0, t->c.s1, t->c.p0, t->c.p1, t->c.d0, t->c.d1, t->c.is_2d, t->dst);
 }
 
 static struct ggml_tensor * b_im2col_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
@@ -86,6 +95,10 @@ static const struct im2col_case c2_basic = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0,
                                 c1_odd = {{4, 3, 5, 1}, {11, 3, 2, 1}, 2, 0, 3, 0, 2, 0, false},
                                 c1_full = {{5, 1, 1, 1}, {5, 1, 3, 1}, 3, 0, 2, 0, 1, 0, false};
 
+static const struct im2col_typed t2_f16 = {.c = {{3, 2, 2, 1}, {9, 7, 2, 1}, 2, 3, 1, 2, 2, 1, true}, .dst = GGML_TYPE_F16},
+                                 t1_f16 = {.c = {{4, 3, 5, 1}, {11, 3, 2, 1}, 2, 0, 3, 0, 2, 0, false}, .dst = GGML_TYPE_F16},
+                                 t2_f32 = {.c = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0, 0, 1, 1, true}, .dst = GGML_TYPE_F32};
+
 /* ---- transposed convolutions: every input entry scattered through the kernel ---- */
 
 struct ct_case { bool d2; int s; };
@@ -145,7 +158,25 @@ static void s_conv_transpose(const int64_t (*ne)[4], const void * p, int64_t no[
     {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
      .ref = REF, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_GRAD}
 
+/* im2col with F16 patches or an F16 image (upstream's forms for F16 kernels), and the
+ * transposed convolutions with an F16 kernel: forward (F16 results are the nearest
+ * half of the reference), the gradient refused */
+#define TYPED_(NAME, CASE, S, ITYPE, OTYPE, GRAD)                                                                    \
+    {.op = "IM2COL", .variant = NAME, .build = b_im2col_typed, .params = &CASE, .n_in = 1,                        \
+     .in = {{.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .type = ITYPE, .layout = OPS_ANY_LAYOUT}}, .shape = s_im2col,   \
+     .out_type = OTYPE, .ref = r_im2col, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD, .refusal = "f16"}
+#define CT16_(OP, NAME, CASE, A, B, GRAD)                                                                           \
+    {.op = OP, .variant = "F16 kernel, " NAME, .build = b_conv_transpose, .params = &CASE, .n_in = 2,              \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .type = GGML_TYPE_F16}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
+     .shape = s_conv_transpose, .ref = r_conv_transpose, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD, .refusal = "f16"}
+
 static const struct ops_row rows[] = {
+    TYPED_("2-D F16 patches, s 2,3 p 1,2 d 2,1", t2_f16, (9, 7, 2, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
+    TYPED_("1-D F16 patches, s 2 p 3 d 2", t1_f16, (11, 3, 2, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
+    TYPED_("2-D F16 image and patches", t2_f16, (9, 7, 2, 1), GGML_TYPE_F16, GGML_TYPE_F16, OPS_FORWARD_ONLY),
+    TYPED_("2-D F16 image, F32 patches", t2_f32, (7, 6, 3, 2), GGML_TYPE_F16, GGML_TYPE_F32, OPS_REFUSED),
+    CT16_("CONV_TRANSPOSE_1D", "K 2 s 3", ct1_s3, (2, 3, 2, 1), (5, 2, 1, 1), OPS_REFUSED),
+    CT16_("CONV_TRANSPOSE_2D", "3x2 s 2, batch 2", ct2_s2, (3, 2, 2, 2), (3, 4, 2, 2), OPS_REFUSED),
     ROW_("IM2COL", "2-D 3x3 [7,6,3,2]", b_im2col, c2_basic, s_im2col, r_im2col, 1, IN_((7, 6, 3, 2), -2, 2)),
     ROW_("IM2COL", "2-D s 2,3 p 1,2 d 2,1, odd", b_im2col, c2_odd, s_im2col, r_im2col, 1, IN_((9, 7, 2, 1), -2, 2)),
     ROW_("IM2COL", "2-D padding past the kernel", b_im2col, c2_pad, s_im2col, r_im2col, 1, IN_((5, 4, 1, 3), -2, 2)),

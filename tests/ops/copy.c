@@ -28,6 +28,7 @@ struct cp_params {
     enum ggml_type dst_type; /* CPY */
     bool dst_transposed;     /* CPY into a transposed view of a [ne1, ne0] tensor */
     bool via_f16;            /* CPY F32 -> F16, then the node F16 -> F32 */
+    bool inplace;            /* DUP: ggml_dup_inplace */
 };
 
 static bool is_transpose(const int ax[4]) { return ax[0] == 1 && ax[1] == 0 && ax[2] == 2 && ax[3] == 3; }
@@ -42,8 +43,15 @@ static struct ggml_tensor * b_copy(struct ggml_context * ctx, struct ggml_tensor
     }
     const int64_t * ne = p->ne;
     switch (p->kind) {
-        case CP_DUP: return ggml_dup(ctx, x);
-        case CP_CONT: return ggml_cont(ctx, x);
+        case CP_DUP: return p->inplace ? ggml_dup_inplace(ctx, x) : ggml_dup(ctx, x);
+        case CP_CONT:
+            switch (p->nd) {  /* cont_1d..4d: the logical order into another shape */
+                case 1: return ggml_cont_1d(ctx, x, ne[0]);
+                case 2: return ggml_cont_2d(ctx, x, ne[0], ne[1]);
+                case 3: return ggml_cont_3d(ctx, x, ne[0], ne[1], ne[2]);
+                case 4: return ggml_cont_4d(ctx, x, ne[0], ne[1], ne[2], ne[3]);
+                default: return ggml_cont(ctx, x);
+            }
         case CP_CPY: {
             if (p->via_f16) return ggml_cpy(ctx, ggml_cpy(ctx, x, ggml_new_tensor(ctx, GGML_TYPE_F16, 4, x->ne)), ggml_new_tensor(ctx, GGML_TYPE_F32, 4, x->ne));
             if (p->dst_transposed) return ggml_cpy(ctx, x, ggml_transpose(ctx, ggml_new_tensor_2d(ctx, p->dst_type, x->ne[1], x->ne[0])));
@@ -88,7 +96,7 @@ static void ref_permute(const double * a, const int64_t ne[4], const int ax[4], 
 /* views and reshapes (and a cpy into another shape): the shape asked for; the others: the source's, permuted */
 static void s_copy(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
     const struct cp_params * p = params;
-    if (p->kind == CP_VIEW || p->kind == CP_RESHAPE || (p->kind == CP_CPY && p->nd)) {
+    if (p->kind == CP_VIEW || p->kind == CP_RESHAPE || ((p->kind == CP_CPY || p->kind == CP_CONT) && p->nd)) {
         for (int d = 0; d < 4; d++) no[d] = (p->nd == 0 || d < p->nd) && p->ne[d] ? p->ne[d] : 1;
         return;
     }
@@ -148,7 +156,11 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
     p_cpy_tdst = {.kind = CP_CPY, .dst_transposed = true}, p_cpy_12x5 = {.kind = CP_CPY, .nd = 2, .ne = {12, 5}},
     p_cpy_perm_10x6 = {.kind = CP_CPY, .n_perm = 1, .axes = {{1, 2, 0, 3}}, .nd = 2, .ne = {10, 6}},
     p_cpy_f16 = {.kind = CP_CPY, .dst_type = GGML_TYPE_F16}, p_cpy_f16_74x15 = {.kind = CP_CPY, .dst_type = GGML_TYPE_F16, .nd = 2, .ne = {74, 15}},
-    p_cpy_via_f16 = {.kind = CP_CPY, .via_f16 = true},
+    p_cpy_via_f16 = {.kind = CP_CPY, .via_f16 = true}, p_dup_inplace = {.kind = CP_DUP, .inplace = true},
+    p_cont1 = {.kind = CP_CONT, .nd = 1, .ne = {210}}, p_cont2 = {.kind = CP_CONT, .n_perm = 1, .axes = {{1, 3, 0, 2}}, .nd = 2, .ne = {14, 15}},
+    p_cont3 = {.kind = CP_CONT, .n_perm = 1, .axes = {{1, 0, 2, 3}}, .nd = 3, .ne = {5, 6, 7}},
+    p_cont4 = {.kind = CP_CONT, .n_perm = 1, .axes = {{2, 0, 3, 1}}, .nd = 4, .ne = {3, 5, 7, 2}},
+    p_gcont2 = {.kind = CP_CONT, .n_perm = 1, .axes = {{1, 0, 2, 3}}, .nd = 2, .ne = {6, 10}},
     p_rs1 = {.kind = CP_RESHAPE, .nd = 1, .ne = {210}}, p_rs2 = {.kind = CP_RESHAPE, .nd = 2, .ne = {14, 15}},
     p_rs3 = {.kind = CP_RESHAPE, .nd = 3, .ne = {5, 6, 7}}, p_rs4 = {.kind = CP_RESHAPE, .nd = 4, .ne = {3, 5, 7, 2}},
     p_rs_like = {.kind = CP_RESHAPE, .nd = 0, .ne = {30, 7, 1, 1}}, p_rs_6x10 = {.kind = CP_RESHAPE, .nd = 2, .ne = {6, 10}},
@@ -231,6 +243,13 @@ static const struct ops_row rows[] = {
     FWD("PERMUTE", "of a permute", p_perm_perm, (7, 5, 3, 2), 0, OPS_VIEW, NULL),
     FWD("TRANSPOSE", "[7,5,3,2]", p_tr, (7, 5, 3, 2), 0, OPS_VIEW, NULL),
     GRAD("DUP", "gradient", p_dup, (5, 3, 2, 2), OPS_NEW),
+    FWD("DUP", "dup_inplace", p_dup_inplace, (7, 5, 3, 2), OPS_CONTIG | OPS_TRANSPOSED, OPS_INPLACE, NULL),
+    /* cont_1d..4d: a's logical order (of a permuted view too) in a new shape */
+    FWD("CONT", "cont_1d [210]", p_cont1, (7, 5, 3, 2), OPS_ANY_LAYOUT, OPS_NEW, post_contiguous),
+    FWD("CONT", "cont_2d [14,15] of a permuted view", p_cont2, (7, 5, 3, 2), 0, OPS_NEW, post_contiguous),
+    FWD("CONT", "cont_3d [5,6,7] of a transposed view", p_cont3, (7, 5, 3, 2), 0, OPS_NEW, post_contiguous),
+    FWD("CONT", "cont_4d [3,5,7,2] of a permuted view", p_cont4, (7, 5, 3, 2), OPS_CONTIG | OPS_TRANSPOSED, OPS_NEW, post_contiguous),
+    GRAD("CONT", "gradient, cont_2d [6,10] of a transposed param", p_gcont2, (5, 3, 2, 2), OPS_NEW),
     GRAD("CONT", "gradient, of a permuted param", p_cont_perm2, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient", p_cpy, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient, to a new shape [12,5]", p_cpy_12x5, (5, 3, 2, 2), OPS_NEW),

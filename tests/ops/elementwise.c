@@ -1,8 +1,9 @@
 /* elementwise.c -- rows of the element-wise ops: add, sub, mul, div (b
  * broadcast over a), add_inplace, add_id (b's rows picked by expert ids:
  * a[:, i1, i2, i3] + b[:, ids[i1, i2]]), add1 (b a scalar) and add1_inplace,
- * sqr, sqrt, log, sin, cos (and their _inplace), scale, clamp, leaky_relu
- * (and in place).
+ * sqr, sqrt, log, sin, cos, scale and scale_bias (and their _inplace, with
+ * sub, mul and div's: autodiff's refusal where the rule reads the
+ * overwritten a), clamp, leaky_relu (and in place).
  *
  * Forward tolerance: relative 2-norm error 1e-5 (one float operation per
  * element, ~1e-7; a wrong element, index or broadcast is off by 1e-2 or
@@ -17,7 +18,7 @@ struct ew_params {
     bool self;     /* the one input on both sides: x op x */
     bool inplace;  /* add_inplace, add1_inplace, sin/cos_inplace, leaky_relu(.., true) */
     float s;       /* scale, leaky_relu's negative slope; clamp's min */
-    float hi;      /* clamp's max */
+    float hi;      /* clamp's max; scale_bias's bias (with .op = EW_SCALE) */
 };
 
 static const struct ew_params p_add = {.op = EW_ADD}, p_sub = {.op = EW_SUB}, p_mul = {.op = EW_MUL}, p_div = {.op = EW_DIV},
@@ -29,25 +30,33 @@ static const struct ew_params p_add = {.op = EW_ADD}, p_sub = {.op = EW_SUB}, p_
                               p_cos_inplace = {.op = EW_COS, .inplace = true}, p_clamp = {.op = EW_CLAMP, .s = -0.5f, .hi = 0.75f},
                               p_clamp_lo = {.op = EW_CLAMP, .s = -INFINITY, .hi = 0.25f},  /* a bound only above */
                               p_leaky = {.op = EW_LEAKY, .s = 0.1f}, p_leaky_neg = {.op = EW_LEAKY, .s = -0.3f},
-                              p_leaky_inplace = {.op = EW_LEAKY, .s = 0.1f, .inplace = true};
+                              p_leaky_inplace = {.op = EW_LEAKY, .s = 0.1f, .inplace = true},
+                              p_sub_inplace = {.op = EW_SUB, .inplace = true}, p_mul_inplace = {.op = EW_MUL, .inplace = true},
+                              p_div_inplace = {.op = EW_DIV, .inplace = true}, p_sqr_inplace = {.op = EW_SQR, .inplace = true},
+                              p_sqrt_inplace = {.op = EW_SQRT, .inplace = true}, p_log_inplace = {.op = EW_LOG, .inplace = true},
+                              p_scale_inplace = {.op = EW_SCALE, .s = -1.7f, .inplace = true},
+                              p_scale_bias = {.op = EW_SCALE, .s = 0.6f, .hi = -0.35f},
+                              p_scale_bias_inplace = {.op = EW_SCALE, .s = -1.3f, .hi = 2.5f, .inplace = true};
 
 static struct ggml_tensor * b_ew(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct ew_params * p = params;
     struct ggml_tensor * b = p->self ? in[0] : in[1];
     switch (p->op) {
         case EW_ADD:  return p->inplace ? ggml_add_inplace(ctx, in[0], b) : ggml_add(ctx, in[0], b);
-        case EW_SUB:  return ggml_sub(ctx, in[0], b);
-        case EW_MUL:  return ggml_mul(ctx, in[0], b);
-        case EW_DIV:  return ggml_div(ctx, in[0], b);
-        case EW_SQR:  return ggml_sqr(ctx, in[0]);
-        case EW_SQRT: return ggml_sqrt(ctx, in[0]);
-        case EW_LOG:  return ggml_log(ctx, in[0]);
+        case EW_SUB:  return p->inplace ? ggml_sub_inplace(ctx, in[0], b) : ggml_sub(ctx, in[0], b);
+        case EW_MUL:  return p->inplace ? ggml_mul_inplace(ctx, in[0], b) : ggml_mul(ctx, in[0], b);
+        case EW_DIV:  return p->inplace ? ggml_div_inplace(ctx, in[0], b) : ggml_div(ctx, in[0], b);
+        case EW_SQR:  return p->inplace ? ggml_sqr_inplace(ctx, in[0]) : ggml_sqr(ctx, in[0]);
+        case EW_SQRT: return p->inplace ? ggml_sqrt_inplace(ctx, in[0]) : ggml_sqrt(ctx, in[0]);
+        case EW_LOG:  return p->inplace ? ggml_log_inplace(ctx, in[0]) : ggml_log(ctx, in[0]);
         case EW_ADD1: return p->inplace ? ggml_add1_inplace(ctx, in[0], in[1]) : ggml_add1(ctx, in[0], in[1]);
         case EW_SIN:  return p->inplace ? ggml_sin_inplace(ctx, in[0]) : ggml_sin(ctx, in[0]);
         case EW_COS:  return p->inplace ? ggml_cos_inplace(ctx, in[0]) : ggml_cos(ctx, in[0]);
         case EW_CLAMP: return ggml_clamp(ctx, in[0], p->s, p->hi);
         case EW_LEAKY: return ggml_leaky_relu(ctx, in[0], p->s, p->inplace);
-        default:      return ggml_scale(ctx, in[0], p->s);
+        default:
+            if (p->hi != 0.0f) return p->inplace ? ggml_scale_bias_inplace(ctx, in[0], p->s, p->hi) : ggml_scale_bias(ctx, in[0], p->s, p->hi);
+            return p->inplace ? ggml_scale_inplace(ctx, in[0], p->s) : ggml_scale(ctx, in[0], p->s);
     }
 }
 
@@ -73,7 +82,7 @@ static void r_ew(const double * const * in, const int64_t (*ne)[4], const void *
             case EW_COS:  out[i] = cos(x); break;
             case EW_CLAMP: out[i] = x < p->s ? p->s : x > p->hi ? p->hi : x; break;
             case EW_LEAKY: out[i] = x > 0 ? x : p->s * x; break;
-            default:      out[i] = p->s * x; break;
+            default:      out[i] = p->s * x + p->hi; break;
         }
     }
 }
@@ -142,6 +151,20 @@ static void r_add_id(const double * const * in, const int64_t (*ne)[4], const vo
      .in = {{.ne = {7, 5, 3, 2}, .lo = -3, .hi = 3, .layout = OPS_CONTIG | OPS_TRANSPOSED}, {.ne = {1, 1, 1, 1}, .lo = -1, .hi = 1}}, \
      .ref = r_ew, .tol = 1e-5, .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
 
+/* written over a (contiguous or transposed) with b of shape B in [LO, HI];
+ * GRAD: the refusal where the rule reads the overwritten a; where it does not
+ * (sub, div, sqrt, scale), the rule is the one the rows without _inplace
+ * check (finite differences cannot run on an input the op overwrites) */
+#define INPLACE2(OP, P, NAME, B, LO, HI, GRAD)                                                                      \
+    {.op = OP, .variant = NAME " b " #B, .build = b_ew, .params = &P, .n_in = 2,                                    \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1, .layout = OPS_CONTIG | OPS_TRANSPOSED}, {.ne = OPS_SHAPE B, .lo = LO, .hi = HI, .fill = f_random_sign}}, \
+     .ref = r_ew, .tol = 1e-5, .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
+/* one input in [0.5, 3], written over */
+#define INPLACE_POS(OP, P, NAME, GRAD)                                                                              \
+    {.op = OP, .variant = NAME, .build = b_ew, .params = &P, .n_in = 1,                                             \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = 0.5, .hi = 3, .layout = OPS_CONTIG | OPS_TRANSPOSED}}, .ref = r_ew, .tol = 1e-5, \
+     .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
+
 static const struct ops_row rows[] = {
     BINARY((7, 5, 3, 2), (7, 5, 3, 2)), BINARY((7, 5, 3, 2), (7, 1, 3, 1)), BINARY((7, 5, 3, 2), (1, 5, 1, 1)),
     BINARY((7, 5, 3, 2), (1, 1, 1, 1)), BINARY((7, 5, 3, 2), (7, 5, 1, 2)), BINARY((7, 5, 3, 2), (1, 5, 3, 1)),
@@ -180,6 +203,14 @@ static const struct ops_row rows[] = {
     FWD1("LEAKY_RELU", p_leaky, "slope 0.1", (1, 13, 1, 3), -2, 2),
     INPLACE("ADD1", p_add1_inplace, "add1_inplace", 2, OPS_FORWARD_ONLY), INPLACE("SIN", p_sin_inplace, "sin_inplace", 1, OPS_REFUSED),
     INPLACE("COS", p_cos_inplace, "cos_inplace", 1, OPS_REFUSED), INPLACE("LEAKY_RELU", p_leaky_inplace, "leaky_relu in place", 1, OPS_REFUSED),
+    INPLACE2("SUB", p_sub_inplace, "sub_inplace", (7, 5, 3, 2), -1, 1, OPS_FORWARD_ONLY), INPLACE2("SUB", p_sub_inplace, "sub_inplace broadcast", (7, 1, 3, 1), -1, 1, OPS_FORWARD_ONLY),
+    INPLACE2("MUL", p_mul_inplace, "mul_inplace", (7, 5, 3, 2), -1, 1, OPS_REFUSED), INPLACE2("MUL", p_mul_inplace, "mul_inplace broadcast", (1, 5, 1, 2), -1, 1, OPS_FORWARD_ONLY),
+    INPLACE2("DIV", p_div_inplace, "div_inplace", (7, 5, 3, 2), 0.5, 2, OPS_FORWARD_ONLY), INPLACE2("DIV", p_div_inplace, "div_inplace broadcast", (7, 5, 1, 1), 0.5, 2, OPS_FORWARD_ONLY),
+    INPLACE("SQR", p_sqr_inplace, "sqr_inplace", 1, OPS_REFUSED), INPLACE_POS("SQRT", p_sqrt_inplace, "sqrt_inplace", OPS_FORWARD_ONLY),
+    INPLACE_POS("LOG", p_log_inplace, "log_inplace", OPS_REFUSED), INPLACE("SCALE", p_scale_inplace, "scale_inplace", 1, OPS_FORWARD_ONLY),
+    INPLACE("SCALE", p_scale_bias_inplace, "scale_bias_inplace", 1, OPS_FORWARD_ONLY),
+    FWD1("SCALE", p_scale_bias, "scale_bias", (7, 5, 3, 2), -2, 2), FWD1("SCALE", p_scale_bias, "scale_bias", (1, 13, 1, 3), -2, 2),
+    GRAD1("SCALE", p_scale_bias, "scale_bias", (5, 3, 2, 2), OPS_CONTIG | OPS_TRANSPOSED, -1, 1),
     GRAD2("ADD1", p_add1, "a and the scalar b", (5, 3, 2, 2), 0, (1, 1, 1, 1), 0, -1, 1),
     GRAD2("ADD1", p_add1, "a transposed", (5, 3, 2, 1), OPS_TRANSPOSED, (1, 1, 1, 1), 0, -1, 1),
     GRAD1("SIN", p_sin, "[5,3,2,2]", (5, 3, 2, 2), 0, -4, 4), GRAD1("COS", p_cos, "[5,3,2,2]", (5, 3, 2, 2), 0, -4, 4),

@@ -48,6 +48,12 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
     {.op = OP, .variant = "a " #A " b " #B, .build = b_mm, .params = &P, .n_in = 2,                                    \
      .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
      .shape = s_mm, .ref = r_mm, .tol = 1e-5}
+/* one dot product as the whole result: inputs in [0.25, 1], since a 2-norm
+ * relative to one value that cancels to near 0 bounds nothing about float sums */
+#define DOT(OP, P, A, B)                                                                                                \
+    {.op = OP, .variant = "a " #A " b " #B, .build = b_mm, .params = &P, .n_in = 2,                                    \
+     .in = {{.ne = OPS_SHAPE A, .lo = 0.25, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = OPS_SHAPE B, .lo = 0.25, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5}
 /* mul_mat of K, M, N with a's planes (a2, a3) and b's (b2, b3) */
 #define MM(K, M, N, A2, A3, B2, B3) FWD("MUL_MAT", p_mm, (K, M, A2, A3), (K, N, B2, B3))
 #define OP(M, N, K, A2, A3, B2, B3) FWD("OUT_PROD", p_op, (M, K, A2, A3), (N, K, B2, B3))
@@ -83,13 +89,13 @@ static void r_mm_id(const double * const * in, const int64_t (*ne)[4], const voi
      .shape = s_mm_id, .ref = r_mm_id, .tol = 1e-5, .grad = GRAD}
 
 static const struct ops_row rows[] = {
-    MM(13, 7, 5, 1, 1, 1, 1), MM(1, 1, 1, 1, 1, 1, 1), MM(1, 4, 3, 1, 1, 1, 1), MM(17, 1, 1, 1, 1, 1, 1),
+    MM(13, 7, 5, 1, 1, 1, 1), MM(1, 1, 1, 1, 1, 1, 1), MM(1, 4, 3, 1, 1, 1, 1), DOT("MUL_MAT", p_mm, (17, 1, 1, 1), (17, 1, 1, 1)),
     MM(70, 3, 2, 1, 1, 1, 1), MM(33, 6, 7, 3, 1, 3, 2),
     MM(9, 4, 3, 2, 1, 6, 3),  /* a broadcast over dims 2 (groups of 3) and 3 */
     MM(5, 3, 2, 2, 3, 4, 6),  /* groups of 2 in both dims */
     MM(6, 5, 4, 1, 2, 5, 2),
     MM(300, 130, 103, 1, 1, 1, 1), MM(257, 65, 13, 1, 1, 2, 1),  /* past a panel, a reduction block, a column group */
-    OP(7, 5, 13, 1, 1, 1, 1), OP(1, 1, 1, 1, 1, 1, 1), OP(4, 3, 1, 1, 1, 1, 1), OP(1, 1, 17, 1, 1, 1, 1),
+    OP(7, 5, 13, 1, 1, 1, 1), OP(1, 1, 1, 1, 1, 1, 1), OP(4, 3, 1, 1, 1, 1, 1), DOT("OUT_PROD", p_op, (1, 17, 1, 1), (1, 17, 1, 1)),
     OP(3, 2, 70, 1, 1, 1, 1), OP(6, 7, 33, 3, 1, 3, 2),
     OP(4, 3, 9, 2, 1, 6, 3),  /* a broadcast over dims 2 (groups of 3) and 3 */
     OP(3, 2, 5, 2, 3, 4, 6),  /* groups of 2 in both dims */

@@ -10,22 +10,22 @@
  * eps: x / |x|; below: x / eps, whose gradient is g / eps). group_norm with
  * groups that divide the channels, that do not (a smaller last group), that
  * are empty (n_groups > channels), on rows offset by 1000. Gradients: the
- * harness defaults. */
+ * harness defaults. The _inplace forms: forward, and autodiff's refusal. */
 #include "ops/harness.h"
 #include "ops/ops_internal.h"  /* white-box: the internal backward op of norm */
 
 enum nm_op { NM_NORM, NM_RMS_NORM, NM_NORM_BACK, NM_RMS_NORM_BACK, NM_L2_NORM, NM_L2_NORM_BACK, NM_GROUP_NORM, NM_GROUP_NORM_BACK };
-struct nm_params { enum nm_op op; float eps; int n_groups; };
+struct nm_params { enum nm_op op; float eps; int n_groups; bool inplace; };
 
 static struct ggml_tensor * b_norm(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct nm_params * p = params;
     switch (p->op) {
-        case NM_NORM:      return ggml_norm(ctx, in[0], p->eps);
-        case NM_RMS_NORM:  return ggml_rms_norm(ctx, in[0], p->eps);
+        case NM_NORM:      return p->inplace ? ggml_norm_inplace(ctx, in[0], p->eps) : ggml_norm(ctx, in[0], p->eps);
+        case NM_RMS_NORM:  return p->inplace ? ggml_rms_norm_inplace(ctx, in[0], p->eps) : ggml_rms_norm(ctx, in[0], p->eps);
         case NM_NORM_BACK: return ggmlr_norm_back(ctx, in[0], in[1], p->eps);
-        case NM_L2_NORM:   return ggml_l2_norm(ctx, in[0], p->eps);
+        case NM_L2_NORM:   return p->inplace ? ggml_l2_norm_inplace(ctx, in[0], p->eps) : ggml_l2_norm(ctx, in[0], p->eps);
         case NM_L2_NORM_BACK: return ggmlr_l2_norm_back(ctx, in[0], in[1], p->eps);
-        case NM_GROUP_NORM: return ggml_group_norm(ctx, in[0], p->n_groups, p->eps);
+        case NM_GROUP_NORM: return p->inplace ? ggml_group_norm_inplace(ctx, in[0], p->n_groups, p->eps) : ggml_group_norm(ctx, in[0], p->n_groups, p->eps);
         case NM_GROUP_NORM_BACK: return ggmlr_group_norm_back(ctx, in[0], in[1], p->n_groups, p->eps);
         default:           return ggml_rms_norm_back(ctx, in[0], in[1], p->eps);
     }
@@ -99,40 +99,49 @@ static void f_degenerate(double * v, const int64_t ne[4]) { (void) ne; for (int 
 #define X_(N0, ROWS, LO, HI, TR, FILL) {.ne = {N0, ROWS, 1, 1}, .lo = LO, .hi = HI, .layout = (TR) ? OPS_TRANSPOSED : 0, .fill = FILL}
 #define G_(N0, ROWS) {.ne = {N0, ROWS, 1, 1}, .lo = -1, .hi = 1}
 #define NM(OP, NAME, EPS, N0, ROWS, LO, HI, TR, FILL, GRAD_BACK)                                                       \
-    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS, 0}, .n_in = 1,     \
+    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP, .eps = EPS, .n_groups = 0}, .n_in = 1,     \
      .in = {X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-6},                                              \
-    {.op = #OP "_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP##_BACK, EPS, 0},\
+    {.op = #OP "_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP##_BACK, .eps = EPS, .n_groups = 0},\
      .n_in = 2, .in = {G_(N0, ROWS), X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-5, .grad = GRAD_BACK}
 /* rows of length n0, values offset +- noise */
 #define CASE(NAME, N0, ROWS, OFFSET, NOISE, EPS, TR)                                                                  \
     NM(NORM, NAME, EPS, N0, ROWS, (OFFSET) - (NOISE), (OFFSET) + (NOISE), TR, NULL, OPS_FORWARD_ONLY),                 \
     NM(RMS_NORM, NAME, EPS, N0, ROWS, (OFFSET) - (NOISE), (OFFSET) + (NOISE), TR, NULL, OPS_FORWARD_ONLY)
 #define GRAD(OP, NAME, EPS, S, LAY)                                                                                     \
-    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_##OP, EPS, 0}, .n_in = 1,     \
+    {.op = #OP, .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP, .eps = EPS, .n_groups = 0}, .n_in = 1,     \
      .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_norm, .tol = 1e-6, .grad = OPS_GRAD}
 
 /* l2_norm and its backward on [N0 x ROWS] */
 #define L2(NAME, EPS, N0, ROWS, LO, HI, TR, FILL, GRAD_BACK)                                                           \
-    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM, EPS, 0}, .n_in = 1, \
+    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_L2_NORM, .eps = EPS}, .n_in = 1, \
      .in = {X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-6},                                              \
-    {.op = "L2_NORM_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM_BACK, EPS, 0},  \
+    {.op = "L2_NORM_BACK", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_L2_NORM_BACK, .eps = EPS},  \
      .n_in = 2, .in = {G_(N0, ROWS), X_(N0, ROWS, LO, HI, TR, FILL)}, .ref = r_norm, .tol = 1e-5, .grad = GRAD_BACK}
 /* group_norm and its backward on S, x in [LO, HI] with layouts LAY */
 #define GN(NAME, NG, EPS, S, LO, HI, LAY, GRAD_BACK)                                                                  \
-    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_GROUP_NORM, EPS, NG},   \
+    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_GROUP_NORM, .eps = EPS, .n_groups = NG},   \
      .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .layout = LAY}}, .ref = r_group_norm, .tol = 1e-6},      \
     {.op = "GROUP_NORM_BACK", .variant = NAME, .build = b_norm,                                                         \
-     .params = &(const struct nm_params) {NM_GROUP_NORM_BACK, EPS, NG}, .n_in = 2,                                     \
+     .params = &(const struct nm_params) {.op = NM_GROUP_NORM_BACK, .eps = EPS, .n_groups = NG}, .n_in = 2,                                     \
      .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}, {.ne = OPS_SHAPE S, .lo = LO, .hi = HI, .layout = LAY}}, \
      .ref = r_group_norm, .tol = 1e-5, .grad = GRAD_BACK}
 #define GRAD_L2(NAME, EPS, S, LAY)                                                                                      \
-    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_L2_NORM, EPS, 0}, .n_in = 1, \
+    {.op = "L2_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_L2_NORM, .eps = EPS}, .n_in = 1, \
      .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_norm, .tol = 1e-6, .grad = OPS_GRAD}
 #define GRAD_GN(NAME, NG, EPS, S, LAY)                                                                                  \
-    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {NM_GROUP_NORM, EPS, NG},   \
+    {.op = "GROUP_NORM", .variant = NAME, .build = b_norm, .params = &(const struct nm_params) {.op = NM_GROUP_NORM, .eps = EPS, .n_groups = NG},   \
      .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_group_norm, .tol = 1e-6, .grad = OPS_GRAD}
 
+/* the _inplace form on a contiguous S (offset 1000: the statistics are taken
+ * before the row is overwritten); autodiff refuses it, the rule reads x */
+#define INPLACE(OP, REF, NG, S)                                                                                         \
+    {.op = #OP, .variant = "_inplace " #S, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP, .eps = 1e-5f, .n_groups = NG, .inplace = true}, \
+     .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = 998, .hi = 1002}}, .ref = REF, .tol = 1e-6, .result = OPS_INPLACE,   \
+     .grad = OPS_REFUSED, .refusal = "in-place"}
+
 static const struct ops_row rows[] = {
+    INPLACE(NORM, r_norm, 0, (37, 5, 2, 1)), INPLACE(RMS_NORM, r_norm, 0, (37, 5, 2, 1)), INPLACE(L2_NORM, r_norm, 0, (37, 5, 2, 1)),
+    INPLACE(GROUP_NORM, r_group_norm, 3, (5, 4, 7, 2)),
     CASE("[37 x 5]", 37, 5, 0, 2, 1e-5f, false),
     CASE("[64 x 3] eps 0.1", 64, 3, 0, 1, 0.1f, false),
     CASE("rows of length 1", 1, 4, 0, 2, 1e-5f, false),

@@ -2,7 +2,8 @@
  * The forward rows pool x + c, c a fixed permutation of steps of 0.25
  * centred on 0 and x in [-0.1, 0.1]: every window's largest element is the
  * same under the finite differences' steps (no kink is crossed) and half
- * the windows are all negative, so a padding read as 0 would show. */
+ * the windows are all negative, so a padding read as 0 would show. F16
+ * inputs: pooled as stored, F32 results, the gradient refused. */
 #include "ops/harness.h"
 
 #include <float.h>
@@ -28,6 +29,9 @@ static struct ggml_tensor * b_pool(struct ggml_context * ctx, struct ggml_tensor
     for (int64_t i = 0; i < n; i++) ((float *) c->data)[i] = (float) offset_of(i, n);
     return pool_of(ctx, ggml_add(ctx, in[0], c), p);
 }
+
+/* the pool of in[0] itself: an F16 input (upstream's tests pool F16 data) */
+static struct ggml_tensor * b_pool_direct(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return pool_of(ctx, in[0], p); }
 
 /* in[0] = dy, in[1] = the forward's input */
 static struct ggml_tensor * b_pool_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
@@ -85,6 +89,11 @@ static void r_pool(const double * const * in, const int64_t (*ne)[4], const void
     free(x);
 }
 
+static void r_pool_direct(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    pool_ref(p, in[0], ne[0], NULL, out);
+}
+
 static void r_pool_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
     (void) no;
     pool_ref(p, in[1], ne[1], in[0], out);
@@ -109,7 +118,14 @@ static void s_pool_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
 #define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, GRAD, N, ...)                                                        \
     {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
      .ref = REF, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD}
+/* an F16 input (values the halves store; ties possible, any layout), F32 result; its gradient refused */
+#define F16_(OP, NAME, CASE, S, GRAD)                                                                                \
+    {.op = OP, .variant = "F16 input, " NAME, .build = b_pool_direct, .params = &CASE, .n_in = 1,                 \
+     .in = {{.ne = OPS_SHAPE S, .lo = -3, .hi = 3, .type = GGML_TYPE_F16, .layout = OPS_ANY_LAYOUT}}, .shape = s_pool, \
+     .ref = r_pool_direct, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD, .refusal = "f16"}
 static const struct ops_row rows[] = {
+    F16_("POOL_1D", "max k 3 s 2 p 1", max1, (9, 3, 2, 1), OPS_REFUSED), F16_("POOL_1D", "avg k 4 s 1 p 3", avg1_wide, (5, 2, 1, 3), OPS_FORWARD_ONLY),
+    F16_("POOL_2D", "max 3x2 s 2,1 p 1,1", max2_pad, (7, 5, 2, 1), OPS_REFUSED), F16_("POOL_2D", "avg 2x2 s 2", avg2, (8, 6, 3, 2), OPS_FORWARD_ONLY),
     ROW_("POOL_1D", "max k 3 s 2 p 1, odd", b_pool, max1, s_pool, r_pool, OPS_GRAD, 1, IN_((9, 3, 2, 1), -0.1, 0.1)),
     ROW_("POOL_1D", "avg k 3 s 2 p 1 (inside count)", b_pool, avg1, s_pool, r_pool, OPS_GRAD, 1, IN_((9, 3, 2, 1), -0.1, 0.1)),
     ROW_("POOL_1D", "avg k 4 s 1 p 3", b_pool, avg1_wide, s_pool, r_pool, OPS_GRAD, 1, IN_((5, 2, 1, 3), -0.1, 0.1)),

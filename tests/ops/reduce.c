@@ -11,7 +11,7 @@
 #include <string.h>
 
 enum rd_op { RD_SUM, RD_SUM_ROWS, RD_MEAN, RD_REPEAT, RD_REPEAT_BACK, RD_ARGMAX, RD_CUMSUM, RD_COUNT_EQUAL, RD_ARGSORT_ASC,
-             RD_ARGSORT_DESC, RD_TOP_K };
+             RD_ARGSORT_DESC, RD_TOP_K, RD_REPEAT_4D };
 struct rd_params {
     enum rd_op op;
     int64_t ne[4];  /* REPEAT: the shape tiled to; REPEAT_BACK: the shape summed down to; TOP_K: k in ne[0] */
@@ -24,6 +24,7 @@ static struct ggml_tensor * b_reduce(struct ggml_context * ctx, struct ggml_tens
         case RD_SUM_ROWS:    return ggml_sum_rows(ctx, in[0]);
         case RD_MEAN:        return ggml_mean(ctx, in[0]);
         case RD_REPEAT:      return ggml_repeat(ctx, in[0], ggml_new_tensor(ctx, GGML_TYPE_F32, 4, p->ne));
+        case RD_REPEAT_4D:   return ggml_repeat_4d(ctx, in[0], p->ne[0], p->ne[1], p->ne[2], p->ne[3]);
         case RD_REPEAT_BACK: return ggml_repeat_back(ctx, in[0], ggml_new_tensor(ctx, GGML_TYPE_F32, 4, p->ne));
         case RD_CUMSUM:      return ggml_cumsum(ctx, in[0]);
         case RD_COUNT_EQUAL: return ggml_count_equal(ctx, in[0], in[1]);
@@ -42,7 +43,7 @@ static void s_reduce(const int64_t (*ne)[4], const void * params, int64_t no[4])
         case RD_CUMSUM: case RD_ARGSORT_ASC: case RD_ARGSORT_DESC: memcpy(no, a, 4 * sizeof *no); break;
         case RD_TOP_K:  memcpy(no, a, 4 * sizeof *no); no[0] = p->ne[0]; break;
         case RD_ARGMAX: no[0] = a[1]; no[1] = no[2] = no[3] = 1; break;
-        case RD_REPEAT: case RD_REPEAT_BACK: memcpy(no, p->ne, 4 * sizeof *no); break;
+        case RD_REPEAT: case RD_REPEAT_4D: case RD_REPEAT_BACK: memcpy(no, p->ne, 4 * sizeof *no); break;
         default:        no[0] = 1; no[1] = a[1]; no[2] = a[2]; no[3] = a[3]; break;
     }
 }
@@ -94,13 +95,15 @@ static void r_reduce(const double * const * in, const int64_t (*ne)[4], const vo
         default: break;
     }
     memset(out, 0, (size_t) ops_nel(no) * sizeof *out);
-    OPS_FOR4(p->op == RD_REPEAT ? no : na, i0, i1, i2, i3) {
-        const double x = p->op == RD_REPEAT ? 0 : a[ops_at(na, i0, i1, i2, i3)];
+    const bool tile = p->op == RD_REPEAT || p->op == RD_REPEAT_4D;
+    OPS_FOR4(tile ? no : na, i0, i1, i2, i3) {
+        const double x = tile ? 0 : a[ops_at(na, i0, i1, i2, i3)];
         switch (p->op) {
             case RD_SUM:      out[0] += x; break;
             case RD_SUM_ROWS: out[ops_at(no, 0, i1, i2, i3)] += x; break;
             case RD_MEAN:     out[ops_at(no, 0, i1, i2, i3)] += x / (double) na[0]; break;
-            case RD_REPEAT:   out[ops_at(no, i0, i1, i2, i3)] = a[ops_at(na, i0 % na[0], i1 % na[1], i2 % na[2], i3 % na[3])]; break;
+            case RD_REPEAT: case RD_REPEAT_4D:
+                out[ops_at(no, i0, i1, i2, i3)] = a[ops_at(na, i0 % na[0], i1 % na[1], i2 % na[2], i3 % na[3])]; break;
             default:          out[ops_at(no, i0 % no[0], i1 % no[1], i2 % no[2], i3 % no[3])] += x; break;
         }
     }
@@ -146,6 +149,11 @@ static const struct rd_params p_sum = {RD_SUM, {0}}, p_sum_rows = {RD_SUM_ROWS, 
     {.op = "REPEAT_BACK", .variant = #BIG " -> " #SMALL, .build = b_reduce,                                            \
      .params = &(const struct rd_params) {RD_REPEAT_BACK, OPS_SHAPE SMALL}, .n_in = 1,                                 \
      .in = {{.ne = OPS_SHAPE BIG, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+/* repeat_4d: SMALL tiled to the sizes BIG */
+#define REP4(SMALL, BIG, LAY, GRAD)                                                                                     \
+    {.op = "REPEAT", .variant = "repeat_4d " #SMALL " -> " #BIG, .build = b_reduce,                                   \
+     .params = &(const struct rd_params) {RD_REPEAT_4D, OPS_SHAPE BIG}, .n_in = 1,                                     \
+     .in = {{.ne = OPS_SHAPE SMALL, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
 #define BOTH(SMALL, BIG) REP(SMALL, BIG, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), REP_BACK(BIG, SMALL, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY)
 #define GRAD1(OP, NAME, P, S, LAY)                                                                                      \
     {.op = OP, .variant = NAME, .build = b_reduce, .params = &P, .n_in = 1,                                            \
@@ -174,6 +182,8 @@ static const struct ops_row rows[] = {
     REP((5, 1, 2, 1), (5, 3, 2, 2), 0, OPS_GRAD), REP((2, 1, 1, 2), (6, 3, 2, 2), 0, OPS_GRAD), REP((1, 1, 1, 1), (3, 2, 2, 2), 0, OPS_GRAD),
     REP_BACK((5, 3, 2, 2), (5, 1, 2, 1), 0, OPS_GRAD), REP_BACK((6, 3, 2, 2), (2, 1, 2, 1), 0, OPS_GRAD),
     REP_BACK((3, 2, 2, 2), (1, 1, 1, 1), 0, OPS_GRAD),
+    REP4((7, 1, 3, 1), (7, 5, 6, 2), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), REP4((2, 1, 1, 2), (6, 3, 2, 4), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    REP4((5, 1, 2, 1), (10, 3, 2, 2), 0, OPS_GRAD),
     ARGMAX("ties, equal rows, tiny differences", (6, 5, 1, 1), GGML_TYPE_F32, 0, 0, f_argmax_rows),
     ARGMAX("F16, ties, equal rows", (6, 5, 1, 1), GGML_TYPE_F16, 0, 0, f_argmax_rows_f16),
     ARGMAX("integers in [-20, 20] (ties)", (101, 13, 1, 1), GGML_TYPE_F32, -20, 20, f_integers),

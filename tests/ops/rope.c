@@ -1,6 +1,7 @@
 /* rope.c -- rows of rope_ext and rope_ext_back: both modes, n_dims < ne0,
  * freq_scale != 1, YaRN, frequency factors, strided input, positions up to
- * 1e6 and negative ones; rope_back(rope(x)) = m^2 x.
+ * 1e6 and negative ones; rope_back(rope(x)) = m^2 x; upstream's other forms
+ * (ggml_rope, ggml_rope_custom, the _inplace ones written over x).
  *
  * The reference follows the YaRN paper's formulation (inverse frequencies
  * inv_k = base^(-2k/n_dims) / c[k], interpolated ones inv_k * freq_scale,
@@ -38,6 +39,31 @@ static struct ggml_tensor * rope(struct ggml_context * ctx, const struct rp_para
 }
 static struct ggml_tensor * b_rope(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return rope(ctx, p, false, in, in[0]); }
 static struct ggml_tensor * b_rope_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return rope(ctx, p, true, in, in[0]); }
+/* upstream's other forms of ROPE: the same rotation (the rows give them parameters each form can express) */
+static struct ggml_tensor * b_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    return ggml_rope_ext_inplace(ctx, in[0], in[1], p->ff ? in[2] : NULL, p->n_dims, p->mode, p->n_ctx_orig, p->freq_base, p->freq_scale,
+                                 p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow);
+}
+static struct ggml_tensor * b_rope_custom(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    return ggml_rope_custom(ctx, in[0], in[1], p->n_dims, p->mode, p->n_ctx_orig, p->freq_base, p->freq_scale, p->ext_factor,
+                            p->attn_factor, p->beta_fast, p->beta_slow);
+}
+static struct ggml_tensor * b_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    return ggml_rope_custom_inplace(ctx, in[0], in[1], p->n_dims, p->mode, p->n_ctx_orig, p->freq_base, p->freq_scale, p->ext_factor,
+                                    p->attn_factor, p->beta_fast, p->beta_slow);
+}
+/* base 10000, no scaling: the rows' parameters must say so */
+static struct ggml_tensor * b_rope_plain(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    return ggml_rope(ctx, in[0], in[1], p->n_dims, p->mode);
+}
+static struct ggml_tensor * b_rope_plain_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    return ggml_rope_inplace(ctx, in[0], in[1], p->n_dims, p->mode);
+}
 static struct ggml_tensor * b_inverse(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return rope(ctx, p, true, in, rope(ctx, p, false, in, in[0]));
 }
@@ -149,6 +175,10 @@ static const struct rp_params
     {.op = OP, .variant = "frequency factors a parameter", .build = BUILD, .params = &c_ff, .n_in = 3,                \
      .in = {X_((12, 2, 13, 1), 0), POS_((12, 2, 13, 1)), {.ne = {6, 1, 1, 1}, .lo = 0.5, .hi = 2}}, .ref = REF,       \
      .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .grad = OPS_REFUSED, .refusal = "frequency factors"}
+/* a form of ROPE on a contiguous x, written over it (INPLACE) or not */
+#define FORM(NAME, BUILD, P, NFF, S, RESULT)                                                                                \
+    {.op = "ROPE", .variant = NAME, .build = BUILD, .params = &P, IN_(NFF, S, 0), .ref = r_rope, .cmp = OPS_ELEMENTS,  \
+     .tol = 1.2e-7, .atol = 4e-9, .result = RESULT}
 struct te_params { int dim, max_period; };
 static struct ggml_tensor * b_te(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     const struct te_params * c = p;
@@ -178,6 +208,12 @@ static const struct te_params te_8 = {8, 10000}, te_7 = {7, 100}, te_1 = {1, 10}
      .cmp = OPS_ELEMENTS, .atol = 1e-5, .grad = GRAD}
 
 static const struct ops_row rows[] = {
+    FORM("ggml_rope normal, n_dims < ne0", b_rope_plain, c_normal, 0, (10, 3, 13, 2), OPS_NEW),
+    FORM("ggml_rope neox", b_rope_plain, c_neox, 0, (16, 2, 13, 1), OPS_NEW),
+    FORM("ggml_rope_inplace neox", b_rope_plain_inplace, c_neox, 0, (18, 2, 13, 1), OPS_INPLACE),
+    FORM("ggml_rope_ext_inplace YaRN, factors", b_rope_ext_inplace, c_yarn_ff, 8, (20, 3, 13, 1), OPS_INPLACE),
+    FORM("ggml_rope_custom YaRN", b_rope_custom, c_yarn_half, 0, (32, 2, 13, 1), OPS_NEW),
+    FORM("ggml_rope_custom_inplace YaRN", b_rope_custom_inplace, c_yarn_slow, 0, (26, 2, 13, 1), OPS_INPLACE),
     CASE("normal, all dims", c_normal, 0, (8, 3, 13, 2), 0, 1.0),
     CASE("neox, all dims", c_neox, 0, (16, 2, 13, 1), 0, 1.0),
     CASE("normal, n_dims < ne0 (odd ne0)", c_partial, 0, (7, 5, 13, 1), 0, 1.0),

@@ -1,6 +1,7 @@
 /* soft_max.c -- rows of the softmax family: soft_max, soft_max_ext (scale,
  * F32 / F16 masks with -Inf entries and fully masked rows, mask broadcasting,
- * ALiBi) and soft_max_ext_back.
+ * ALiBi), attention sinks (forward and the gradient of x and the sinks), the
+ * _inplace form, and soft_max_ext_back.
  *
  * Forward tolerance: relative 2-norm error 1e-5 (a sum of <= 64 exponentials
  * in float, ~1e-7); masked entries and fully masked rows must be exactly 0,
@@ -13,31 +14,39 @@
 struct sm_params {
     bool mask;  /* in[1] is the mask */
     float scale, max_bias;
+    bool sinks;    /* the next input is the sinks [ne2] (ggml_soft_max_add_sinks) */
+    bool inplace;  /* soft_max_ext_inplace */
 };
 
-static const struct sm_params p_plain = {false, 1.0f, 0.0f};
+static const struct sm_params p_plain = {.mask = false, .scale = 1.0f, .max_bias = 0.0f};
 
 static struct ggml_tensor * b_soft_max(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct sm_params * p = params;
     if (p == &p_plain) return ggml_soft_max(ctx, in[0]);
-    return ggml_soft_max_ext(ctx, in[0], p->mask ? in[1] : NULL, p->scale, p->max_bias);
+    struct ggml_tensor * mask = p->mask ? in[1] : NULL;
+    struct ggml_tensor * y = p->inplace ? ggml_soft_max_ext_inplace(ctx, in[0], mask, p->scale, p->max_bias)
+                                        : ggml_soft_max_ext(ctx, in[0], mask, p->scale, p->max_bias);
+    if (y && p->sinks) ggml_soft_max_add_sinks(y, in[p->mask ? 2 : 1]);
+    return y;
 }
 
 
-/* softmax(scale*x + slope(i2)*mask[i0, i1, i2 % mne2, i3 % mne3]) along ne0; a row that is all -Inf gives zeros */
+/* softmax(scale*x + slope(i2)*mask[i0, i1, i2 % mne2, i3 % mne3]) along ne0; a row that is all -Inf gives zeros;
+ * with sinks, e^(sinks[i2]) joins each row's denominator (and its max) */
 static void r_soft_max(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     const struct sm_params * p = params;
     const int64_t n0 = no[0];
     double * s = malloc((size_t) n0 * sizeof *s);
     OPS_FOR4(no, zero, i1, i2, i3) {
         if (zero != 0) continue;  /* once per row */
-        double mx = -INFINITY;
+        const double sink = p->sinks ? in[p->mask ? 2 : 1][i2] : -INFINITY;
+        double mx = sink;
         for (int64_t i = 0; i < n0; i++) {
             s[i] = p->scale * in[0][ops_at(no, i, i1, i2, i3)];
             if (p->mask) s[i] += attn_alibi_slope(p->max_bias, i2, no[2]) * in[1][ops_at(ne[1], i, i1, i2 % ne[1][2], i3 % ne[1][3])];
             if (s[i] > mx) mx = s[i];
         }
-        double sum = 0;
+        double sum = p->sinks && mx != -INFINITY ? exp(sink - mx) : 0;
         for (int64_t i = 0; i < n0; i++) sum += mx == -INFINITY ? 0.0 : exp(s[i] - mx);
         for (int64_t i = 0; i < n0; i++) out[ops_at(no, i, i1, i2, i3)] = mx == -INFINITY ? 0.0 : exp(s[i] - mx) / sum;
     }
@@ -93,9 +102,9 @@ static void check_refs(void) {
 }
 
 /* mask parameters of the rows */
-static const struct sm_params p_m1 = {true, 0.7f, 0.0f}, p_m2 = {true, 1.5f, 0.0f}, p_m3 = {true, 0.3f, 0.0f},
-                              p_a1 = {true, 1.3f, 8.0f}, p_a2 = {true, 1.0f, 2.5f}, p_a3 = {true, 0.9f, 8.0f},
-                              p_a4 = {true, 1.0f, 1.0f}, p_g16 = {true, 1.9f, 0.0f}, p_galibi = {true, 1.1f, 4.0f};
+static const struct sm_params p_m1 = {.mask = true, .scale = 0.7f, .max_bias = 0.0f}, p_m2 = {.mask = true, .scale = 1.5f, .max_bias = 0.0f}, p_m3 = {.mask = true, .scale = 0.3f, .max_bias = 0.0f},
+                              p_a1 = {.mask = true, .scale = 1.3f, .max_bias = 8.0f}, p_a2 = {.mask = true, .scale = 1.0f, .max_bias = 2.5f}, p_a3 = {.mask = true, .scale = 0.9f, .max_bias = 8.0f},
+                              p_a4 = {.mask = true, .scale = 1.0f, .max_bias = 1.0f}, p_g16 = {.mask = true, .scale = 1.9f, .max_bias = 0.0f}, p_galibi = {.mask = true, .scale = 1.1f, .max_bias = 4.0f};
 
 #define PLAIN(S) {.op = "SOFT_MAX", .variant = #S, .build = b_soft_max, .params = &p_plain, .n_in = 1,                    \
                   .in = {{.ne = OPS_SHAPE S, .lo = -3, .hi = 3, .layout = OPS_ANY_LAYOUT}}, .ref = r_soft_max, .tol = 1e-5}
@@ -109,7 +118,33 @@ static const struct sm_params p_m1 = {true, 0.7f, 0.0f}, p_m2 = {true, 1.5f, 0.0
                       .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1}, {.ne = OPS_SHAPE S, .lo = 0, .hi = YHI}},           \
                       .ref = r_soft_max_back, .tol = 1e-5, .grad = OPS_REFUSED}
 
+static const struct sm_params p_sinks = {.scale = 1.0f, .sinks = true}, p_sinks_mask = {.mask = true, .scale = 0.8f, .sinks = true},
+                              p_sinks_alibi = {.mask = true, .scale = 1.2f, .max_bias = 4.0f, .sinks = true},
+                              p_inplace = {.scale = 1.0f, .inplace = true}, p_inplace_mask = {.mask = true, .scale = 0.7f, .inplace = true};
+/* x S, sinks [H = S's ne2] in [-2, 3] (large enough to take the max of some rows); with a mask M when P has one */
+#define SINKS(NAME, P, S, H, LAY, GRAD)                                                                                    \
+    {.op = "SOFT_MAX", .variant = NAME, .build = b_soft_max, .params = &P, .n_in = 2,                                 \
+     .in = {{.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .layout = LAY}, {.ne = {H, 1, 1, 1}, .lo = -2, .hi = 3}}, \
+     .ref = r_soft_max, .tol = 1e-5, .grad = GRAD}
+#define SINKS_MASK(NAME, P, S, H, M, GRAD)                                                                                 \
+    {.op = "SOFT_MAX", .variant = NAME, .build = b_soft_max, .params = &P, .n_in = 3,                                 \
+     .in = {{.ne = OPS_SHAPE S, .lo = -2, .hi = 2}, {.ne = OPS_SHAPE M, .lo = -1, .hi = 1, .fixed = true, .fill = f_mask_row1}, \
+            {.ne = {H, 1, 1, 1}, .lo = -2, .hi = 3}},                                                     \
+     .ref = r_soft_max, .tol = 1e-5, .post = post_zeros, .grad = GRAD}
+
 static const struct ops_row rows[] = {
+    /* attention sinks: forward on every layout of x, the gradient of x and of the sinks */
+    SINKS("sinks [3]", p_sinks, (7, 5, 3, 2), 3, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), SINKS("sinks [1], one-element rows", p_sinks, (1, 6, 1, 2), 1, 0, OPS_FORWARD_ONLY),
+    SINKS("gradient of x and sinks [4]", p_sinks, (6, 3, 4, 2), 4, OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
+    SINKS_MASK("sinks, mask with a masked row, scale 0.8", p_sinks_mask, (7, 5, 3, 1), 3, (7, 6, 1, 1), OPS_FORWARD_ONLY),
+    SINKS_MASK("sinks, ALiBi 4, 6 heads", p_sinks_alibi, (7, 5, 6, 1), 6, (7, 5, 1, 1), OPS_FORWARD_ONLY),
+    SINKS_MASK("gradient, sinks and mask", p_sinks_mask, (5, 4, 3, 2), 3, (5, 4, 1, 1), OPS_GRAD),
+    /* soft_max_ext_inplace (its rule reads only y: the gradient is the one the rows above check) */
+    {.op = "SOFT_MAX", .variant = "_inplace", .build = b_soft_max, .params = &p_inplace, .n_in = 1,
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -3, .hi = 3}}, .ref = r_soft_max, .tol = 1e-5, .result = OPS_INPLACE},
+    {.op = "SOFT_MAX", .variant = "_inplace with a mask", .build = b_soft_max, .params = &p_inplace_mask, .n_in = 2,
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -3, .hi = 3}, {.ne = {7, 5, 1, 1}, .lo = -1, .hi = 1, .fixed = true, .fill = f_mask_row2}},
+     .ref = r_soft_max, .tol = 1e-5, .post = post_zeros, .result = OPS_INPLACE},
     PLAIN((7, 5, 3, 2)), PLAIN((1, 13, 1, 3)), PLAIN((64, 3, 1, 1)),
     /* a mask with more rows than x (padding), of both types; mask planes; ALiBi with 6 heads (n_head_log2 = 4:
        heads 4, 5 use m1), 8 heads (slopes 2^-1 .. 2^-8), 3 heads (n_head_log2 = 2) */

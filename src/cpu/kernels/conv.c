@@ -9,7 +9,9 @@
  * the patch entries that read it (those with iw + p0 - kw d0 a multiple of s0,
  * the quotient an output position), so each thread owns whole image rows and
  * the sums run in a fixed order. The transposed convolutions gather the
- * same way. Every tensor is read through its strides. */
+ * same way. Every tensor is read through its strides. IM2COL's image and
+ * result, and the transposed convolutions' kernel, may be F16 (read as F32;
+ * an F16 patch row is rounded once, from F32). */
 #include "cpu/kernels/kernels.h"
 
 #include <string.h>
@@ -29,6 +31,16 @@ static struct conv_geom conv_geom(const struct ggml_tensor * img, const struct g
     return g;
 }
 
+/* an F32 or F16 element */
+static inline float load(enum ggml_type type, const char * ptr) {
+    return type == GGML_TYPE_F32 ? *(const float *) ptr : ggml_fp16_to_fp32(*(const ggml_fp16_t *) ptr);
+}
+
+/* an F16 result's row is built in F32 in the scratch, then narrowed */
+static size_t im2col_work_size(const struct ggml_tensor * dst) {
+    return dst->type == GGML_TYPE_F32 ? 0 : (size_t) dst->ne[0] * sizeof(float);
+}
+
 /* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D, (0, i2) in 1-D */
 static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
@@ -38,7 +50,7 @@ static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_te
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const int64_t oh = cp.is_2d ? i2 : 0, n = cp.is_2d ? i3 : i2;
-        float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        float * const row0 = dst->type == GGML_TYPE_F32 ? ggmlr_elem_ptr(dst, 0, i1, i2, i3) : p->wdata, * out = row0;
         const int64_t x0 = i1 * cp.s0 - cp.p0;
         for (int64_t c = 0; c < g.ic; c++)
             for (int64_t kh = 0; kh < g.kh; kh++, out += g.kw) {
@@ -46,8 +58,9 @@ static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_te
                 if (y < 0 || y >= g.ih) { memset(out, 0, (size_t) g.kw * sizeof(float)); continue; }
                 const char * row = (const char *) b->data + (size_t) y * g.nbh + (size_t) c * g.nbc + (size_t) n * g.nbn;
                 for (int64_t kw = 0, x = x0; kw < g.kw; kw++, x += cp.d0)
-                    out[kw] = x >= 0 && x < g.iw ? *(const float *) (row + (size_t) x * g.nbw) : 0.0f;
+                    out[kw] = x >= 0 && x < g.iw ? load(b->type, row + (size_t) x * g.nbw) : 0.0f;
             }
+        if (row0 == p->wdata) ggml_fp32_to_fp16_row(row0, ggmlr_elem_ptr(dst, 0, i1, i2, i3), dst->ne[0]);
     }
 }
 
@@ -109,7 +122,7 @@ static void conv_transpose_forward(const struct ggmlr_compute_params * p, struct
                     const int64_t lx = tap_source(x, kw, s, 0, 1, iw);
                     if (lx < 0) continue;
                     for (int64_t ic = 0; ic < ic_n; ic++) {
-                        const float av = *(const float *) (d2 ? ggmlr_elem_ptr(a, kw, kh, oc, ic) : ggmlr_elem_ptr(a, kw, oc, ic, 0));
+                        const float av = load(a->type, d2 ? ggmlr_elem_ptr(a, kw, kh, oc, ic) : ggmlr_elem_ptr(a, kw, oc, ic, 0));
                         const float bv = *(const float *) (d2 ? ggmlr_elem_ptr(b, lx, ly, ic, n) : ggmlr_elem_ptr(b, lx, ic, 0, 0));
                         sum += av * bv;
                     }
@@ -121,5 +134,5 @@ static void conv_transpose_forward(const struct ggmlr_compute_params * p, struct
 }
 
 GGMLR_KERNEL(conv_transpose, conv_transpose_forward, NULL, NULL);
-GGMLR_KERNEL(im2col, im2col_forward, NULL, NULL);
+GGMLR_KERNEL(im2col, im2col_forward, im2col_work_size, NULL);
 GGMLR_KERNEL(im2col_back, im2col_backward, NULL, NULL);

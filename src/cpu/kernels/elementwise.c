@@ -1,6 +1,6 @@
 /* elementwise.c -- binary ops with ggml broadcasting (b tiled over a),
  * add_id (b's rows picked by expert ids) and unary ops. dst may alias a
- * (in-place add, add1, sin, cos, leaky_relu): each element is read before it
+ * (the _inplace forms): each element is read before it
  * is written, by the same thread; a dst overlapping an input otherwise is
  * done by one thread (ggmlr_my_dst_rows). */
 #include "cpu/kernels/kernels.h"
@@ -50,7 +50,8 @@ static void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct g
 static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const enum ggml_op op = dst->op;
-    const float s = ggmlr_f32_param_decode(dst);  /* SCALE's factor, LEAKY_RELU's slope */
+    const float s = op == GGML_OP_LEAKY_RELU ? ggmlr_f32_param_decode(dst) : 0.0f;
+    const struct ggmlr_scale_params sc = op == GGML_OP_SCALE ? ggmlr_scale_params_decode(dst) : (struct ggmlr_scale_params) {0, 0};
     const struct ggmlr_clamp_params c = op == GGML_OP_CLAMP ? ggmlr_clamp_params_decode(dst) : (struct ggmlr_clamp_params) {0, 0};
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
@@ -68,7 +69,7 @@ static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct gg
                 case GGML_OP_COS:        y = cosf(x); break;
                 case GGML_OP_CLAMP:      y = fminf(fmaxf(x, c.min), c.max); break;
                 case GGML_OP_LEAKY_RELU: y = x > 0.0f ? x : s * x; break;
-                default:                 y = x * s; break;
+                default:                 y = x * sc.s + sc.bias; break;
             }
             *(float *) (d + i * dst->nb[0]) = y;
         }

@@ -10,8 +10,10 @@
 #include <float.h>
 #include <string.h>
 
+/* an F32 or F16 (the forward's input) element */
 static float at(const struct ggml_tensor * t, int64_t x, int64_t y, int64_t i2, int64_t i3) {
-    return *(const float *) ggmlr_elem_ptr(t, x, y, i2, i3);
+    const void * e = ggmlr_elem_ptr(t, x, y, i2, i3);
+    return t->type == GGML_TYPE_F32 ? *(const float *) e : ggml_fp16_to_fp32(*(const ggml_fp16_t *) e);
 }
 
 /* Window o's inputs along one axis, clipped to [0, n): [lo, hi) (empty: hi <= lo). */

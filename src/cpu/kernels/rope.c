@@ -22,16 +22,10 @@
 
 #include <math.h>
 
-static const double PI = 3.14159265358979323846;
-
 /* scratch: n_dims doubles (cos, sin of each pair), then one row of a as F32 */
 static size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
     const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
     return (size_t) prm.n_dims * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
-}
-
-static double corr_dim(const struct ggmlr_rope_params * prm, double beta) {
-    return prm->n_dims * log(prm->n_ctx_orig / (2.0 * PI * beta)) / (2.0 * log((double) prm->freq_base));
 }
 
 /* cos_sin[2k], cos_sin[2k+1] = m cos t, sign m sin t of pair k at position pos */
@@ -40,8 +34,10 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
     const double ext = prm->ext_factor, scale = prm->freq_scale;
     double lo = 0.0, hi = 0.0, m = prm->attn_factor;
     if (ext != 0.0) {
-        lo = fmax(0.0, floor(corr_dim(prm, prm->beta_fast)));
-        hi = fmin(prm->n_dims - 1.0, ceil(corr_dim(prm, prm->beta_slow)));
+        float dims[2];
+        ggml_rope_yarn_corr_dims(prm->n_dims, prm->n_ctx_orig, prm->freq_base, prm->beta_fast, prm->beta_slow, dims);
+        lo = dims[0];
+        hi = dims[1];
         m *= 1.0 + 0.1 * log(1.0 / scale);
     }
     for (int k = 0; k < n_pairs; k++) {

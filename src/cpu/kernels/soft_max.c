@@ -1,5 +1,7 @@
-/* softmax.c -- y = softmax(scale * x + slope * mask) along rows (ne0).
- * A row whose inputs are all -Inf gives zeros (not NaN), as attention does. */
+/* softmax.c -- y = softmax(scale * x + slope * mask) along rows (ne0), with
+ * an attention sink (one more logit per head i2, in the denominator only)
+ * when SOFT_MAX has one. A row whose inputs are all -Inf gives zeros (not
+ * NaN), as attention does. */
 #include "cpu/kernels/kernels.h"
 
 #include <math.h>
@@ -17,7 +19,7 @@ float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
 static size_t ggmlr_soft_max_work_size(const struct ggml_tensor * dst) { return 2 * (size_t) dst->ne[0] * sizeof(float); }
 
 static void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0], * mask = dst->src[1];
+    const struct ggml_tensor * a = dst->src[0], * mask = dst->src[1], * sinks = ggmlr_soft_max_sinks_decode(dst);
     const struct ggmlr_soft_max_params prm = ggmlr_soft_max_params_decode(dst);
     const float scale = prm.scale, max_bias = prm.max_bias;
     const int64_t n = a->ne[0];
@@ -34,11 +36,12 @@ static void ggmlr_compute_soft_max(const struct ggmlr_compute_params * p, struct
             /* -Inf masks whatever the slope (a large max_bias underflows it to 0, and 0 * -Inf is NaN) */
             for (int64_t i = 0; i < n; i++) s[i] = m[i] == -INFINITY ? -INFINITY : s[i] + slope * m[i];
         }
-        float mx = -INFINITY;
+        const float sink = sinks ? ggmlr_load_f32(GGML_TYPE_F32, ggmlr_elem_ptr(sinks, i2, 0, 0, 0)) : -INFINITY;
+        float mx = sink;
         for (int64_t i = 0; i < n; i++) if (s[i] > mx) mx = s[i];
         float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (mx == -INFINITY) { for (int64_t i = 0; i < n; i++) y[i] = 0.0f; continue; }
-        double sum = 0.0;
+        double sum = sinks ? expf(sink - mx) : 0.0;
         for (int64_t i = 0; i < n; i++) { y[i] = expf(s[i] - mx); sum += y[i]; }
         const float inv = (float) (1.0 / sum);
         for (int64_t i = 0; i < n; i++) y[i] *= inv;
