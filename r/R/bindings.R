@@ -6,6 +6,12 @@
 ggml_dup <- function(ctx, a) .Call(C_ggml_dup, ctx, a)
 ggml_cpy <- function(ctx, a, b) .Call(C_ggml_cpy, ctx, a, b)
 ggml_cont <- function(ctx, a) .Call(C_ggml_cont, ctx, a)
+ggml_cont_1d <- function(ctx, a, ne0) .Call(C_ggml_cont_1d, ctx, a, ne0)
+ggml_cont_2d <- function(ctx, a, ne0, ne1) .Call(C_ggml_cont_2d, ctx, a, ne0, ne1)
+ggml_cont_3d <- function(ctx, a, ne0, ne1, ne2) .Call(C_ggml_cont_3d, ctx, a, ne0, ne1, ne2)
+ggml_cont_4d <- function(ctx, a, ne0, ne1, ne2, ne3) {
+  .Call(C_ggml_cont_4d, ctx, a, ne0, ne1, ne2, ne3)
+}
 ggml_reshape <- function(ctx, a, b) .Call(C_ggml_reshape, ctx, a, b)
 ggml_reshape_1d <- function(ctx, a, ne0) .Call(C_ggml_reshape_1d, ctx, a, ne0)
 ggml_reshape_2d <- function(ctx, a, ne0, ne1) .Call(C_ggml_reshape_2d, ctx, a, ne0, ne1)
@@ -34,6 +40,7 @@ ggml_div <- function(ctx, a, b) .Call(C_ggml_div, ctx, a, b)
 ggml_add_inplace <- function(ctx, a, b) .Call(C_ggml_add_inplace, ctx, a, b)
 ggml_add1 <- function(ctx, a, b) .Call(C_ggml_add1, ctx, a, b)
 ggml_scale <- function(ctx, a, s) .Call(C_ggml_scale, ctx, a, s)
+ggml_scale_bias <- function(ctx, a, s, b) .Call(C_ggml_scale_bias, ctx, a, s, b)
 ggml_sqr <- function(ctx, a) .Call(C_ggml_sqr, ctx, a)
 ggml_sqrt <- function(ctx, a) .Call(C_ggml_sqrt, ctx, a)
 ggml_log <- function(ctx, a) .Call(C_ggml_log, ctx, a)
@@ -41,6 +48,9 @@ ggml_sum <- function(ctx, a) .Call(C_ggml_sum, ctx, a)
 ggml_sum_rows <- function(ctx, a) .Call(C_ggml_sum_rows, ctx, a)
 ggml_mean <- function(ctx, a) .Call(C_ggml_mean, ctx, a)
 ggml_repeat <- function(ctx, a, b) .Call(C_ggml_repeat, ctx, a, b)
+ggml_repeat_4d <- function(ctx, a, ne0, ne1, ne2, ne3) {
+  .Call(C_ggml_repeat_4d, ctx, a, ne0, ne1, ne2, ne3)
+}
 ggml_repeat_back <- function(ctx, a, b) .Call(C_ggml_repeat_back, ctx, a, b)
 ggml_acc <- function(ctx, a, b, nb1, nb2, nb3, offset) {
   .Call(C_ggml_acc, ctx, a, b, nb1, nb2, nb3, offset)
@@ -159,6 +169,7 @@ ggml_cumsum <- function(ctx, a) .Call(C_ggml_cumsum, ctx, a)
 ggml_count_equal <- function(ctx, a, b) .Call(C_ggml_count_equal, ctx, a, b)
 ggml_argsort <- function(ctx, a, order = 0L) .Call(C_ggml_argsort, ctx, a, order)
 ggml_top_k <- function(ctx, a, k) .Call(C_ggml_top_k, ctx, a, k)
+ggml_argsort_top_k <- function(ctx, a, k) .Call(C_ggml_argsort_top_k, ctx, a, k)
 ggml_get_rows_back <- function(ctx, a, b, c) .Call(C_ggml_get_rows_back, ctx, a, b, c)
 ggml_soft_max_ext_back <- function(ctx, a, b, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext_back, ctx, a, b, scale, max_bias)
@@ -168,6 +179,12 @@ ggml_cross_entropy_loss_back <- function(ctx, a, b, c) {
   .Call(C_ggml_cross_entropy_loss_back, ctx, a, b, c)
 }
 ggml_argmax <- function(ctx, a) .Call(C_ggml_argmax, ctx, a)
+ggml_rope <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL) {
+  .Call(C_ggml_rope, ctx, a, b, n_dims, mode)
+}
+ggml_rope_custom <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
+  .Call(C_ggml_rope_custom, ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
+}
 ggml_rope_ext <- function(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
   .Call(C_ggml_rope_ext, ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
 }

@@ -28,6 +28,44 @@ SEXP R_ggml_cont(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_cont", ggml_cont(ctx->ctx, a));
 }
 
+/* ggml_cont_1d(ctx, a, ne0) */
+SEXP R_ggml_cont_1d(SEXP r_ctx, SEXP r_a, SEXP r_ne0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int64_t ne0 = rg_count(r_ne0, "ne0");
+    return FINISH(r_ctx, "ggml_cont_1d", ggml_cont_1d(ctx->ctx, a, ne0));
+}
+
+/* ggml_cont_2d(ctx, a, ne0, ne1) */
+SEXP R_ggml_cont_2d(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int64_t ne0 = rg_count(r_ne0, "ne0");
+    const int64_t ne1 = rg_count(r_ne1, "ne1");
+    return FINISH(r_ctx, "ggml_cont_2d", ggml_cont_2d(ctx->ctx, a, ne0, ne1));
+}
+
+/* ggml_cont_3d(ctx, a, ne0, ne1, ne2) */
+SEXP R_ggml_cont_3d(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1, SEXP r_ne2) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int64_t ne0 = rg_count(r_ne0, "ne0");
+    const int64_t ne1 = rg_count(r_ne1, "ne1");
+    const int64_t ne2 = rg_count(r_ne2, "ne2");
+    return FINISH(r_ctx, "ggml_cont_3d", ggml_cont_3d(ctx->ctx, a, ne0, ne1, ne2));
+}
+
+/* ggml_cont_4d(ctx, a, ne0, ne1, ne2, ne3) */
+SEXP R_ggml_cont_4d(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1, SEXP r_ne2, SEXP r_ne3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int64_t ne0 = rg_count(r_ne0, "ne0");
+    const int64_t ne1 = rg_count(r_ne1, "ne1");
+    const int64_t ne2 = rg_count(r_ne2, "ne2");
+    const int64_t ne3 = rg_count(r_ne3, "ne3");
+    return FINISH(r_ctx, "ggml_cont_4d", ggml_cont_4d(ctx->ctx, a, ne0, ne1, ne2, ne3));
+}
+
 /* ggml_reshape(ctx, a, b) */
 SEXP R_ggml_reshape(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -196,6 +234,15 @@ SEXP R_ggml_scale(SEXP r_ctx, SEXP r_a, SEXP r_s) {
     return FINISH(r_ctx, "ggml_scale", ggml_scale(ctx->ctx, a, s));
 }
 
+/* ggml_scale_bias(ctx, a, s, b) */
+SEXP R_ggml_scale_bias(SEXP r_ctx, SEXP r_a, SEXP r_s, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float s = rg_float(r_s, "s");
+    const float b = rg_float(r_b, "b");
+    return FINISH(r_ctx, "ggml_scale_bias", ggml_scale_bias(ctx->ctx, a, s, b));
+}
+
 /* ggml_sqr(ctx, a) */
 SEXP R_ggml_sqr(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -244,6 +291,17 @@ SEXP R_ggml_repeat(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
     return FINISH(r_ctx, "ggml_repeat", ggml_repeat(ctx->ctx, a, b));
+}
+
+/* ggml_repeat_4d(ctx, a, ne0, ne1, ne2, ne3) */
+SEXP R_ggml_repeat_4d(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1, SEXP r_ne2, SEXP r_ne3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int64_t ne0 = rg_count(r_ne0, "ne0");
+    const int64_t ne1 = rg_count(r_ne1, "ne1");
+    const int64_t ne2 = rg_count(r_ne2, "ne2");
+    const int64_t ne3 = rg_count(r_ne3, "ne3");
+    return FINISH(r_ctx, "ggml_repeat_4d", ggml_repeat_4d(ctx->ctx, a, ne0, ne1, ne2, ne3));
 }
 
 /* ggml_repeat_back(ctx, a, b) */
@@ -930,6 +988,14 @@ SEXP R_ggml_top_k(SEXP r_ctx, SEXP r_a, SEXP r_k) {
     return FINISH(r_ctx, "ggml_top_k", ggml_top_k(ctx->ctx, a, k));
 }
 
+/* ggml_argsort_top_k(ctx, a, k) */
+SEXP R_ggml_argsort_top_k(SEXP r_ctx, SEXP r_a, SEXP r_k) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int k = rg_int(r_k, "k");
+    return FINISH(r_ctx, "ggml_argsort_top_k", ggml_argsort_top_k(ctx->ctx, a, k));
+}
+
 /* ggml_get_rows_back(ctx, a, b, c) */
 SEXP R_ggml_get_rows_back(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_c) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -971,6 +1037,33 @@ SEXP R_ggml_argmax(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_argmax", ggml_argmax(ctx->ctx, a));
+}
+
+/* ggml_rope(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL) */
+SEXP R_ggml_rope(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int n_dims = rg_int(r_n_dims, "n_dims");
+    const int mode = rg_int(r_mode, "mode");
+    return FINISH(r_ctx, "ggml_rope", ggml_rope(ctx->ctx, a, b, n_dims, mode));
+}
+
+/* ggml_rope_custom(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
+SEXP R_ggml_rope_custom(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode, SEXP r_n_ctx_orig, SEXP r_freq_base, SEXP r_freq_scale, SEXP r_ext_factor, SEXP r_attn_factor, SEXP r_beta_fast, SEXP r_beta_slow) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int n_dims = rg_int(r_n_dims, "n_dims");
+    const int mode = rg_int(r_mode, "mode");
+    const int n_ctx_orig = rg_int(r_n_ctx_orig, "n_ctx_orig");
+    const float freq_base = rg_float(r_freq_base, "freq_base");
+    const float freq_scale = rg_float(r_freq_scale, "freq_scale");
+    const float ext_factor = rg_float(r_ext_factor, "ext_factor");
+    const float attn_factor = rg_float(r_attn_factor, "attn_factor");
+    const float beta_fast = rg_float(r_beta_fast, "beta_fast");
+    const float beta_slow = rg_float(r_beta_slow, "beta_slow");
+    return FINISH(r_ctx, "ggml_rope_custom", ggml_rope_custom(ctx->ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
 }
 
 /* ggml_rope_ext(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
