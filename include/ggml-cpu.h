@@ -89,6 +89,23 @@ GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
 GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
+/* The CPU's type traits (upstream's): from_float quantizes a row of F32
+ * activations to vec_dot_type; vec_dot(n, s, bs, x, bx, y, by, nrc) sets
+ * s[r + c*bs] = row r of x (bx bytes apart) . row c of y (by bytes apart,
+ * of vec_dot_type) for r, c < nrc, n elements; nrows is the nrc the kernels
+ * are fastest with (1 for every type here). The SIMD path is picked at run
+ * time like the others (GGMLR_SIMD); see docs/quant-types.md. NULL for a
+ * number out of range; a type without a dot product has vec_dot NULL. */
+typedef void (*ggml_vec_dot_t)(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                               const void * GGML_RESTRICT y, size_t by, int nrc);
+struct ggml_type_traits_cpu {
+    ggml_from_float_t from_float;
+    ggml_vec_dot_t    vec_dot;
+    enum ggml_type    vec_dot_type;
+    int64_t           nrows;  /* number of rows to process simultaneously */
+};
+GGML_API const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,28 +62,64 @@ static void compute_twice(struct ggml_context * ctx, struct ggml_tensor * t, con
     free(first);
 }
 
+/* b's values as the product sees them: F32, or rounded to a's vec_dot_type
+ * (the CPU traits' from_float, then to_float) where mul_mat quantizes the
+ * activations, as upstream does (block types; BF16 up to 8 columns) */
+static void activations_seen(enum ggml_type type, int n_cols, const double * bv, double * seen, int64_t n) {
+    const struct ggml_type_traits_cpu * t = ggml_get_type_traits_cpu(type);
+    const bool rounded = ggml_is_quantized(type) || (type == GGML_TYPE_BF16 && n_cols <= 8);
+    float * f = malloc(K * sizeof *f), * back = malloc(K * sizeof *back);
+    void * q = malloc(ggml_row_size(t->vec_dot_type, K));
+    for (int64_t r = 0; r < n / K; r++) {
+        for (int k = 0; k < K; k++) f[k] = (float) bv[r * K + k];
+        if (rounded) {
+            ggml_get_type_traits_cpu(t->vec_dot_type)->from_float(f, q, K);
+            ggml_get_type_traits(t->vec_dot_type)->to_float(q, back, K);
+        } else memcpy(back, f, K * sizeof *f);
+        for (int k = 0; k < K; k++) seen[r * K + k] = back[k];
+    }
+    free(f); free(back); free(q);
+}
+
+/* mul_mat: a [K, M, 2, 1] stored, b [K, n, 4, 1]: y[m, j] = sum_k a[k, m] b[k, j], a's planes shared by
+ * pairs of b's; against float64 of the dequantized a and b as the product sees it (float rounding only),
+ * and within the activations' rounding of the product with b itself */
+static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n) {
+    const char * name = ggml_type_name(type);
+    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, n, 4, 1);
+    double * av = fill_stored(a), * bv = fill_f32(b), * bs = malloc((size_t) (K * n * 4) * sizeof *bs);
+    activations_seen(type, n, bv, bs, K * n * 4);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
+    if (CHECK(y != NULL, "%s: mul_mat built: %s", name, ggml_last_error())) {
+        double * ref = calloc((size_t) (M * n * 4), sizeof *ref), * ref_f32 = calloc((size_t) (M * n * 4), sizeof *ref_f32);
+        for (int p = 0; p < 4; p++)
+            for (int j = 0; j < n; j++)
+                for (int m = 0; m < M; m++) {
+                    double s = 0, sf = 0;
+                    for (int k = 0; k < K; k++) {
+                        s += av[((p / 2) * M + m) * K + k] * bs[(p * n + j) * K + k];
+                        sf += av[((p / 2) * M + m) * K + k] * bv[(p * n + j) * K + k];
+                    }
+                    ref[(p * n + j) * M + m] = s;
+                    ref_f32[(p * n + j) * M + m] = sf;
+                }
+        compute_twice(ctx, y, name);
+        const double e = tc_rel_err_tensor(y, ref), ef = tc_rel_err_tensor(y, ref_f32);
+        CHECK(e < 1e-5, "%s, %d columns: mul_mat relative error %.3g vs float64 of the dequantized a and the activations as seen", name, n, e);
+        /* 8-bit activations (Q8_*: d = amax / 127 per block) or BF16 give ~0.4 % here */
+        CHECK(ef < 1e-2, "%s, %d columns: mul_mat relative error %.3g vs float64 with F32 activations", name, n, ef);
+        free(ref);
+        free(ref_f32);
+    }
+    free(av); free(bv); free(bs);
+}
+
 static void test_type(enum ggml_type type) {
     const char * name = ggml_type_name(type);
     struct ggml_init_params ip = {64u << 20, NULL, false};
     struct ggml_context * ctx = ggml_init(ip);
-    /* mul_mat: a [K, M, 2, 1] stored, b [K, N, 4, 1]: y[m, n] = sum_k a[k, m] b[k, n], a's planes shared by pairs of b's */
-    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, N, 4, 1);
-    double * av = fill_stored(a), * bv = fill_f32(b);
-    struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
-    if (CHECK(y != NULL, "%s: mul_mat built: %s", name, ggml_last_error())) {
-        double * ref = calloc((size_t) (M * N * 4), sizeof *ref);
-        for (int p = 0; p < 4; p++)
-            for (int n = 0; n < N; n++)
-                for (int m = 0; m < M; m++) {
-                    double s = 0;
-                    for (int k = 0; k < K; k++) s += av[((p / 2) * M + m) * K + k] * bv[(p * N + n) * K + k];
-                    ref[(p * N + n) * M + m] = s;
-                }
-        compute_twice(ctx, y, name);
-        const double e = tc_rel_err_tensor(y, ref);
-        CHECK(e < 1e-5, "%s: mul_mat relative error %.3g vs float64 of the dequantized a", name, e);
-        free(ref);
-    }
+    check_mul_mat(ctx, type, N);
+    check_mul_mat(ctx, type, 40);  /* past the vector path of BF16 and one block of columns */
     /* out_prod: a [K, M] stored (K along ne0), b [N, M]: y[i, j] = sum_k a[i, k] b[j, k] */
     struct ggml_tensor * bo = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, M);
     struct ggml_tensor * a2 = ggml_new_tensor_2d(ctx, type, K, M);
@@ -103,6 +139,8 @@ static void test_type(enum ggml_type type) {
         free(ref);
     }
     /* get_rows: the rows at the indices, dequantized exactly */
+    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1);
+    double * av = fill_stored(a);
     struct ggml_tensor * idx = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 6, 2);
     for (int i = 0; i < 12; i++) ggml_set_i32_1d(idx, i, (i * 7 + 3) % M);
     struct ggml_tensor * rows = ggml_get_rows(ctx, a, idx);
@@ -117,7 +155,6 @@ static void test_type(enum ggml_type type) {
     }
     free(av);
     free(a2v);
-    free(bv);
     free(bov);
     ggml_free(ctx);
 }

@@ -116,6 +116,20 @@ GGMLR_QUANT_PAIR(mxfp4);
 void ggmlr_bf16_to_float_row(const void * x, float * y, int64_t k);
 void ggmlr_float_to_bf16_row(const float * x, void * y, int64_t k);
 
+/* dot.c: the reference dot products, with upstream's ggml_vec_dot_t
+ * signature, of a row of each type (x) and its vec_dot_type (y):
+ * X(name, type of x, type of y) */
+#define GGMLR_VEC_DOT_REFS(X) \
+    X(f16, F16, F16) X(bf16, BF16, BF16) X(q4_0, Q4_0, Q8_0) X(q4_1, Q4_1, Q8_1) X(q5_0, Q5_0, Q8_0) X(q5_1, Q5_1, Q8_1) \
+    X(q8_0, Q8_0, Q8_0) X(q2_K, Q2_K, Q8_K) X(q3_K, Q3_K, Q8_K) X(q4_K, Q4_K, Q8_K) X(q5_K, Q5_K, Q8_K) X(q6_K, Q6_K, Q8_K) \
+    X(iq4_nl, IQ4_NL, Q8_0) X(iq4_xs, IQ4_XS, Q8_K) X(mxfp4, MXFP4, Q8_0)
+#define GGMLR_VEC_DOT_REF_DECL(name, TX, TY) \
+    void ggmlr_vec_dot_##name##_ref(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+GGMLR_VEC_DOT_REFS(GGMLR_VEC_DOT_REF_DECL)
+/* the same for any pair of types with to_float */
+void ggmlr_vec_dot_ref(enum ggml_type tx, enum ggml_type ty, int n, float * s, size_t bs, const void * x, size_t bx,
+                       const void * y, size_t by, int nrc);
+
 /* traits.c: the type can hold tensors here (F32, I32, or it has a
  * dequantizer); an unknown number is not supported. */
 bool ggmlr_type_is_supported(enum ggml_type type);

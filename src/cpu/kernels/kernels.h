@@ -105,4 +105,12 @@ void ggmlr_act_back_row(enum ggml_unary_op op, int64_t n, const float * g, const
 /* soft_max.c: ALiBi's slope for head h of n_head (also fused attention's) */
 float ggmlr_alibi_slope(float max_bias, int64_t h, int64_t n_head);
 
+/* mul_mat_quant.c: mul_mat of a quantized (or, for few columns, BF16)
+ * weight by F32 activations through the CPU type traits' dot products;
+ * mul_mat.c's kernel hands such a node over (sizes included) */
+bool   ggmlr_mul_mat_quant_applies(const struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_quant_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_quant_shared_size(const struct ggml_tensor * dst);
+void   ggmlr_mul_mat_quant(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+
 #endif
