@@ -819,6 +819,14 @@ enum ggml_op_hint {
 };
 GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint);
+/* recorded (get_prec reads it back), no effect: the attention accumulates in F32 */
+GGML_API void           ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
+GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
+/* upstream's multi-section rope modes: named here, refused by the rope constructors (a message) */
+#define GGML_ROPE_TYPE_MROPE  8
+#define GGML_ROPE_TYPE_VISION 24
+#define GGML_ROPE_TYPE_IMROPE 40
+#define GGML_MROPE_SECTIONS   4
 
 /* ---- custom ops: the user's function run by the CPU backend, called on
  * min(n_tasks, threads) threads (n_tasks GGML_N_TASKS_MAX: every thread) with

@@ -479,6 +479,15 @@ static void test_other_forms_errors(void) {
     ggml_mul_mat_set_prec(mm, GGML_PREC_F32);
     ggml_mul_mat_set_hint(mm, GGML_HINT_NONE);
     CHECK(ggml_last_error()[0] == '\0', "mul_mat_set_prec / _hint of a mul_mat: accepted");
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 3, 2, 1), * kv = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 5, 2, 1);
+    struct ggml_tensor * fa = ggml_flash_attn_ext(ctx, q, kv, kv, NULL, 0.5f, 0.0f, 0.0f);
+    CHECK(fa && ggml_flash_attn_ext_get_prec(fa) == GGML_PREC_DEFAULT, "flash_attn_ext's precision is DEFAULT at first");
+    ggml_flash_attn_ext_set_prec(fa, GGML_PREC_F32);
+    CHECK(ggml_flash_attn_ext_get_prec(fa) == GGML_PREC_F32 && ggmlr_flash_attn_params_decode(fa).scale == 0.5f, "set_prec F32 is read back, the scale kept");
+    ggml_clear_error();
+    ggml_flash_attn_ext_set_prec(mm, GGML_PREC_F32);
+    CHECK(ggml_last_error()[0] != '\0', "flash_attn_ext_set_prec of a mul_mat: a message");
+    EXPECT_NULL(ggml_rope(ctx, x, pos, 4, GGML_ROPE_TYPE_MROPE), "rope with mode MROPE");
     ggml_free(ctx);
 }
 

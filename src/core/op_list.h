@@ -272,6 +272,17 @@ static inline struct ggmlr_flash_attn_params ggmlr_flash_attn_params_decode(cons
     struct ggmlr_flash_attn_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* FLASH_ATTN_EXT's precision (upstream's word 3, after the floats above): kept
+ * for ggml_flash_attn_ext_get_prec; the kernel accumulates in F32 whatever it says */
+static inline void ggmlr_flash_attn_prec_encode(struct ggml_tensor * t, int32_t prec) {
+    memcpy((char *) t->op_params + sizeof(struct ggmlr_flash_attn_params), &prec, sizeof prec);
+}
+static inline int32_t ggmlr_flash_attn_prec_decode(const struct ggml_tensor * t) {
+    int32_t prec;
+    memcpy(&prec, (const char *) t->op_params + sizeof(struct ggmlr_flash_attn_params), sizeof prec);
+    return prec;
+}
+
 struct ggmlr_flash_attn_srcs {
     struct ggml_tensor * q, * k, * v, * mask;
     struct ggml_tensor * d;           /* FLASH_ATTN_BACK: dL/dO */

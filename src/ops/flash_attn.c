@@ -125,3 +125,21 @@ RULE(grad_flash_attn_ext) {
 }
 
 GRAD_RULE(flash_attn_ext, refuse_flash_attn_ext, grad_flash_attn_ext);
+
+/* Upstream's precision switch: recorded and read back; ggmlr's attention
+ * accumulates in F32 (or wider) always. A node other than FLASH_ATTN_EXT is
+ * left as it is, with a message (upstream asserts). */
+void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
+    const char * fn = "ggml_flash_attn_ext_set_prec";
+    if (!a) { ggmlr_null_input(fn, "a"); return; }
+    if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
+    ggmlr_flash_attn_prec_encode(a, (int32_t) prec);
+}
+
+enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a) {
+    if (!a || a->op != GGML_OP_FLASH_ATTN_EXT) {
+        ggmlr_set_error("ggml_flash_attn_ext_get_prec: a must be a flash_attn_ext result");
+        return GGML_PREC_DEFAULT;
+    }
+    return (enum ggml_prec) ggmlr_flash_attn_prec_decode(a);
+}
