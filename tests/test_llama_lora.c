@@ -185,8 +185,8 @@ static void test_adapter_file(void) {
     struct llama_session s;
     if (CHECK(llama_session_init(&s, &m, &l, T, 2) && llama_decode(&s, tok, T, true), "adapter: decode")) {
         const double e = tc_rel_err_f32(s.logits, ref, (int64_t) T * V), e0 = tc_rel_err_f32(s.logits, base, (int64_t) T * V);
-        printf("logits with the adapter: relative error %.2e to W + (alpha/r) B A in float64, %.2e to the base model\n", e, e0);
-        CHECK(e < 1e-5, "adapter: relative error %g to the merged reference", e);
+        printf("logits with the adapter: relative error %.2e to W x + (alpha/r) B A x in float64, %.2e to the base model\n", e, e0);
+        CHECK(e < LLAMA_REF_TOL_QUANT, "adapter: relative error %g to the merged reference (Q4_K base)", e);
         CHECK(e0 > 1e-2, "adapter: the adapter hardly changes the logits (%g)", e0);
         llama_session_free(&s);
     }

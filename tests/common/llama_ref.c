@@ -4,15 +4,25 @@
  * key/value head h / (H / Hkv)). */
 #include "llama_ref.h"
 
+#include "ggml-cpu.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* one linear map: the stored weight W (its type decides how the activations
+ * are rounded, see matvec) and the LoRA delta (alpha/r) B A, applied to the
+ * unrounded activations as the adapter's F32 products are */
+struct ref_linear {
+    double * w, * delta;
+    enum ggml_type type;
+};
+
 struct llama_ref {
     struct llama_hparams hp;
-    double * tok, * out, * out_norm;
+    double * tok, * out_norm;
     double * attn_norm[LLAMA_MAX_LAYERS], * ffn_norm[LLAMA_MAX_LAYERS], * bias[LLAMA_MAX_LAYERS][3];
-    double * w[LLAMA_MAX_LAYERS][LLAMA_N_MAT];
+    struct ref_linear w[LLAMA_MAX_LAYERS][LLAMA_N_MAT], out;
 };
 
 /* t's elements as doubles (dequantized by the type's own to_float). */
@@ -32,7 +42,7 @@ struct llama_ref * llama_ref_new(const struct llama_model * m, const struct llam
     struct llama_ref * r = calloc(1, sizeof *r);
     r->hp = m->hp;
     r->tok = to_double(m->tok_embd);
-    r->out = to_double(m->output);
+    r->out = (struct ref_linear) {to_double(m->output), NULL, m->output->type};
     r->out_norm = to_double(m->output_norm);
     for (int l = 0; l < m->hp.n_layer; l++) {
         const struct llama_layer * L = &m->layers[l];
@@ -40,16 +50,17 @@ struct llama_ref * llama_ref_new(const struct llama_model * m, const struct llam
         r->ffn_norm[l] = to_double(L->ffn_norm);
         r->bias[l][0] = to_double(L->bq); r->bias[l][1] = to_double(L->bk); r->bias[l][2] = to_double(L->bv);
         for (int k = 0; k < LLAMA_N_MAT; k++) {
-            double * w = r->w[l][k] = to_double(L->w[k]);
+            r->w[l][k] = (struct ref_linear) {to_double(L->w[k]), NULL, L->w[k]->type};
             if (!lora || !lora->a[l][k]) continue;
-            /* W[o, i] += (alpha/r) sum_j B[o, j] A[j, i]; A is [n_in, r], B [r, n_out] (ne0 first) */
+            /* delta[o, i] = (alpha/r) sum_j B[o, j] A[j, i]; A is [n_in, r], B [r, n_out] (ne0 first) */
             const double * A = to_double(lora->a[l][k]), * B = to_double(lora->b[l][k]);
             const int64_t n_in = L->w[k]->ne[0], n_out = L->w[k]->ne[1], R = lora->rank;
+            double * delta = r->w[l][k].delta = malloc(sizeof(double) * (size_t) (n_in * n_out));
             for (int64_t o = 0; o < n_out; o++)
                 for (int64_t i = 0; i < n_in; i++) {
                     double s = 0.0;
                     for (int64_t j = 0; j < R; j++) s += B[o * R + j] * A[j * n_in + i];
-                    w[o * n_in + i] += (double) lora->alpha / (double) R * s;
+                    delta[o * n_in + i] = (double) lora->alpha / (double) R * s;
                 }
             free((void *) A); free((void *) B);
         }
@@ -59,22 +70,41 @@ struct llama_ref * llama_ref_new(const struct llama_model * m, const struct llam
 
 void llama_ref_free(struct llama_ref * r) {
     if (!r) return;
-    free(r->tok); free(r->out); free(r->out_norm);
+    free(r->tok); free(r->out.w); free(r->out_norm);
     for (int l = 0; l < r->hp.n_layer; l++) {
         free(r->attn_norm[l]); free(r->ffn_norm[l]);
         for (int k = 0; k < 3; k++) free(r->bias[l][k]);
-        for (int k = 0; k < LLAMA_N_MAT; k++) free(r->w[l][k]);
+        for (int k = 0; k < LLAMA_N_MAT; k++) { free(r->w[l][k].w); free(r->w[l][k].delta); }
     }
     free(r);
 }
 
-/* y[o] = sum_i W[o, i] x[i] (+ b[o]); W is [n_in, n_out], ne0 = n_in fastest */
-static void matvec(const double * W, const double * b, const double * x, int64_t n_in, int64_t n_out, double * y) {
+/* y[o] = sum_i W[o, i] x~[i] + sum_i delta[o, i] x[i] (+ b[o]); W is
+ * [n_in, n_out], ne0 = n_in fastest; x~ is x, or for a quantized W x rounded
+ * to its vec_dot_type as mul_mat rounds it (from_float then to_float: Q8_0/Q8_K
+ * blocks with d = amax / 127) */
+static void matvec(const struct ref_linear * L, const double * b, const double * x, int64_t n_in, int64_t n_out, double * y) {
+    const double * W = L->w;
+    const enum ggml_type type = L->type;
+    double * xr = malloc(sizeof(double) * (size_t) n_in);
+    memcpy(xr, x, sizeof(double) * (size_t) n_in);
+    if (ggml_is_quantized(type)) {
+        const enum ggml_type dot = ggml_get_type_traits_cpu(type)->vec_dot_type;
+        float * f = malloc(sizeof(float) * (size_t) n_in);
+        void * q = malloc(ggml_row_size(dot, n_in));
+        for (int64_t i = 0; i < n_in; i++) f[i] = (float) x[i];
+        ggml_get_type_traits_cpu(dot)->from_float(f, q, n_in);
+        ggml_get_type_traits(dot)->to_float(q, f, n_in);
+        for (int64_t i = 0; i < n_in; i++) xr[i] = f[i];
+        free(f); free(q);
+    }
     for (int64_t o = 0; o < n_out; o++) {
         double s = b ? b[o] : 0.0;
-        for (int64_t i = 0; i < n_in; i++) s += W[o * n_in + i] * x[i];
+        for (int64_t i = 0; i < n_in; i++) s += W[o * n_in + i] * xr[i];
+        if (L->delta) for (int64_t i = 0; i < n_in; i++) s += L->delta[o * n_in + i] * x[i];
         y[o] = s;
     }
+    free(xr);
 }
 
 static void rmsnorm(const double * x, const double * w, int64_t n, double eps, double * y) {
@@ -107,9 +137,9 @@ void llama_ref_forward(const struct llama_ref * r, const int32_t * tokens, int T
     for (int l = 0; l < hp->n_layer; l++) {
         for (int t = 0; t < T; t++) {
             rmsnorm(x + t * C, r->attn_norm[l], C, hp->rms_eps, h);
-            matvec(r->w[l][LLAMA_Q], r->bias[l][0], h, C, C, q + t * C);
-            matvec(r->w[l][LLAMA_K], r->bias[l][1], h, C, Ckv, k + t * Ckv);
-            matvec(r->w[l][LLAMA_V], r->bias[l][2], h, C, Ckv, v + t * Ckv);
+            matvec(&r->w[l][LLAMA_Q], r->bias[l][0], h, C, C, q + t * C);
+            matvec(&r->w[l][LLAMA_K], r->bias[l][1], h, C, Ckv, k + t * Ckv);
+            matvec(&r->w[l][LLAMA_V], r->bias[l][2], h, C, Ckv, v + t * Ckv);
             for (int64_t hh = 0; hh < H; hh++) rope(hp, q + t * C + hh * D, t);
             for (int64_t hh = 0; hh < Hkv; hh++) rope(hp, k + t * Ckv + hh * D, t);
         }
@@ -130,21 +160,21 @@ void llama_ref_forward(const struct llama_ref * r, const int32_t * tokens, int T
                     y[hh * D + d] = s / sum;
                 }
             }
-            matvec(r->w[l][LLAMA_O], NULL, y, C, C, o);
+            matvec(&r->w[l][LLAMA_O], NULL, y, C, C, o);
             for (int64_t c = 0; c < C; c++) x[t * C + c] += o[c];
         }
         for (int t = 0; t < T; t++) {
             rmsnorm(x + t * C, r->ffn_norm[l], C, hp->rms_eps, h);
-            matvec(r->w[l][LLAMA_GATE], NULL, h, C, F, g);
-            matvec(r->w[l][LLAMA_UP], NULL, h, C, F, u);
+            matvec(&r->w[l][LLAMA_GATE], NULL, h, C, F, g);
+            matvec(&r->w[l][LLAMA_UP], NULL, h, C, F, u);
             for (int64_t f = 0; f < F; f++) g[f] = g[f] / (1.0 + exp(-g[f])) * u[f];  /* silu(gate) * up */
-            matvec(r->w[l][LLAMA_DOWN], NULL, g, F, C, o);
+            matvec(&r->w[l][LLAMA_DOWN], NULL, g, F, C, o);
             for (int64_t c = 0; c < C; c++) x[t * C + c] += o[c];
         }
     }
     for (int t = 0; t < T; t++) {
         rmsnorm(x + t * C, r->out_norm, C, hp->rms_eps, h);
-        matvec(r->out, NULL, h, C, V, logits + (int64_t) t * V);
+        matvec(&r->out, NULL, h, C, V, logits + (int64_t) t * V);
     }
     free(x); free(h); free(q); free(k); free(v); free(y); free(o); free(p); free(g); free(u);
 }

@@ -93,10 +93,16 @@ static void ggmlr_compute_set_rows(const struct ggmlr_compute_params * p, struct
                                    (long long) i3, (long long) j);
                 return;
             }
+            /* b may be a view of dst's own memory: the F32 row moves with
+             * memmove, and is staged in conv before an F16 write over it */
             const float * x = ggmlr_row_f32(s.b, j, i2, i3, conv);
             void * out = ggmlr_elem_ptr(dst, 0, row, i2, i3);
-            if (dst->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(x, out, n0);
-            else memcpy(out, x, (size_t) n0 * sizeof(float));
+            if (dst->type == GGML_TYPE_F16) {
+                if (x != conv) x = memcpy(conv, x, (size_t) n0 * sizeof(float));
+                ggml_fp32_to_fp16_row(x, out, n0);
+            } else {
+                memmove(out, x, (size_t) n0 * sizeof(float));
+            }
         }
     }
 }
