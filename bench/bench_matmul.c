@@ -13,7 +13,12 @@
  * that was not preempted). A figure above the yardstick means the yardstick
  * is wrong: the program says so and exits with status 2.
  *
- *   bench_matmul [threads] [reps]   (defaults: all cores, 9) */
+ * With precision bf16 the products are at GGML_PREC_BF16 and the yardstick
+ * is the peak of the path ggml_cpu_bf16_name() names (VDPBF16PS on
+ * "avx512_bf16"; the FMA peak when it is "f32").
+ *
+ *   bench_matmul [threads] [reps] [f32|bf16] [baby|shakespeare]
+ *   (defaults: all cores, 9, f32, baby) */
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "fma_peak.h"
@@ -21,6 +26,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define MAX_REPS 64
@@ -58,22 +64,34 @@ struct layer { const char * name; int64_t K, M, N; };
 int main(int argc, char ** argv) {
     const int nth = argc > 1 ? atoi(argv[1]) : ggml_cpu_n_cores();
     int reps = argc > 2 ? atoi(argv[2]) : 9;
-    if (nth < 1 || reps < 1) { fprintf(stderr, "usage: bench_matmul [threads >= 1] [reps >= 1]\n"); return 1; }
+    const char * prec_name = argc > 3 ? argv[3] : "f32", * config = argc > 4 ? argv[4] : "baby";
+    const bool bf16 = strcmp(prec_name, "bf16") == 0, shakespeare = strcmp(config, "shakespeare") == 0;
+    if (nth < 1 || reps < 1 || (!bf16 && strcmp(prec_name, "f32") != 0) || (!shakespeare && strcmp(config, "baby") != 0)) {
+        fprintf(stderr, "usage: bench_matmul [threads >= 1] [reps >= 1] [f32|bf16] [baby|shakespeare]\n");
+        return 1;
+    }
     if (reps > MAX_REPS) reps = MAX_REPS;
-    const char * simd = ggml_cpu_simd_name();
-    /* the baby GPT's layers: C = 128, 4C = 512, T*B = 64*12 = 768 tokens, vocabulary 82 */
-    static const struct layer layers[] = {
+    const char * simd = bf16 && strcmp(ggml_cpu_bf16_name(), "f32") != 0 ? ggml_cpu_bf16_name() : ggml_cpu_simd_name();
+    /* the baby GPT's layers: C = 128, 4C = 512, T*B = 64*12 = 768 tokens, vocabulary 82;
+     * nanoGPT's Shakespeare-char: C = 384, 4C = 1536, T*B = 256*8 = 2048 tokens, vocabulary 65 */
+    static const struct layer baby[] = {
         {"attn.qkv  [128x384]  x [128x768]", 128, 384, 768},
         {"mlp.fc    [128x512]  x [128x768]", 128, 512, 768},
         {"mlp.proj  [512x128]  x [512x768]", 512, 128, 768},
         {"lm_head   [128x82]   x [128x768]", 128, 82, 768},
+    }, shakes[] = {
+        {"attn.qkv  [384x1152] x [384x2048]", 384, 1152, 2048},
+        {"mlp.fc    [384x1536] x [384x2048]", 384, 1536, 2048},
+        {"mlp.proj  [1536x384] x [1536x2048]", 1536, 384, 2048},
+        {"lm_head   [384x65]   x [384x2048]", 384, 65, 2048},
     };
-    enum { N_LAYERS = sizeof layers / sizeof layers[0] };
+    enum { N_LAYERS = sizeof baby / sizeof baby[0] };
+    const struct layer * layers = shakespeare ? shakes : baby;
     double med[N_LAYERS][3], best[N_LAYERS][3], peak = 0.0;
     srand(1);
     for (int l = 0; l < N_LAYERS; l++) {
         const struct layer s = layers[l];
-        struct ggml_init_params ip = {(size_t) 64 << 20, NULL, false};
+        struct ggml_init_params ip = {(size_t) 256 << 20, NULL, false};
         struct ggml_context * ctx = ggml_init(ip);
         if (!ctx) { fprintf(stderr, "%s\n", ggml_last_error()); return 1; }
         struct ggml_tensor * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, s.K, s.M);
@@ -81,14 +99,15 @@ int main(int argc, char ** argv) {
         struct ggml_tensor * g = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, s.M, s.N);
         bench_fill(w); bench_fill(x); bench_fill(g);
         struct ggml_tensor * nodes[3] = {ggml_mul_mat(ctx, w, x), ggml_out_prod(ctx, x, g), ggml_out_prod(ctx, w, ggml_transpose(ctx, g))};
+        for (int i = 0; i < 3; i++) ggml_mul_mat_set_prec(nodes[i], bf16 ? GGML_PREC_BF16 : GGML_PREC_DEFAULT);
         const double flops = 2.0 * (double) s.K * (double) s.M * (double) s.N;
         measure_peak(simd, nth, &peak);
         for (int i = 0; i < 3; i++) time_node(ctx, nodes[i], flops, nth, reps, &med[l][i], &best[l][i]);
         ggml_free(ctx);
     }
     measure_peak(simd, nth, &peak);
-    printf("SIMD path %s, %d thread(s); FMA peak %.1f GFLOP/s (the best of %d measurements through the run)\n", simd, nth, peak,
-           21 * (N_LAYERS + 1));
+    printf("%s, products %s: path %s, %d thread(s); its peak %.1f GFLOP/s (the best of %d measurements through the run)\n", config,
+           prec_name, simd, nth, peak, 21 * (N_LAYERS + 1));
     printf("GFLOP/s median (best) of %d runs, %% of that peak\n", reps);
     printf("%-34s | %-26s | %-26s | %-26s\n", "layer W x", "forward mul_mat(W, x)", "dW = out_prod(x, g)", "dx = out_prod(W, g^T)");
     for (int l = 0; l < N_LAYERS; l++) {

@@ -9,11 +9,18 @@
  * cycles needs 8 in flight) and, with x and y, take 14 registers: no spills
  * even with 16 (check with objdump -d: the loop is 12 FMAs, no memory operands).
  *
+ * The path "avx512_bf16" (GGML_PREC_BF16 products) is VDPBF16PS instead:
+ * each of 16 lanes adds two bf16 products, 4 flops a lane, counted as 32
+ * lanes of FMA.
+ *
  * The peak for T threads is measured with T threads running at once, so SMT
  * siblings, shared power budgets and clock drops under load count. */
 #ifndef GGMLR_FMA_PEAK_H
 #define GGMLR_FMA_PEAK_H
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,6 +49,19 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 FMA_PEAK_KERNEL(avx512, __attribute__((target("avx512f,fma"))), 64)
 FMA_PEAK_KERNEL(avx2, __attribute__((target("avx2,fma"))), 32)
+
+__attribute__((target("avx512f,avx512bf16"), noinline)) static float fma_peak_avx512_bf16(int64_t iters) {
+    __m512 a[FMA_PEAK_CHAINS];
+    const __m512bh x = (__m512bh) _mm512_set1_epi32(0x3f803f80), y = (__m512bh) _mm512_set1_epi32(0x32ab32ab);  /* 1, 2e-8 */
+    for (int c = 0; c < FMA_PEAK_CHAINS; c++) a[c] = _mm512_set1_ps((float) c);
+    for (int64_t it = 0; it < iters; it++) {
+        _Pragma("GCC unroll 12")
+        for (int c = 0; c < FMA_PEAK_CHAINS; c++) a[c] = _mm512_dpbf16_ps(a[c], x, y);
+    }
+    float s = 0;
+    for (int c = 0; c < FMA_PEAK_CHAINS; c++) s += _mm512_reduce_add_ps(a[c]);
+    return s;
+}
 #endif
 FMA_PEAK_KERNEL(scalar, , 16)
 
@@ -51,6 +71,7 @@ static inline struct fma_peak_path fma_peak_path(const char * simd) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (strcmp(simd, "avx512") == 0) return (struct fma_peak_path) {fma_peak_avx512, 16};
     if (strcmp(simd, "avx2") == 0) return (struct fma_peak_path) {fma_peak_avx2, 8};
+    if (strcmp(simd, "avx512_bf16") == 0) return (struct fma_peak_path) {fma_peak_avx512_bf16, 32};
 #endif
     (void) simd;
     return (struct fma_peak_path) {fma_peak_scalar, 4};

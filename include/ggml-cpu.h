@@ -13,6 +13,10 @@ extern "C" {
 GGML_API int              ggml_cpu_n_cores(void);
 /* Name of the SIMD path chosen at run time: "avx512", "avx2" or "scalar". */
 GGML_API const char *     ggml_cpu_simd_name(void);
+/* how GGML_PREC_BF16 products run: "avx512_bf16" (VDPBF16PS), "amx" (bf16
+ * tiles, opt-in with GGMLR_AMX=1) or "f32" (the F32 products: a CPU without
+ * AVX512_BF16, or a GGMLR_SIMD other than avx512) */
+GGML_API const char *     ggml_cpu_bf16_name(void);
 /* Runs on the calling thread plus n_threads - 1 workers (n_threads <= 0: all
  * cores) kept by the calling thread between computes; results do not depend
  * on n_threads. See docs/threading.md. */

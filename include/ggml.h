@@ -595,6 +595,7 @@ GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct 
  * im2col + mul_mat (F32 kernels): conv_1d -> [OW, OC, N], conv_2d -> [OW, OH, OC, N];
  * _ph: padding K/2, conv_2d_sk_p0: stride = kernel size and no padding, conv_2d_s1_ph:
  * stride 1 and padding K/2. ggml_conv_2d_dw: depthwise, a [KW, KH, 1, C], b [IW, IH, C, N].
+ * ggml_conv_1d_dw: depthwise, a [K, 1, C], b [IL, C, N] -> [OW, C, N] (_ph: padding K/2).
  */
 GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
                                           int p1, int d0, int d1, bool is_2d, enum ggml_type dst_type);
@@ -608,6 +609,8 @@ GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
                                               int p1, int d0, int d1);
+GGML_API struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int d0);
 
 /* Transposed convolution (the adjoint of a strided convolution, no padding):
  * y[l s + k, oc] += sum_ic a[k, oc, ic] b[l, ic]. 1-D: a [K, OC, IC], b [IL, IC]
@@ -808,11 +811,18 @@ GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx
                                                        float beta_fast, float beta_slow);
 /* YaRN's correction dims: the first and last pair of the ramp, in [0, n_dims - 1] */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
-/* A matrix product's precision and hint: accepted and ignored (mul_mat accumulates in F32 always) */
+/* A matrix product's precision. mul_mat and out_prod accumulate in F32 at
+ * every setting; GGML_PREC_BF16 (ggmlr's) also rounds both operands of an
+ * F32 x F32 product to bf16 where the CPU multiplies bf16 (ggml_cpu_bf16_name()
+ * is "avx512_bf16" or "amx"), which is faster, and is the F32 product
+ * elsewhere. The backward rules give their products the forward's precision;
+ * mul_mat_set_prec also takes an OUT_PROD node. The hint is accepted and ignored. */
 enum ggml_prec {
     GGML_PREC_DEFAULT = 0,
     GGML_PREC_F32     = 10,
+    GGML_PREC_BF16    = 16,
 };
+GGML_API enum ggml_prec ggml_mul_mat_get_prec(const struct ggml_tensor * a);
 enum ggml_op_hint {
     GGML_HINT_NONE             = 0,
     GGML_HINT_SRC0_IS_HADAMARD = 1,

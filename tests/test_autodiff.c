@@ -5,6 +5,8 @@
  * forms: loss = sum(x^2 * W) has gradient 2 x W. */
 #include "common/test_common.h"
 
+#include "ggml-cpu.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,8 +397,58 @@ static void test_view_gradient_handed_on(void) {
     ggml_free(ctx);
 }
 
+/* loss = sum(mul_mat(W, x)) + sum(out_prod(u, v)), both at GGML_PREC_BF16:
+ * every product autodiff builds for them has the forward's precision, and
+ * the gradients are the closed forms dW[k, m] = sum_n x[k, n], du[i, k] =
+ * sum_j v[j, k] (within bf16 rounding, 2^-8 relative, on a bf16 path) */
+static void test_products_keep_precision(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_tensor * W = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 40, 36), * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 40, 33);
+    struct ggml_tensor * u = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 34, 20), * v = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 35, 20);
+    struct ggml_tensor * all[] = {W, x, u, v};
+    for (int i = 0; i < 4; i++) { tc_fill_uniform(all[i], -1, 1); ggml_set_param(all[i]); }
+    struct ggml_tensor * y = ggml_mul_mat(ctx, W, x), * z = ggml_out_prod(ctx, u, v);
+    ggml_mul_mat_set_prec(y, GGML_PREC_BF16);
+    ggml_mul_mat_set_prec(z, GGML_PREC_BF16);
+    CHECK(ggml_mul_mat_get_prec(y) == GGML_PREC_BF16 && ggml_mul_mat_get_prec(z) == GGML_PREC_BF16, "set_prec is read back");
+    struct ggml_tensor * loss = ggml_add(ctx, ggml_sum(ctx, y), ggml_sum(ctx, z));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "backward: %s", ggml_last_error());
+    int products = 0, bf16 = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        struct ggml_tensor * t = ggml_graph_node(g, i);
+        if (t->op != GGML_OP_MUL_MAT && t->op != GGML_OP_OUT_PROD) continue;
+        products++;
+        bf16 += ggml_mul_mat_get_prec(t) == GGML_PREC_BF16;
+    }
+    CHECK(products == 6 && bf16 == 6, "6 products (2 forward, 4 backward), all at GGML_PREC_BF16: %d of %d", bf16, products);
+    ggml_graph_reset(g);
+    tc_compute(ctx, g, 2);
+    const double tol = strcmp(ggml_cpu_bf16_name(), "f32") == 0 ? 1e-5 : 1e-2;
+    double e = 0, m = 0;
+    struct ggml_tensor * gW = ggml_graph_get_grad(g, W), * gu = ggml_graph_get_grad(g, u);
+    for (int k = 0; k < 40; k++) {
+        double s = 0;
+        for (int n = 0; n < 33; n++) s += ggml_get_f32_nd(x, k, n, 0, 0);
+        for (int mm = 0; mm < 36; mm++) e = fmax(e, fabs(ggml_get_f32_nd(gW, k, mm, 0, 0) - s)), m = fmax(m, fabs(s));
+    }
+    for (int k = 0; k < 20; k++) {
+        double s = 0;
+        for (int j = 0; j < 35; j++) s += ggml_get_f32_nd(v, j, k, 0, 0);
+        for (int i = 0; i < 34; i++) e = fmax(e, fabs(ggml_get_f32_nd(gu, i, k, 0, 0) - s)), m = fmax(m, fabs(s));
+    }
+    CHECK(e <= tol * m, "gradients of W and u against their closed forms: max error %g of %g (%s path)", e, m, ggml_cpu_bf16_name());
+    /* a precision outside the enum, or a node that is no product: a message, nothing changed */
+    ggml_mul_mat_set_prec(y, (enum ggml_prec) 3);
+    CHECK(ggml_last_error()[0] != '\0' && ggml_mul_mat_get_prec(y) == GGML_PREC_BF16, "set_prec 3: refused, the node keeps BF16");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(3);
+    test_products_keep_precision();
     test_reset_and_accumulation();
     test_build_errors();
     test_flash_attn_back_refusal();

@@ -1,5 +1,5 @@
 /* test_conv.c -- the convolutions built from im2col + mul_mat (ggml_conv_1d,
- * _1d_ph, _2d, _2d_sk_p0, _2d_s1_ph, _2d_dw): the result against a direct
+ * _1d_ph, _2d, _2d_sk_p0, _2d_s1_ph, _2d_dw, _1d_dw, _1d_dw_ph): the result against a direct
  * float64 convolution written from the definition
  *   y[ow, oh, oc, n] = sum_{ic, kh, kw} a[kw, kh, ic, oc] b[ow s0 + kw d0 - p0, oh s1 + kh d1 - p1, ic, n]
  * (zero outside b), with F32 and with F16 kernels (upstream's F16 patches),
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum conv_kind { K_1D, K_1D_PH, K_2D, K_2D_SK_P0, K_2D_S1_PH, K_2D_DW };
+enum conv_kind { K_1D, K_1D_PH, K_2D, K_2D_SK_P0, K_2D_S1_PH, K_2D_DW, K_1D_DW, K_1D_DW_PH };
 
 struct conv_case {
     const char * name;
@@ -28,6 +28,8 @@ static struct ggml_tensor * conv_of(struct ggml_context * ctx, struct ggml_tenso
         case K_2D:       return ggml_conv_2d(ctx, a, b, c->s0, c->s1, c->p0, c->p1, c->d0, c->d1);
         case K_2D_SK_P0: return ggml_conv_2d_sk_p0(ctx, a, b);
         case K_2D_S1_PH: return ggml_conv_2d_s1_ph(ctx, a, b);
+        case K_1D_DW:    return ggml_conv_1d_dw(ctx, a, b, c->s0, c->p0, c->d0);
+        case K_1D_DW_PH: return ggml_conv_1d_dw_ph(ctx, a, b, c->s0, c->d0);
         default:         return ggml_conv_2d_dw(ctx, a, b, c->s0, c->s1, c->p0, c->p1, c->d0, c->d1);
     }
 }
@@ -41,6 +43,11 @@ static struct geom geom_of(const struct conv_case * c) {
     if (c->kind == K_1D || c->kind == K_1D_PH) {
         g.IC = c->ane[1]; g.OC = c->ane[2]; g.N = c->bne[2];
         if (c->kind == K_1D_PH) g.p0 = (int) (c->ane[0] / 2);
+        return g;
+    }
+    if (c->kind == K_1D_DW || c->kind == K_1D_DW_PH) {  /* a [K, 1, C], b [IL, C, N] */
+        g.IC = 1; g.OC = c->ane[2]; g.N = c->bne[2]; g.dw = true;
+        if (c->kind == K_1D_DW_PH) g.p0 = (int) (c->ane[0] / 2);
         return g;
     }
     g.KH = c->ane[1]; g.IH = c->bne[1]; g.IC = c->ane[2]; g.OC = c->ane[3]; g.N = c->bne[3];
@@ -87,10 +94,11 @@ static void check_forward(const struct conv_case * c, enum ggml_type ktype) {
     const struct geom g = geom_of(c);
     double * av = malloc((size_t) ggml_nelements(a) * sizeof(double)), * bv = malloc((size_t) ggml_nelements(b) * sizeof(double));
     for (int64_t i = 0; i < ggml_nelements(a); i++) av[i] = tc_get(a, i);
-    const bool half_patches = ktype == GGML_TYPE_F16 && c->kind != K_2D_DW;
+    const bool dw = c->kind == K_2D_DW || c->kind == K_1D_DW || c->kind == K_1D_DW_PH;
+    const bool half_patches = ktype == GGML_TYPE_F16 && !dw;
     for (int64_t i = 0; i < ggml_nelements(b); i++) bv[i] = half_patches ? tc_ref_round_fp16((float) tc_get(b, i)) : tc_get(b, i);
     const int64_t OW = out_size(g.IW, g.KW, g.s0, g.p0, g.d0), OH = out_size(g.IH, g.KH, g.s1, g.p1, g.d1);
-    const bool one_d = c->kind == K_1D || c->kind == K_1D_PH;
+    const bool one_d = c->kind == K_1D || c->kind == K_1D_PH || c->kind == K_1D_DW || c->kind == K_1D_DW_PH;
     const int64_t want[4] = {OW, one_d ? g.OC : OH, one_d ? g.N : g.OC, one_d ? 1 : g.N};
     CHECK(y->ne[0] == want[0] && y->ne[1] == want[1] && y->ne[2] == want[2] && y->ne[3] == want[3],
           "%s: shape [%lld, %lld, %lld, %lld], want [%lld, %lld, %lld, %lld]", c->name, (long long) y->ne[0], (long long) y->ne[1],
@@ -140,6 +148,9 @@ static const struct conv_case cases[] = {
     {"conv_2d_s1_ph 3x3", K_2D_S1_PH, {3, 3, 2, 2}, {6, 5, 2, 2}, 0, 0, 0, 0, 0, 0},
     {"conv_2d_dw 3x3 p 1", K_2D_DW, {3, 3, 1, 3}, {6, 5, 3, 2}, 1, 1, 1, 1, 1, 1},
     {"conv_2d_dw s 2 d 2", K_2D_DW, {2, 3, 1, 2}, {9, 8, 2, 1}, 2, 2, 0, 1, 2, 1},
+    {"conv_1d_dw K 3 p 1 (upstream's c1)", K_1D_DW, {3, 1, 2, 1}, {6, 2, 1, 1}, 1, 0, 1, 0, 1, 0},
+    {"conv_1d_dw s 2 p 2 d 2, batch 3", K_1D_DW, {3, 1, 4, 1}, {11, 4, 3, 1}, 2, 0, 2, 0, 2, 0},
+    {"conv_1d_dw_ph K 5 s 3", K_1D_DW_PH, {5, 1, 3, 1}, {10, 3, 2, 1}, 3, 0, 0, 0, 1, 0},
 };
 
 static void check_refused(void) {
@@ -164,6 +175,9 @@ static void check_refused(void) {
     CHECK(!ggml_im2col_back(ctx, col, k2, ne, 1, 1, 0, 0, 1, 1, true), "im2col_back refuses patches of another shape");
     struct ggml_tensor * kdw = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 1, 3);
     CHECK(!ggml_conv_2d_dw(ctx, kdw, x2, 1, 1, 1, 1, 1, 1), "conv_2d_dw refuses a kernel of other channels");
+    struct ggml_tensor * k1dw = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 3, 1, 3), * x1 = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 1);
+    CHECK(!ggml_conv_1d_dw(ctx, k1dw, x1, 1, 1, 1) && strstr(ggml_last_error(), "ggml_conv_1d_dw"), "conv_1d_dw refuses a kernel of other channels");
+    CHECK(!ggml_conv_1d_dw(ctx, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 3, 2, 2), x1, 1, 1, 1), "conv_1d_dw refuses a kernel [K, 2, C]");
     CHECK(!ggml_conv_1d(ctx, NULL, x2, 1, 0, 1), "conv_1d refuses a NULL kernel");
     /* sizes past 2^62 are refused before any int64_t arithmetic could overflow */
     ggml_set_no_alloc(ctx, true);

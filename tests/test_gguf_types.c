@@ -6,6 +6,7 @@
  * whole blocks, a removed or unknown type number, and a type this library
  * only names are refused with a message naming the tensor and the type. */
 #include "common/test_common.h"
+#include "quant/quant.h"
 
 #include "gguf.h"
 
@@ -27,7 +28,7 @@ static void fill_tensor(struct ggml_tensor * t) {
     const int64_t n = ggml_nelements(t);
     float * x = malloc(sizeof(float) * (size_t) n);
     for (int64_t i = 0; i < n; i++) x[i] = (float) tc_uniform(-3, 3);
-    const struct ggml_type_traits * tt = ggml_get_type_traits(t->type);
+    const struct ggml_type_traits * tt = ggmlr_type_traits_own(t->type);
     if (t->type == GGML_TYPE_I32) for (int64_t i = 0; i < n; i++) ((int32_t *) t->data)[i] = (int32_t) (x[i] * 1000);
     else if (t->type == GGML_TYPE_F32) memcpy(t->data, x, sizeof(float) * (size_t) n);
     else tt->from_float_ref(x, t->data, n);
@@ -63,7 +64,7 @@ static void test_round_trip(void) {
               "%s: type, shape and strides", name);
         CHECK(t && ggml_nbytes(t) == ggml_nbytes(ts[i]) && memcmp(t->data, ts[i]->data, ggml_nbytes(t)) == 0, "%s: bytes", name);
         CHECK(gguf_get_tensor_offset(g, i) % 32 == 0 && gguf_get_tensor_type(g, i) == types[i], "%s: 32-byte aligned offset", name);
-        const struct ggml_type_traits * tt = ggml_get_type_traits(types[i]);
+        const struct ggml_type_traits * tt = ggmlr_type_traits_own(types[i]);
         if (t && tt->to_float) {
             const int64_t n = ggml_nelements(t);
             float * a = malloc(sizeof(float) * (size_t) n), * b = malloc(sizeof(float) * (size_t) n);

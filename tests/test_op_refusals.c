@@ -464,13 +464,13 @@ static void test_other_forms_errors(void) {
     struct ggml_tensor * sm = ggml_soft_max(ctx, x), * sinks3 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3);
     ggml_clear_error();
     ggml_soft_max_add_sinks(sm, sinks3);
-    CHECK(ggml_last_error()[0] != '\0' && sm->src[2] == NULL, "add_sinks with 3 sinks for 2 heads: a message, no sinks");
+    CHECK(ggml_last_error()[0] != '\0' && ggmlr_soft_max_sinks_decode(sm) == NULL, "add_sinks with 3 sinks for 2 heads: a message, no sinks");
     ggml_clear_error();
     ggml_soft_max_add_sinks(x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2));
-    CHECK(ggml_last_error()[0] != '\0' && x->src[2] == NULL, "add_sinks to a tensor that is no soft_max: a message");
+    CHECK(ggml_last_error()[0] != '\0' && ggmlr_soft_max_sinks_decode(x) == NULL, "add_sinks to a tensor that is no soft_max: a message");
     ggml_clear_error();
     ggml_soft_max_add_sinks(sm, ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 2));
-    CHECK(ggml_last_error()[0] != '\0' && sm->src[2] == NULL, "add_sinks of F16 sinks: a message");
+    CHECK(ggml_last_error()[0] != '\0' && ggmlr_soft_max_sinks_decode(sm) == NULL, "add_sinks of F16 sinks: a message");
     ggml_clear_error();
     ggml_mul_mat_set_prec(x, GGML_PREC_F32);
     CHECK(ggml_last_error()[0] != '\0', "mul_mat_set_prec of a tensor that is no mul_mat: a message");

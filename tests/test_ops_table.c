@@ -2,7 +2,8 @@
  * enum: every op has a distinct name, the one its enumerator in
  * include/ggml.h spells (read from the header, in order, so a row under the
  * wrong op is caught), and every op that is not a view has a CPU kernel or
- * is marked missing (upstream's number, not implemented yet, no rule). */
+ * is marked missing (upstream's number, not implemented yet, no rule); and
+ * every GLU op has a distinct name, upstream's (ggml_glu_op_name). */
 #include "common/test_common.h"
 #include "cpu/kernels/kernels.h"
 #include "ops/grad.h"
@@ -49,6 +50,19 @@ int main(void) {
         CHECK(ggmlr_grad_rules[op]->build || !ggmlr_grad_rules[op]->refuse, "op %s refuses a backward it does not have", name);
     }
     CHECK(strcmp(ggml_op_name(GGML_OP_COUNT), "UNKNOWN") == 0, "GGML_OP_COUNT is not an op");
+
+    /* GLU ops: upstream's names (its GGML_GLU_OP_NAME in src/ggml.c), hand-written in
+     * upstream's order, so that a renumbered enumerator is caught too */
+    static const char * const glu_names[] = {"REGLU", "GEGLU", "SWIGLU", "SWIGLU_OAI", "GEGLU_ERF", "GEGLU_QUICK"};
+    const int n_glu = (int) (sizeof glu_names / sizeof glu_names[0]);
+    CHECK(n_glu == GGML_GLU_OP_COUNT, "GGML_GLU_OP_COUNT is %d, the test knows %d GLU ops", (int) GGML_GLU_OP_COUNT, n_glu);
+    for (int op = 0; op < GGML_GLU_OP_COUNT && op < n_glu; op++) {
+        const char * name = ggml_glu_op_name((enum ggml_glu_op) op);
+        CHECK(name && strcmp(name, glu_names[op]) == 0, "GLU op %d is named %s, upstream's name is %s", op, name ? name : "(null)", glu_names[op]);
+        for (int other = 0; name && other < op; other++)
+            CHECK(strcmp(name, ggml_glu_op_name((enum ggml_glu_op) other)) != 0, "GLU ops %d and %d share the name %s", other, op, name);
+    }
+    CHECK(strcmp(ggml_glu_op_name(GGML_GLU_OP_COUNT), "UNKNOWN") == 0, "GGML_GLU_OP_COUNT is not a GLU op");
     printf("%d ops, %d of them not implemented yet (kernel 'missing' in src/core/op_list.h)\n", (int) GGML_OP_COUNT, n_missing);
     return tc_finish("ops_table");
 }

@@ -9,6 +9,7 @@
  * blocks; upstream's type numbers and sizes; ggml_quantize_chunk's checks.
  * Byte identity with upstream is checked out of tree (docs/quant-types.md). */
 #include "common/test_common.h"
+#include "quant/quant.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -111,7 +112,8 @@ static double decode(enum ggml_type type, const uint8_t * b, int e, int q) {
     }
 }
 
-static const struct ggml_type_traits * traits(enum ggml_type t) { return ggml_get_type_traits(t); }
+/* ggmlr's own rows: Q8_1 and Q8_K keep the converters upstream's public table leaves out */
+static const struct ggml_type_traits * traits(enum ggml_type t) { return ggmlr_type_traits_own(t); }
 
 /* quantize n values: the chunk path where upstream has one, else from_float_ref */
 static void quantize(enum ggml_type t, const float * x, void * q, int64_t n) {

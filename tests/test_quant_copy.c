@@ -10,6 +10,7 @@
  * other ops are refused with a message; the gradient of cpy through a
  * quantized tensor is straight-through (as upstream). */
 #include "common/test_common.h"
+#include "quant/quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void test_to_and_from(void) {
     uint8_t * want = malloc((size_t) n * 2), * first = malloc((size_t) n * 2);
     for (int q = 0; q < NQ; q++) {
         const enum ggml_type qt = qtypes[q];
-        const struct ggml_type_traits * tt = ggml_get_type_traits(qt);
+        const struct ggml_type_traits * tt = ggmlr_type_traits_own(qt);
         const char * name = ggml_type_name(qt);
         for (size_t s = 0; s < sizeof srcs / sizeof srcs[0]; s++) {
             for (int tr = 0; tr < 2; tr++) {

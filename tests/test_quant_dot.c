@@ -69,7 +69,7 @@ static void fill_x(float * x, int n) {
 
 static void check_type(const struct type_case * tc, int n) {
     const struct ggml_type_traits_cpu * cpu = ggml_get_type_traits_cpu(tc->type);
-    const struct ggml_type_traits * tx = ggml_get_type_traits(tc->type), * ty = ggml_get_type_traits(tc->dot_type);
+    const struct ggml_type_traits * tx = ggmlr_type_traits_own(tc->type), * ty = ggmlr_type_traits_own(tc->dot_type);
     const char * name = ggml_type_name(tc->type);
     CHECK(cpu->vec_dot_type == tc->dot_type && cpu->nrows == 1 && cpu->vec_dot && cpu->from_float,
           "%s: traits: vec_dot_type %s, nrows %lld", name, ggml_type_name(cpu->vec_dot_type), (long long) cpu->nrows);
@@ -85,7 +85,7 @@ static void check_type(const struct type_case * tc, int n) {
     }
     /* vec_dot_type's from_float gives its reference quantizer's bytes */
     char * yq2 = malloc(yb);
-    ggml_get_type_traits(tc->dot_type)->from_float_ref(yf, yq2, n);
+    ggmlr_type_traits_own(tc->dot_type)->from_float_ref(yf, yq2, n);
     CHECK(memcmp(yq2, yq, yb) == 0, "%s: from_float gives %s's reference bytes", name, ggml_type_name(tc->dot_type));
     free(yq2);
     double exact[2][2], bound[2][2], scale[2][2];
@@ -146,6 +146,16 @@ int main(void) {
     CHECK(ggml_get_type_traits_cpu(GGML_TYPE_COUNT) == NULL, "an out-of-range type has no traits");
     CHECK(ggml_get_type_traits_cpu(GGML_TYPE_Q8_K)->from_float != NULL && ggml_get_type_traits_cpu(GGML_TYPE_Q8_K)->vec_dot == NULL,
           "Q8_K: a quantizer of activations, no dot product (as upstream)");
+    /* upstream's tables for the two activation types (src/ggml.c, ggml-cpu.c): Q8_1 a reference quantizer, no
+     * dequantizer, vec_dot_type Q8_1 and no dot; Q8_K no converters in the public table. A program such as
+     * upstream's test-quantize-fns skips a type without to_float (it would call the NULL vec_dot) */
+    const struct ggml_type_traits * p81 = ggml_get_type_traits(GGML_TYPE_Q8_1), * p8k = ggml_get_type_traits(GGML_TYPE_Q8_K);
+    const struct ggml_type_traits_cpu * c81 = ggml_get_type_traits_cpu(GGML_TYPE_Q8_1);
+    CHECK(p81->from_float_ref && !p81->to_float && c81->from_float && !c81->vec_dot && c81->vec_dot_type == GGML_TYPE_Q8_1,
+          "Q8_1: from_float_ref, no to_float, vec_dot_type Q8_1, no vec_dot (as upstream)");
+    CHECK(!p8k->from_float_ref && !p8k->to_float && p8k->is_quantized && p8k->blck_size == 256, "Q8_K: no public converters (as upstream)");
+    CHECK(ggmlr_type_traits_own(GGML_TYPE_Q8_1)->to_float && ggmlr_type_traits_own(GGML_TYPE_Q8_K)->to_float &&
+          ggmlr_type_traits_own(GGML_TYPE_Q8_K)->from_float_ref, "ggmlr's own rows keep Q8_1's and Q8_K's converters");
     printf("SIMD path: %s; AVX2 kernels %s, AVX-512 VNNI kernels %s, AVX512_BF16 %s\n", ggml_cpu_simd_name(), has_avx2() ? "run" : "skipped",
            has_wide() ? "run" : "skipped", ggml_cpu_has_avx512_bf16() ? "yes" : "no");
     return tc_finish("quant_dot");

@@ -10,6 +10,7 @@
 #include "common/test_common.h"
 
 #include "ggml-cpu.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static void activations_seen(enum ggml_type type, int n_cols, const double * bv,
         for (int k = 0; k < K; k++) f[k] = (float) bv[r * K + k];
         if (rounded) {
             ggml_get_type_traits_cpu(t->vec_dot_type)->from_float(f, q, K);
-            ggml_get_type_traits(t->vec_dot_type)->to_float(q, back, K);
+            ggmlr_type_traits_own(t->vec_dot_type)->to_float(q, back, K);
         } else memcpy(back, f, K * sizeof *f);
         for (int k = 0; k < K; k++) seen[r * K + k] = back[k];
     }

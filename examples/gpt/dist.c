@@ -80,13 +80,13 @@ bool dist_check(const struct gpt_config * cfg, const struct train_opts * o, cons
     HASH(h[3], o->batch); HASH(h[3], o->n_ctx); HASH(h[3], o->iters); HASH(h[3], o->lr); HASH(h[3], o->min_lr);
     HASH(h[3], o->warmup); HASH(h[3], o->decay_iters); HASH(h[3], o->beta1); HASH(h[3], o->beta2); HASH(h[3], o->eps);
     HASH(h[3], o->weight_decay); HASH(h[3], o->clip); HASH(h[3], o->seed); HASH(h[3], o->eval_batches);
-    HASH(h[3], o->fused); HASH(h[3], eval_interval);
+    HASH(h[3], o->fused); HASH(h[3], o->prec); HASH(h[3], eval_interval);
     static const char * const what[4] = {
         "the model configuration (--layers --heads --kv-heads --embd --ctx, or the checkpoint's)",
         "the vocabulary of the training text",
         "the training text (--data: every node needs the same file)",
         ("the training options (--batch --iters --lr --min-lr --warmup --decay-iters --beta1 --beta2 "
-         "--weight-decay --clip --seed --eval-batches --eval-interval --attn)"),
+         "--weight-decay --clip --seed --eval-batches --eval-interval --attn --precision)"),
     };
     return mpi_ok(ggml_mpi_check_same(MPI_COMM_WORLD, h, what, 4), "the ranks were started differently");
 }

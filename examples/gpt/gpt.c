@@ -155,13 +155,20 @@ int64_t gpt_model_n_weights(const struct gpt_model * m) {
 
 /* ---- forward pass ---- */
 
+/* a^T b at the build's precision */
+static struct ggml_tensor * product(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_prec prec) {
+    struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
+    if (y) ggml_mul_mat_set_prec(y, prec);
+    return y;
+}
+
 /* Causal self-attention of x [C, T*B]: returns [C, T*B]. q, k, v are views of
  * one projection; heads are laid out [D, T, H, B] as ggml_flash_attn_ext wants. */
 static struct ggml_tensor * attention(struct ggml_context * ctx, const struct gpt_model * m, const struct gpt_layer * L,
-                                      struct ggml_tensor * x, struct ggml_tensor * mask, int B, int T, bool fused) {
+                                      struct ggml_tensor * x, struct ggml_tensor * mask, int B, int T, const struct gpt_build_opts * o) {
     const int64_t C = m->cfg.n_embd, H = m->cfg.n_head, Hkv = m->cfg.n_kv_head, D = C / H, E = C + 2 * Hkv * D;
     const size_t f = sizeof(float);
-    struct ggml_tensor * qkv = ggml_mul_mat(ctx, L->attn_qkv, x);  /* [E, T*B] */
+    struct ggml_tensor * qkv = product(ctx, L->attn_qkv, x, o->prec);  /* [E, T*B] */
     struct ggml_tensor * q = ggml_view_4d(ctx, qkv, D, H, T, B, D * f, E * f, E * T * f, 0);
     struct ggml_tensor * k = ggml_view_4d(ctx, qkv, D, Hkv, T, B, D * f, E * f, E * T * f, C * f);
     struct ggml_tensor * v = ggml_view_4d(ctx, qkv, D, Hkv, T, B, D * f, E * f, E * T * f, (C + Hkv * D) * f);
@@ -169,16 +176,16 @@ static struct ggml_tensor * attention(struct ggml_context * ctx, const struct gp
     k = ggml_permute(ctx, k, 0, 2, 1, 3);
     const float scale = 1.0f / sqrtf((float) D);
     struct ggml_tensor * y;  /* [D, H, T, B] */
-    if (fused) {
+    if (o->fused) {
         y = ggml_flash_attn_ext(ctx, q, k, ggml_permute(ctx, v, 0, 2, 1, 3), mask, scale, 0.0f, 0.0f);
     } else {
         /* scores [T_k, T_q, H, B] = k^T q; probabilities; out [D, T_q, H, B] = v p */
-        struct ggml_tensor * p = ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, k, q), mask, scale, 0.0f);
+        struct ggml_tensor * p = ggml_soft_max_ext(ctx, product(ctx, k, q, o->prec), mask, scale, 0.0f);
         struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3));  /* [T, D, Hkv, B] */
-        y = ggml_cont(ctx, ggml_permute(ctx, ggml_mul_mat(ctx, vt, p), 0, 2, 1, 3));
+        y = ggml_cont(ctx, ggml_permute(ctx, product(ctx, vt, p, o->prec), 0, 2, 1, 3));
     }
     y = ggml_reshape_2d(ctx, y, C, (int64_t) T * B);
-    return ggml_mul_mat(ctx, L->attn_proj, y);
+    return product(ctx, L->attn_proj, y, o->prec);
 }
 
 /* LayerNorm without bias: norm(x) * w */
@@ -186,8 +193,8 @@ static struct ggml_tensor * layer_norm(struct ggml_context * ctx, struct ggml_te
     return ggml_mul(ctx, ggml_norm(ctx, x, 1e-5f), w);
 }
 
-bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T, bool fused,
-               struct gpt_graph * out) {
+bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T,
+               const struct gpt_build_opts * o, struct gpt_graph * out) {
     const int64_t C = m->cfg.n_embd;
     if (T < 1 || T > m->cfg.n_ctx || B < 1) { fprintf(stderr, "error: batch %d x %d does not fit the model (context %d)\n", B, T, m->cfg.n_ctx); return false; }
     out->tokens = ggml_new_tensor_2d(ctx_io, GGML_TYPE_I32, T, B);
@@ -201,11 +208,11 @@ bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct 
     x = ggml_reshape_2d(ctx, ggml_add(ctx, ggml_reshape_3d(ctx, x, C, T, B), pos), C, (int64_t) T * B);
     for (int l = 0; l < m->cfg.n_layer; l++) {
         const struct gpt_layer * L = &m->layers[l];
-        x = ggml_add(ctx, x, attention(ctx, m, L, layer_norm(ctx, x, L->ln1_w), out->mask, B, T, fused));
-        struct ggml_tensor * h = ggml_gelu(ctx, ggml_mul_mat(ctx, L->mlp_fc, layer_norm(ctx, x, L->ln2_w)));
-        x = ggml_add(ctx, x, ggml_mul_mat(ctx, L->mlp_proj, h));
+        x = ggml_add(ctx, x, attention(ctx, m, L, layer_norm(ctx, x, L->ln1_w), out->mask, B, T, o));
+        struct ggml_tensor * h = ggml_gelu(ctx, product(ctx, L->mlp_fc, layer_norm(ctx, x, L->ln2_w), o->prec));
+        x = ggml_add(ctx, x, product(ctx, L->mlp_proj, h, o->prec));
     }
-    out->logits = ggml_mul_mat(ctx, m->wte, layer_norm(ctx, x, m->lnf_w));  /* [V, T*B] */
+    out->logits = product(ctx, m->wte, layer_norm(ctx, x, m->lnf_w), o->prec);  /* [V, T*B] */
     out->loss = ggml_cross_entropy_loss(ctx, out->logits, out->targets);
     if (!out->loss) { fprintf(stderr, "error: building the model: %s\n", ggml_last_error()); return false; }
     ggml_set_output(out->logits);

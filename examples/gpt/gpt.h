@@ -64,11 +64,19 @@ struct gpt_graph {
     struct ggml_tensor * loss;     /* [1] mean cross-entropy, nats per token */
 };
 
-/* Record the forward pass in ctx (attention fused through ggml_flash_attn_ext,
- * or mul_mat + soft_max_ext + mul_mat when fused is false); the inputs
- * (tokens, targets, mask) are created in ctx_io, which may be ctx. */
-bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T, bool fused,
-               struct gpt_graph * out);
+/* How the forward pass computes: attention fused through ggml_flash_attn_ext
+ * (or mul_mat + soft_max_ext + mul_mat), and the precision of the matrix
+ * products (GGML_PREC_BF16: bf16 operands, FP32 sums, where the CPU has them;
+ * autodiff gives the backward's products the same). */
+struct gpt_build_opts {
+    bool fused;
+    enum ggml_prec prec;
+};
+
+/* Record the forward pass in ctx; the inputs (tokens, targets, mask) are
+ * created in ctx_io, which may be ctx. */
+bool gpt_build(const struct gpt_model * m, struct ggml_context * ctx_io, struct ggml_context * ctx, int B, int T,
+               const struct gpt_build_opts * opts, struct gpt_graph * out);
 void gpt_graph_set_mask(const struct gpt_graph * g);
 
 /* Checkpoints (GGUF): configuration, vocabulary, parameters, and unless

@@ -40,7 +40,8 @@ bool gpt_generate(const struct gpt_model * m, const struct corpus * vocab, const
     if (!ctx) { fprintf(stderr, "error: %s\n", ggml_last_error()); return false; }
     struct gpt_graph io;
     struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 4096, false);
-    bool ok = g && gpt_build(m, ctx, ctx, 1, T, true, &io);
+    const struct gpt_build_opts build = {true, GGML_PREC_DEFAULT};
+    bool ok = g && gpt_build(m, ctx, ctx, 1, T, &build, &io);
     if (ok) ggml_build_forward_expand(g, io.logits);
     ggml_backend_t cpu = ok ? ggml_backend_cpu_init() : NULL;
     struct ggml_backend_buffer * buf = cpu ? ggml_backend_alloc_ctx_tensors(ctx, cpu) : NULL;

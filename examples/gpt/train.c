@@ -99,7 +99,8 @@ bool trainer_init(struct trainer * t, struct gpt_model * m, const struct corpus 
     t->ctx_io = ggml_init(io_params);
     t->ctx_compute = ggml_init(compute_params);
     if (!t->sched || !t->ctx_io || !t->ctx_compute) return fail("ggml_init");
-    if (!gpt_build(m, t->ctx_io, t->ctx_compute, o->batch, o->n_ctx, o->fused, &t->io)) return false;
+    const struct gpt_build_opts build = {o->fused, o->prec};
+    if (!gpt_build(m, t->ctx_io, t->ctx_compute, o->batch, o->n_ctx, &build, &t->io)) return false;
     t->io_buffer = ggml_backend_alloc_ctx_tensors(t->ctx_io, t->backend);
     if (!t->io_buffer) return fail("allocating the inputs");
     gpt_graph_set_mask(&t->io);

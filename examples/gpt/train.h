@@ -21,6 +21,7 @@ struct train_opts {
     uint64_t seed;
     int eval_batches;            /* validation batches per evaluation */
     bool fused;                  /* attention through ggml_flash_attn_ext */
+    enum ggml_prec prec;         /* of the matrix products (GGML_PREC_BF16: --precision bf16) */
 };
 
 struct trainer {

@@ -41,6 +41,7 @@ static void usage(FILE * f) {
         "\nmodel:\n"
         "  --layers N (4)  --heads N (4)  --kv-heads N (= heads; fewer for grouped-query attention)\n"
         "  --embd N (128)  --ctx N (64)   --attn fused|unfused (fused: ggml_flash_attn_ext)\n"
+        "  --precision f32|bf16 (f32; bf16: matrix products of bf16 operands, FP32 sums, where the CPU has them)\n"
         "training:\n"
         "  --batch N (12)  --iters N (2000)  --lr X (1e-3)  --min-lr X (1e-4)  --warmup N (100)\n"
         "  --decay-iters N (2000)  --beta1 X (0.9)  --beta2 X (0.99)  --weight-decay X (0.1)  --clip X (1.0)\n"
@@ -89,7 +90,7 @@ static bool parse_args(int argc, char ** argv, struct cli * c) {
         static const char * const valued[] = {"--layers", "--heads", "--kv-heads", "--embd", "--ctx", "--batch", "--iters", "--warmup",
             "--decay-iters", "--threads", "--seed", "--eval-interval", "--eval-batches", "--log-interval", "--checkpoint-every",
             "--sample-len", "--top-k", "--lr", "--min-lr", "--beta1", "--beta2", "--weight-decay", "--clip", "--temperature",
-            "--attn", "--data", "--out", "--resume", "--sample", "--checkpoint"};
+            "--attn", "--precision", "--data", "--out", "--resume", "--sample", "--checkpoint"};
         bool known = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known = known || !strcmp(a, valued[k]);
         if (!known) { fprintf(stderr, "error: unknown option %s (see --help)\n", a); return false; }
@@ -126,6 +127,10 @@ static bool parse_args(int argc, char ** argv, struct cli * c) {
         else if (!strcmp(a, "--attn")) {
             ok = !strcmp(val, "fused") || !strcmp(val, "unfused");
             c->train.fused = !strcmp(val, "fused");
+        }
+        else if (!strcmp(a, "--precision")) {
+            ok = !strcmp(val, "f32") || !strcmp(val, "bf16");
+            c->train.prec = !strcmp(val, "bf16") ? GGML_PREC_BF16 : GGML_PREC_DEFAULT;
         }
         else if (!strcmp(a, "--data")) c->data_path = val;
         else if (!strcmp(a, "--out")) c->out_dir = val;
@@ -232,8 +237,9 @@ static int train_main(int argc, char ** argv) {
     printf("model: %d layers, %d heads (%d key/value), embedding %d, context %d, %.2f M parameters; attention %s\n", c.cfg.n_layer,
            c.cfg.n_head, c.cfg.n_kv_head, c.cfg.n_embd, c.cfg.n_ctx, (double) gpt_model_n_weights(&model) / 1e6,
            c.train.fused ? "fused (ggml_flash_attn_ext)" : "unfused (mul_mat + soft_max_ext + mul_mat)");
-    printf("training: %lld steps of %d x %d tokens, AdamW lr %g -> %g, %d threads, SIMD path %s%s\n", (long long) c.train.iters,
-           c.train.batch, c.train.n_ctx, (double) c.train.lr, (double) c.train.min_lr, c.train.threads, ggml_cpu_simd_name(),
+    printf("training: %lld steps of %d x %d tokens, AdamW lr %g -> %g, %d threads, SIMD path %s, products %s%s\n",
+           (long long) c.train.iters, c.train.batch, c.train.n_ctx, (double) c.train.lr, (double) c.train.min_lr, c.train.threads,
+           ggml_cpu_simd_name(), c.train.prec == GGML_PREC_BF16 ? (strcmp(ggml_cpu_bf16_name(), "f32") ? "bf16" : "f32 (no bf16 on this CPU)") : "f32",
            start ? " (resumed)" : "");
     if (dist_size() > 1)
         printf("data parallel: %d ranks x batch %d = %d sequences per step\n", dist_size(), c.train.batch, dist_size() * c.train.batch);

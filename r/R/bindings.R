@@ -214,6 +214,12 @@ ggml_conv_2d_s1_ph <- function(ctx, a, b) .Call(C_ggml_conv_2d_s1_ph, ctx, a, b)
 ggml_conv_2d_dw <- function(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) {
   .Call(C_ggml_conv_2d_dw, ctx, a, b, s0, s1, p0, p1, d0, d1)
 }
+ggml_conv_1d_dw <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
+  .Call(C_ggml_conv_1d_dw, ctx, a, b, s0, p0, d0)
+}
+ggml_conv_1d_dw_ph <- function(ctx, a, b, s0 = 1, d0 = 1) {
+  .Call(C_ggml_conv_1d_dw_ph, ctx, a, b, s0, d0)
+}
 ggml_conv_transpose_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
   .Call(C_ggml_conv_transpose_1d, ctx, a, b, s0, p0, d0)
 }

@@ -1203,6 +1203,27 @@ SEXP R_ggml_conv_2d_dw(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEX
     return FINISH(r_ctx, "ggml_conv_2d_dw", ggml_conv_2d_dw(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1));
 }
 
+/* ggml_conv_1d_dw(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */
+SEXP R_ggml_conv_1d_dw(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_p0, SEXP r_d0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int p0 = rg_int(r_p0, "p0");
+    const int d0 = rg_int(r_d0, "d0");
+    return FINISH(r_ctx, "ggml_conv_1d_dw", ggml_conv_1d_dw(ctx->ctx, a, b, s0, p0, d0));
+}
+
+/* ggml_conv_1d_dw_ph(ctx, a, b, s0 = 1, d0 = 1) */
+SEXP R_ggml_conv_1d_dw_ph(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_d0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int d0 = rg_int(r_d0, "d0");
+    return FINISH(r_ctx, "ggml_conv_1d_dw_ph", ggml_conv_1d_dw_ph(ctx->ctx, a, b, s0, d0));
+}
+
 /* ggml_conv_transpose_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */
 SEXP R_ggml_conv_transpose_1d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_p0, SEXP r_d0) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

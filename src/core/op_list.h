@@ -131,6 +131,21 @@ static inline void ggmlr_custom_params_encode(struct ggml_tensor * t, const stru
 static inline struct ggmlr_custom_params ggmlr_custom_params_decode(const struct ggml_tensor * t) {
     struct ggmlr_custom_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
+/* MAP_CUSTOM1/2/3: the function's tensors a, b, c (upstream's src[0..2]; NULL
+ * past the op's arity) */
+struct ggmlr_map_custom_srcs { struct ggml_tensor * a, * b, * c; };
+static inline void ggmlr_map_custom_srcs_encode(struct ggml_tensor * t, const struct ggmlr_map_custom_srcs * s) {
+    t->src[0] = s->a; t->src[1] = s->b; t->src[2] = s->c;
+}
+static inline struct ggmlr_map_custom_srcs ggmlr_map_custom_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_map_custom_srcs s = {t->src[0], t->src[1], t->src[2]};
+    return s;
+}
+/* CUSTOM: its i-th tensor, 0 <= i < GGML_MAX_SRC (custom_inplace: a, then
+ * the args; custom_4d: the args). The user's function reads dst->src[i], as
+ * upstream's does. */
+static inline void ggmlr_custom_src_encode(struct ggml_tensor * t, int i, struct ggml_tensor * s) { t->src[i] = s; }
+static inline struct ggml_tensor * ggmlr_custom_src_decode(const struct ggml_tensor * t, int i) { return t->src[i]; }
 
 /* ---- SOFT_MAX, SOFT_MAX_BACK: softmax(scale * x + slope * mask) ---- */
 
@@ -256,6 +271,16 @@ static inline struct ggmlr_rope_params ggmlr_rope_params_decode(const struct ggm
     const struct ggmlr_rope_params p = {s.n_dims, s.mode, s.n_ctx_orig, s.freq_base, s.freq_scale, s.ext_factor, s.attn_factor,
                                         s.beta_fast, s.beta_slow};
     return p;
+}
+
+/* ---- MUL_MAT, OUT_PROD: the precision of the products (upstream's word 0,
+ * ggml_mul_mat_set_prec). GGML_PREC_BF16 rounds both operands to bf16 and
+ * accumulates in F32 where AMX does it (cpu/kernels/mul_mat_bf16.c); the
+ * backward rules give their products the forward's precision. ---- */
+struct ggmlr_mul_mat_params { int32_t prec; };
+static inline void ggmlr_mul_mat_params_encode(struct ggml_tensor * t, const struct ggmlr_mul_mat_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_mul_mat_params ggmlr_mul_mat_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_mul_mat_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
 /* ---- FLASH_ATTN_EXT, FLASH_ATTN_BACK ----

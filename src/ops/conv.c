@@ -167,6 +167,34 @@ struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tens
     return r ? ggml_reshape_4d(ctx, r, col->ne[1], col->ne[2], b->ne[2], b->ne[3]) : NULL;
 }
 
+/* 1-D depthwise: a [K, 1, C], b [IL, C, N] -> [OW, C, N]; channel c of b
+ * (viewed as [IL, 1, C*N]) meets kernel row c, as in ggml_conv_2d_dw.
+ * Upstream's composite (im2col of b as [IL, 1, C] + mul_mat) gives the same
+ * [OW, C, 1] for N = 1 and drops the batch otherwise; its patches are F16
+ * for an F16 kernel, F32 here (the products are the data's, unrounded). */
+struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0) {
+    const char * fn = "ggml_conv_1d_dw";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (a->ne[1] != 1 || a->ne[2] != b->ne[1] || a->ne[3] != 1 || b->ne[3] != 1) {
+        char sa[64], sb[64];
+        ggmlr_set_error("%s: the kernel %s must be [K, 1, C] for data %s of [IL, C, N]", fn, ggmlr_shape_str(a, sa, sizeof sa),
+                        ggmlr_shape_str(b, sb, sizeof sb));
+        return NULL;
+    }
+    struct ggml_tensor * b1 = ggml_reshape_3d(ctx, b, b->ne[0], 1, b->ne[1] * b->ne[2]);
+    struct ggml_tensor * col = b1 ? ggml_im2col(ctx, a, b1, s0, 0, p0, 0, d0, 0, false, GGML_TYPE_F32) : NULL;  /* [K, OW, C*N] */
+    if (!col) return NULL;
+    struct ggml_tensor * cb = ggml_reshape_4d(ctx, col, col->ne[0], col->ne[1], b->ne[1], b->ne[2]);
+    struct ggml_tensor * ka = ggml_reshape_4d(ctx, a, a->ne[0], 1, a->ne[2], 1);
+    struct ggml_tensor * r = cb && ka ? ggml_mul_mat(ctx, ka, cb) : NULL;  /* [1, OW, C, N] */
+    return r ? ggml_reshape_3d(ctx, r, col->ne[1], b->ne[1], b->ne[2]) : NULL;
+}
+
+struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int d0) {
+    REQUIRE("ggml_conv_1d_dw_ph", a);
+    return ggml_conv_1d_dw(ctx, a, b, s0, (int) (a->ne[0] / 2), d0);
+}
+
 /* ---- transposed convolutions (a direct kernel) ---- */
 
 static struct ggml_tensor * conv_transpose_node(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,

@@ -21,7 +21,8 @@ static struct ggml_tensor * map_node(const char * fn, struct ggml_context * ctx,
     struct ggml_tensor * a = srcs[0];
     struct ggml_tensor * t = inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, a->type, a->ne, NULL, NULL);
     if (!t) return NULL;
-    for (int i = 0; i < n; i++) t->src[i] = srcs[i];
+    const struct ggmlr_map_custom_srcs s = {a, n > 1 ? srcs[1] : NULL, n > 2 ? srcs[2] : NULL};
+    ggmlr_map_custom_srcs_encode(t, &s);
     ggmlr_custom_params_encode(t, prm);
     return t;
 }
@@ -59,7 +60,7 @@ struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct 
 static bool set_args(const char * fn, struct ggml_tensor * t, int first, struct ggml_tensor ** args, int n_args) {
     for (int i = 0; i < n_args; i++) {
         if (!args[i]) { ggmlr_set_error("%s: args[%d] is NULL", fn, i); return false; }
-        t->src[first + i] = args[i];
+        ggmlr_custom_src_encode(t, first + i, args[i]);
     }
     return true;
 }
@@ -96,7 +97,7 @@ struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_
     if (!check_call(fn, fun != NULL, n_tasks) || !check_args(fn, args, n_args, GGML_MAX_SRC - 1)) return NULL;
     struct ggml_tensor * t = ggmlr_new_view(fn, ctx, a, GGML_OP_CUSTOM, a->ne, a->nb, 0);
     if (!t) return NULL;
-    t->src[0] = a;
+    ggmlr_custom_src_encode(t, 0, a);
     if (!set_args(fn, t, 1, args, n_args)) return NULL;
     ggmlr_custom_params_encode(t, &(const struct ggmlr_custom_params) {.fun.f = fun, .n_tasks = n_tasks, .userdata = userdata});
     return t;

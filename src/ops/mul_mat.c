@@ -84,21 +84,30 @@ static struct ggml_tensor * expand_planes(struct ggml_context * ctx, struct ggml
     return ggml_reshape_4d(ctx, t, a->ne[0], a->ne[1], ne2, ne3);
 }
 
+/* a product of a backward rule computes at its forward's precision */
+static struct ggml_tensor * with_prec(struct ggml_tensor * t, const struct ggmlr_mul_mat_params * prec) {
+    if (t) ggmlr_mul_mat_params_encode(t, prec);
+    return t;
+}
+
 /* y = a^T b (ggml's mul_mat), y[m, n] = sum_k a[k, m] b[k, n]:
  *   da[k, m] = sum_n b[k, n] g[m, n] = out_prod(b, g)
  *   db[k, n] = sum_m a[k, m] g[m, n] = out_prod(a, g^T)
  * Both read their operands through strides: no transposed copy is made. */
 RULE(grad_mul_mat) {
-    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, sum_to_planes_of(ctx, ggml_out_prod(ctx, B, g), A))) return false;
-    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_out_prod(ctx, A, ggml_transpose(ctx, g)));
+    const struct ggmlr_mul_mat_params prec = ggmlr_mul_mat_params_decode(node);
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, sum_to_planes_of(ctx, with_prec(ggml_out_prod(ctx, B, g), &prec), A))) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, with_prec(ggml_out_prod(ctx, A, ggml_transpose(ctx, g)), &prec));
 }
 
 /* y[i, j] = sum_k a[i, k] b[j, k]:
  *   da[i, k] = sum_j g[i, j] b[j, k] = out_prod(g, b^T)   (per plane of b, summed to a's)
  *   db[j, k] = sum_i g[i, j] a[i, k] = mul_mat(g, a)      (a's planes expanded to b's) */
 RULE(grad_out_prod) {
-    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, sum_to_planes_of(ctx, ggml_out_prod(ctx, g, ggml_transpose(ctx, B)), A))) return false;
-    return !need[1] || ggmlr_grad_acc(ctx, gph, B, ggml_mul_mat(ctx, g, expand_planes(ctx, A, B->ne[2], B->ne[3])));
+    const struct ggmlr_mul_mat_params prec = ggmlr_mul_mat_params_decode(node);
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, sum_to_planes_of(ctx, with_prec(ggml_out_prod(ctx, g, ggml_transpose(ctx, B)), &prec), A)))
+        return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, with_prec(ggml_mul_mat(ctx, g, expand_planes(ctx, A, B->ne[2], B->ne[3])), &prec));
 }
 
 GRAD_RULE(mul_mat, NULL, grad_mul_mat);
@@ -140,20 +149,31 @@ RULE(grad_mul_mat_id) {
 
 GRAD_RULE(mul_mat_id, refuse_mul_mat_id, grad_mul_mat_id);
 
-/* Precision and hints change nothing here: mul_mat accumulates in F32 (or
- * wider) whatever the types, and has no Hadamard path. A node other than a
- * MUL_MAT is left as it is, with a message (upstream asserts). */
-static void mul_mat_note(const char * fn, const struct ggml_tensor * a) {
-    if (!a) ggmlr_null_input(fn, "a");
-    else if (a->op != GGML_OP_MUL_MAT) ggmlr_set_error("%s: a must be a mul_mat result (got op %s)", fn, ggml_op_name(a->op));
+/* The precision is kept on the node (GGML_PREC_BF16: ggml.h); hints change
+ * nothing (no Hadamard path). A node other than a MUL_MAT or OUT_PROD, or a
+ * precision outside the enum, is left as it is, with a message (upstream asserts). */
+static bool mul_mat_node(const char * fn, const struct ggml_tensor * a) {
+    if (!a) { ggmlr_null_input(fn, "a"); return false; }
+    if (a->op == GGML_OP_MUL_MAT || a->op == GGML_OP_OUT_PROD) return true;
+    ggmlr_set_error("%s: a must be a mul_mat or out_prod result (got op %s)", fn, ggml_op_name(a->op));
+    return false;
 }
 
 void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
-    (void) prec;
-    mul_mat_note("ggml_mul_mat_set_prec", a);
+    const char * fn = "ggml_mul_mat_set_prec";
+    if (!mul_mat_node(fn, a)) return;
+    if (prec != GGML_PREC_DEFAULT && prec != GGML_PREC_F32 && prec != GGML_PREC_BF16) {
+        ggmlr_set_error("%s: precision %d is not GGML_PREC_DEFAULT, GGML_PREC_F32 or GGML_PREC_BF16", fn, (int) prec);
+        return;
+    }
+    ggmlr_mul_mat_params_encode(a, &(struct ggmlr_mul_mat_params) {(int32_t) prec});
+}
+
+enum ggml_prec ggml_mul_mat_get_prec(const struct ggml_tensor * a) {
+    return mul_mat_node("ggml_mul_mat_get_prec", a) ? (enum ggml_prec) ggmlr_mul_mat_params_decode(a).prec : GGML_PREC_DEFAULT;
 }
 
 void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint) {
     (void) hint;
-    mul_mat_note("ggml_mul_mat_set_hint", a);
+    mul_mat_node("ggml_mul_mat_set_hint", a);
 }

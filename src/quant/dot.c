@@ -26,7 +26,7 @@ static float dot_row(const struct ggml_type_traits * tx, const struct ggml_type_
 
 void ggmlr_vec_dot_ref(enum ggml_type tx, enum ggml_type ty, int n, float * s, size_t bs, const void * x, size_t bx,
                        const void * y, size_t by, int nrc) {
-    const struct ggml_type_traits * px = ggml_get_type_traits(tx), * py = ggml_get_type_traits(ty);
+    const struct ggml_type_traits * px = ggmlr_type_traits_own(tx), * py = ggmlr_type_traits_own(ty);
     for (int c = 0; c < nrc; c++)
         for (int r = 0; r < nrc; r++)
             s[r + c * bs] = dot_row(px, py, n, (const char *) x + r * bx, (const char *) y + c * by);

@@ -58,7 +58,23 @@ static const struct ggml_type_traits traits[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q2_0]  = {.type_name = "q2_0", .blck_size = 64, .type_size = 18, .is_quantized = true},
 };
 
+/* What upstream's table (src/ggml.c) gives the two activation types: Q8_1
+ * a reference quantizer and no dequantizer, Q8_K neither (its quantizer is
+ * the CPU traits' from_float). Upstream programs such as test-quantize-fns
+ * skip a type without to_float; ggmlr's own rows above keep both
+ * converters (ggmlr_type_traits_own) for its kernels and tests. */
+static const struct ggml_type_traits q8_1_public = {.type_name = "q8_1", .blck_size = QK8_1, .type_size = sizeof(block_q8_1),
+                                                    .is_quantized = true, .from_float_ref = ggmlr_quantize_row_q8_1};
+static const struct ggml_type_traits q8_K_public = {.type_name = "q8_K", .blck_size = QK_K, .type_size = sizeof(block_q8_K),
+                                                    .is_quantized = true};
+
 const struct ggml_type_traits * ggml_get_type_traits(enum ggml_type type) {
+    if (type == GGML_TYPE_Q8_1) return &q8_1_public;
+    if (type == GGML_TYPE_Q8_K) return &q8_K_public;
+    return (unsigned) type < GGML_TYPE_COUNT ? &traits[type] : NULL;
+}
+
+const struct ggml_type_traits * ggmlr_type_traits_own(enum ggml_type type) {
     return (unsigned) type < GGML_TYPE_COUNT ? &traits[type] : NULL;
 }
 
@@ -78,5 +94,5 @@ size_t ggml_row_size(enum ggml_type type, int64_t ne) {
 }
 
 bool ggmlr_type_is_supported(enum ggml_type type) {
-    return type == GGML_TYPE_F32 || type == GGML_TYPE_I32 || (ggml_get_type_traits(type) && ggml_get_type_traits(type)->to_float);
+    return type == GGML_TYPE_F32 || type == GGML_TYPE_I32 || (ggmlr_type_traits_own(type) && ggmlr_type_traits_own(type)->to_float);
 }

@@ -5,6 +5,7 @@
 #include "llama_ref.h"
 
 #include "ggml-cpu.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ static void matvec(const struct ref_linear * L, const double * b, const double *
         void * q = malloc(ggml_row_size(dot, n_in));
         for (int64_t i = 0; i < n_in; i++) f[i] = (float) x[i];
         ggml_get_type_traits_cpu(dot)->from_float(f, q, n_in);
-        ggml_get_type_traits(dot)->to_float(q, f, n_in);
+        ggmlr_type_traits_own(dot)->to_float(q, f, n_in);
         for (int64_t i = 0; i < n_in; i++) xr[i] = f[i];
         free(f); free(q);
     }

@@ -7,16 +7,37 @@
  * several column groups and partial last groups, on every operand layout.
  * Forward tolerance: relative 2-norm error 1e-5 (sums of <= 300 products of
  * magnitude <= 1 in float, ~1e-7 relative; a wrong index or plane is off by
- * far more). Gradients: the harness defaults. */
+ * far more). At GGML_PREC_BF16 the reference rounds the operands to bf16
+ * where ggml_cpu_bf16_name() says the CPU does (the products of two bf16 are
+ * exact, the sums FP32 as above: the same 1e-5; operands left unrounded, or
+ * truncated instead of rounded, are off by ~1e-3). Gradients: the harness defaults. */
 #include "ops/harness.h"
 
-struct mm_params { bool out_prod, self; };  /* self: the one input on both sides */
-static const struct mm_params p_mm = {false, false}, p_mm_self = {false, true}, p_op = {true, false}, p_op_self = {true, true};
+#include "ggml-cpu.h"
+
+#include <string.h>
+
+/* self: the one input on both sides; bf16: at GGML_PREC_BF16 */
+struct mm_params { bool out_prod, self, bf16; };
+static const struct mm_params p_mm = {false, false, false}, p_mm_self = {false, true, false}, p_op = {true, false, false},
+                              p_op_self = {true, true, false}, p_mm_bf16 = {false, false, true}, p_op_bf16 = {true, false, true};
 
 static struct ggml_tensor * b_mm(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct mm_params * p = params;
     struct ggml_tensor * b = p->self ? in[0] : in[1];
-    return p->out_prod ? ggml_out_prod(ctx, in[0], b) : ggml_mul_mat(ctx, in[0], b);
+    struct ggml_tensor * y = p->out_prod ? ggml_out_prod(ctx, in[0], b) : ggml_mul_mat(ctx, in[0], b);
+    if (y && p->bf16) ggml_mul_mat_set_prec(y, GGML_PREC_BF16);
+    return y;
+}
+
+/* x rounded to bf16, to nearest even (through float, as the kernel packs it) */
+static double bf16_of(double x) {
+    float f = (float) x;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
 }
 
 /* mul_mat [a1, b1, b2, b3], out_prod [a0, b0, b2, b3] */
@@ -35,11 +56,15 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
     const double * a = in[0], * b = p->self ? in[0] : in[1];
     const int64_t * na = ne[0], * nb = p->self ? ne[0] : ne[1];
     const int64_t r2 = nb[2] / na[2], r3 = nb[3] / na[3], K = p->out_prod ? na[1] : na[0];
+    /* at GGML_PREC_BF16 the operands are rounded where the CPU multiplies bf16 */
+    const bool round = p->bf16 && strcmp(ggml_cpu_bf16_name(), "f32") != 0;
     OPS_FOR4(no, i, j, i2, i3) {
         double s = 0;
-        for (int64_t k = 0; k < K; k++)
-            s += p->out_prod ? a[ops_at(na, i, k, i2 / r2, i3 / r3)] * b[ops_at(nb, j, k, i2, i3)]
-                             : a[ops_at(na, k, i, i2 / r2, i3 / r3)] * b[ops_at(nb, k, j, i2, i3)];
+        for (int64_t k = 0; k < K; k++) {
+            const double x = p->out_prod ? a[ops_at(na, i, k, i2 / r2, i3 / r3)] : a[ops_at(na, k, i, i2 / r2, i3 / r3)];
+            const double y = p->out_prod ? b[ops_at(nb, j, k, i2, i3)] : b[ops_at(nb, k, j, i2, i3)];
+            s += round ? bf16_of(x) * bf16_of(y) : x * y;
+        }
         out[ops_at(no, i, j, i2, i3)] = s;
     }
 }
@@ -100,6 +125,13 @@ static const struct ops_row rows[] = {
     OP(4, 3, 9, 2, 1, 6, 3),  /* a broadcast over dims 2 (groups of 3) and 3 */
     OP(3, 2, 5, 2, 3, 4, 6),  /* groups of 2 in both dims */
     OP(130, 103, 300, 1, 1, 1, 1), OP(65, 13, 257, 1, 1, 2, 1), OP(128, 82, 96, 1, 1, 1, 1),
+    /* GGML_PREC_BF16: blocks of 32 x 32, K padded to 32, every packing path (layouts), broadcast planes */
+    FWD("MUL_MAT", p_mm_bf16, (13, 7, 1, 1), (13, 5, 1, 1)), FWD("MUL_MAT", p_mm_bf16, (64, 32, 1, 1), (64, 32, 1, 1)),
+    FWD("MUL_MAT", p_mm_bf16, (70, 33, 1, 1), (70, 47, 1, 1)), FWD("MUL_MAT", p_mm_bf16, (300, 130, 1, 1), (300, 103, 1, 1)),
+    FWD("MUL_MAT", p_mm_bf16, (9, 4, 2, 1), (9, 3, 6, 3)), DOT("MUL_MAT", p_mm_bf16, (17, 1, 1, 1), (17, 1, 1, 1)),
+    FWD("OUT_PROD", p_op_bf16, (7, 13, 1, 1), (5, 13, 1, 1)), FWD("OUT_PROD", p_op_bf16, (32, 64, 1, 1), (32, 64, 1, 1)),
+    FWD("OUT_PROD", p_op_bf16, (33, 70, 1, 1), (47, 70, 1, 1)), FWD("OUT_PROD", p_op_bf16, (130, 300, 1, 1), (103, 300, 1, 1)),
+    FWD("OUT_PROD", p_op_bf16, (4, 9, 2, 1), (3, 9, 6, 3)),
     GRAD2("MUL_MAT", p_mm, "gradient", (6, 4, 1, 1), 0, (6, 5, 1, 1), 0),
     GRAD2("MUL_MAT", p_mm, "gradient, K=1", (1, 4, 1, 1), 0, (1, 3, 1, 1), 0),
     GRAD2("MUL_MAT", p_mm, "gradient, batched", (5, 3, 2, 2), 0, (5, 4, 2, 2), 0),

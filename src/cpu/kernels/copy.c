@@ -12,7 +12,7 @@ static bool quantized_side(const struct ggml_tensor * dst) {
  * quantizer (upstream's bytes) or stored element by element. */
 static void dup_rows_converted(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
-    const ggml_from_float_t quantize = ggml_is_quantized(dst->type) ? ggml_get_type_traits(dst->type)->from_float_ref : NULL;
+    const ggml_from_float_t quantize = ggml_is_quantized(dst->type) ? ggmlr_type_traits_own(dst->type)->from_float_ref : NULL;
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {

@@ -112,5 +112,11 @@ bool   ggmlr_mul_mat_quant_applies(const struct ggml_tensor * dst);
 size_t ggmlr_mul_mat_quant_work_size(const struct ggml_tensor * dst);
 size_t ggmlr_mul_mat_quant_shared_size(const struct ggml_tensor * dst);
 void   ggmlr_mul_mat_quant(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
+/* mul_mat_bf16.c: mul_mat and out_prod of F32 operands at GGML_PREC_BF16,
+ * where the CPU multiplies bf16 (mul_mat.c hands them over) */
+bool   ggmlr_mul_mat_bf16_applies(const struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_bf16_work_size(const struct ggml_tensor * dst);
+size_t ggmlr_mul_mat_bf16_shared_size(const struct ggml_tensor * dst);
+void   ggmlr_mul_mat_bf16(const struct ggmlr_compute_params * p, struct ggml_tensor * dst);
 
 #endif

@@ -7,7 +7,9 @@
  * transposed or permuted view is multiplied as it lies (no copy first); a
  * first operand of another type (F16, BF16, a block type) is converted to
  * F32 as its panels are packed; mul_mat of a block type (and of BF16 with
- * few columns) goes to the dot products of mul_mat_quant.c instead.
+ * few columns) goes to the dot products of mul_mat_quant.c instead, and
+ * products at GGML_PREC_BF16 to the bf16 kernels of mul_mat_bf16.c where the
+ * CPU has them.
  *
  * The driver computes dst[i, j] = sum_k P(i, k) X(j, k), P = a and X = b seen
  * through (row, reduction) strides. Blocked on the micro-kernel gemm_6xc_acc.
@@ -80,6 +82,7 @@ static int64_t panels_per_task(const struct gemm_view * v, int64_t np, int64_t p
 
 static size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
     if (ggmlr_mul_mat_quant_applies(dst)) return ggmlr_mul_mat_quant_work_size(dst);
+    if (ggmlr_mul_mat_bf16_applies(dst)) return ggmlr_mul_mat_bf16_work_size(dst);
     /* TR gathered column slices of X, the task's J_MAX x TC results; and a
      * row of a that is not F32, converted */
     const size_t row = dst->src[0]->type == GGML_TYPE_F32 ? 0 : (size_t) dst->src[0]->ne[0];
@@ -88,6 +91,7 @@ static size_t ggmlr_mul_mat_work_size(const struct ggml_tensor * dst) {
 
 static size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     if (ggmlr_mul_mat_quant_applies(dst)) return ggmlr_mul_mat_quant_shared_size(dst);
+    if (ggmlr_mul_mat_bf16_applies(dst)) return ggmlr_mul_mat_bf16_shared_size(dst);
     const struct gemm_view v = view_of(dst);
     const int64_t TC = ggmlr_vec()->tile_c;
     return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
@@ -146,6 +150,10 @@ static void pack_converted(const struct ggmlr_compute_params * p, const struct g
 static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     if (ggmlr_mul_mat_quant_applies(dst)) {
         ggmlr_mul_mat_quant(p, dst);
+        return;
+    }
+    if (ggmlr_mul_mat_bf16_applies(dst)) {
+        ggmlr_mul_mat_bf16(p, dst);
         return;
     }
     const struct gemm_view v = view_of(dst);

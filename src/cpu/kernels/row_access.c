@@ -9,7 +9,7 @@ const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2
     if (t->type == GGML_TYPE_F16 && t->nb[0] == sizeof(ggml_fp16_t)) {
         ggml_fp16_to_fp32_row((const ggml_fp16_t *) row, scratch, t->ne[0]);
     } else if (ggml_is_quantized(t->type)) {   /* a row of whole blocks, always packed */
-        ggml_get_type_traits(t->type)->to_float(row, scratch, t->ne[0]);
+        ggmlr_type_traits_own(t->type)->to_float(row, scratch, t->ne[0]);
     } else {
         for (int64_t i = 0; i < t->ne[0]; i++) scratch[i] = ggmlr_load_f32(t->type, row + i * t->nb[0]);
     }
