@@ -102,6 +102,9 @@ def main():
     ap.add_argument("--log-interval", type=int, default=20)
     ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--ctx", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--embd", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -112,7 +115,7 @@ def main():
     lut[torch.tensor(vocab)] = torch.arange(len(vocab))
     data = lut[torch.frombuffer(bytearray(text), dtype=torch.uint8).long()]
     n_train = int(0.9 * len(data))
-    model = GPT(len(vocab), a.ctx, 128, 4, 4)
+    model = GPT(len(vocab), a.ctx, a.embd, a.layers, a.heads)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],

@@ -34,6 +34,7 @@ extern "C" {
 #define GGML_MAX_SRC            10
 #define GGML_MAX_NAME           64
 #define GGML_MAX_OP_PARAMS      64
+#define GGML_MAX_N_THREADS      512  /* entries of ggml_threadpool_params.cpumask */
 #define GGML_MEM_ALIGN          16
 #define GGML_DEFAULT_GRAPH_SIZE 2048
 
@@ -415,6 +416,74 @@ GGML_API bool         ggml_is_contiguous(const struct ggml_tensor * tensor);
 GGML_API bool         ggml_is_scalar(const struct ggml_tensor * tensor);
 GGML_API bool         ggml_are_same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b);
 GGML_API bool         ggml_can_repeat(const struct ggml_tensor * a, const struct ggml_tensor * b);
+
+/* upstream's further tensor facts (a NULL tensor: false, 0 or "UNKNOWN") */
+GGML_API size_t       ggml_nbytes_pad(const struct ggml_tensor * tensor);    /* ggml_nbytes rounded up to GGML_MEM_ALIGN */
+GGML_API double       ggml_type_sizef(enum ggml_type type);   /* type_size / blck_size; 0 for an unknown type */
+GGML_API const char * ggml_op_symbol(enum ggml_op op);        /* e.g. "x+y", "X*Y"; "UNKNOWN" out of range */
+GGML_API bool ggml_is_transposed(const struct ggml_tensor * tensor);  /* nb[0] > nb[1] */
+GGML_API bool ggml_is_permuted(const struct ggml_tensor * tensor);    /* some nb[i] > nb[i+1] */
+GGML_API bool ggml_is_empty(const struct ggml_tensor * tensor);       /* some ne[i] == 0 */
+GGML_API bool ggml_is_view(const struct ggml_tensor * tensor);        /* view_src != NULL */
+GGML_API bool ggml_is_3d(const struct ggml_tensor * tensor);          /* ne[3] == 1 */
+GGML_API bool ggml_is_contiguous_0(const struct ggml_tensor * tensor);    /* ggml_is_contiguous */
+GGML_API bool ggml_is_contiguous_1(const struct ggml_tensor * tensor);    /* rows contiguous, dims >= 2 packed after dim 1 */
+GGML_API bool ggml_is_contiguous_2(const struct ggml_tensor * tensor);    /* rows contiguous, dim 3 packed after dim 2 */
+GGML_API bool ggml_is_contiguous_to_1(const struct ggml_tensor * tensor); /* dim 0 contiguous */
+GGML_API bool ggml_is_contiguous_to_2(const struct ggml_tensor * tensor); /* dims 0, 1 contiguous */
+GGML_API bool ggml_is_contiguous_to_3(const struct ggml_tensor * tensor); /* dims 0..2 contiguous */
+GGML_API bool ggml_is_contiguously_allocated(const struct ggml_tensor * tensor); /* no gaps (permutation allowed) */
+GGML_API bool ggml_is_contiguous_channels(const struct ggml_tensor * tensor);    /* CxWxHxN stored, permuted to WxHxCxN */
+GGML_API bool ggml_is_contiguous_rows(const struct ggml_tensor * tensor);        /* dim 0 contiguous or one block */
+GGML_API bool ggml_are_same_stride(const struct ggml_tensor * a, const struct ggml_tensor * b);
+/* flat index i (0 <= i < ggml_nelements) into coordinates; a NULL output is
+ * skipped. Out of range: every output 0 and a message. */
+GGML_API void ggml_unravel_index(const struct ggml_tensor * tensor, int64_t i, int64_t * i0, int64_t * i1, int64_t * i2, int64_t * i3);
+
+/* model file types (upstream's numbers) */
+enum ggml_ftype {
+    GGML_FTYPE_UNKNOWN              = -1,
+    GGML_FTYPE_ALL_F32              = 0,
+    GGML_FTYPE_MOSTLY_F16           = 1,
+    GGML_FTYPE_MOSTLY_Q4_0          = 2,
+    GGML_FTYPE_MOSTLY_Q4_1          = 3,
+    GGML_FTYPE_MOSTLY_Q4_1_SOME_F16 = 4,
+    GGML_FTYPE_MOSTLY_Q8_0          = 7,
+    GGML_FTYPE_MOSTLY_Q5_0          = 8,
+    GGML_FTYPE_MOSTLY_Q5_1          = 9,
+    GGML_FTYPE_MOSTLY_Q2_K          = 10,
+    GGML_FTYPE_MOSTLY_Q3_K          = 11,
+    GGML_FTYPE_MOSTLY_Q4_K          = 12,
+    GGML_FTYPE_MOSTLY_Q5_K          = 13,
+    GGML_FTYPE_MOSTLY_Q6_K          = 14,
+    GGML_FTYPE_MOSTLY_IQ2_XXS       = 15,
+    GGML_FTYPE_MOSTLY_IQ2_XS        = 16,
+    GGML_FTYPE_MOSTLY_IQ3_XXS       = 17,
+    GGML_FTYPE_MOSTLY_IQ1_S         = 18,
+    GGML_FTYPE_MOSTLY_IQ4_NL        = 19,
+    GGML_FTYPE_MOSTLY_IQ3_S         = 20,
+    GGML_FTYPE_MOSTLY_IQ2_S         = 21,
+    GGML_FTYPE_MOSTLY_IQ4_XS        = 22,
+    GGML_FTYPE_MOSTLY_IQ1_M         = 23,
+    GGML_FTYPE_MOSTLY_BF16          = 24,
+    GGML_FTYPE_MOSTLY_MXFP4         = 25,
+    GGML_FTYPE_MOSTLY_NVFP4         = 26,
+    GGML_FTYPE_MOSTLY_Q1_0          = 27,
+    GGML_FTYPE_MOSTLY_Q2_0          = 28
+};
+/* the tensor type of a file type; GGML_TYPE_COUNT and a message for
+ * UNKNOWN, MOSTLY_Q4_1_SOME_F16 and values outside the enum (upstream asserts) */
+GGML_API enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype);
+
+/* upstream's further context functions */
+GGML_API void   ggml_reset(struct ggml_context * ctx);  /* forget every object; the memory is reused */
+GGML_API void * ggml_get_mem_buffer(const struct ggml_context * ctx);
+GGML_API size_t ggml_get_max_tensor_size(const struct ggml_context * ctx);  /* the largest ggml_nbytes of its tensors */
+/* nbytes of scratch memory from the arena (not zeroed); NULL + message when it does not fit */
+GGML_API void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes);
+struct ggml_object;  /* a context's object header (opaque) */
+GGML_API void   ggml_print_object(const struct ggml_object * obj);      /* to the log (INFO) */
+GGML_API void   ggml_print_objects(const struct ggml_context * ctx);    /* every object of the context, to the log */
 
 /* tensors */
 GGML_API struct ggml_tensor * ggml_new_tensor(struct ggml_context * ctx, enum ggml_type type, int n_dims, const int64_t * ne);
@@ -901,6 +970,38 @@ GGML_NORETURN GGML_API void ggml_abort(const char * file, int line, const char *
 #endif
     ;
 #define GGML_ABORT(...) ggml_abort(__FILE__, __LINE__, __VA_ARGS__)
+/* ggml_abort hands its message ("file:line: text") to this callback instead
+ * of printing it, then aborts; NULL restores printing. Returns the callback
+ * it replaces. (Process-wide, like ggml_log_set.) */
+typedef void (*ggml_abort_callback_t)(const char * error_message);
+GGML_API ggml_abort_callback_t ggml_set_abort_callback(ggml_abort_callback_t callback);
+/* GUIDs (backends' identities) */
+typedef uint8_t ggml_guid[16];
+typedef ggml_guid * ggml_guid_t;
+GGML_API bool ggml_guid_matches(ggml_guid_t guid_a, ggml_guid_t guid_b);  /* false if either is NULL */
+/* upstream's thread-pool parameters (its numbers and defaults). No function
+ * here takes them yet: compute uses the calling thread's own workers
+ * (ggml-cpu.h). */
+enum ggml_sched_priority {
+    GGML_SCHED_PRIO_LOW = -1,
+    GGML_SCHED_PRIO_NORMAL,
+    GGML_SCHED_PRIO_MEDIUM,
+    GGML_SCHED_PRIO_HIGH,
+    GGML_SCHED_PRIO_REALTIME
+};
+struct ggml_threadpool_params {
+    bool                     cpumask[GGML_MAX_N_THREADS]; /* CPUs to run on; all false: the default affinity */
+    int                      n_threads;
+    enum ggml_sched_priority prio;
+    uint32_t                 poll;        /* 0: no polling .. 100: aggressive */
+    bool                     strict_cpu;  /* one CPU of the mask per thread */
+    bool                     paused;      /* start paused */
+};
+/* n_threads, normal priority, poll 50, no mask, not strict, not paused */
+GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
+GGML_API void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads);  /* p NULL: nothing */
+/* same threads, priority, polling, strictness and mask (paused is not compared); false if either is NULL */
+GGML_API bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0, const struct ggml_threadpool_params * p1);
 #define GGML_ASSERT(x) if (!(x)) GGML_ABORT("GGML_ASSERT(%s) failed", #x)
 /* custom ops: as many tasks as threads */
 #define GGML_N_TASKS_MAX (-1)
@@ -947,6 +1048,10 @@ GGML_API void                 ggml_graph_add_node(struct ggml_cgraph * graph, st
 GGML_API void                 ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
 GGML_API void                 ggml_graph_clear(struct ggml_cgraph * graph);
 GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * graph, const char * name);
+/* a new graph in ctx of graph's size, with gradients if graph has them or
+ * force_grads, holding graph's nodes, leafs and gradients (NULL + message on failure) */
+GGML_API struct ggml_cgraph *  ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * graph, bool force_grads);
+GGML_API struct ggml_tensor ** ggml_graph_nodes(struct ggml_cgraph * graph);  /* its ggml_graph_n_nodes nodes; NULL for NULL */
 GGML_API void                 ggml_graph_print(const struct ggml_cgraph * graph);  /* to the log */
 
 

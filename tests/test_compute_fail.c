@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-void ggmlr_test_fail_at_node(int node);  /* internal test hook (src/core/internal.h) */
+void ggmlr_test_fail_at_node(int node);  /* internal test hook (src/cpu/exec/compute.h) */
 
 enum { K = 33, M = 19, N = 23 };
 

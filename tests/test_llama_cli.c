@@ -87,6 +87,19 @@ int main(void) {
     CHECK(same_files("a.gguf", "b.gguf"), "finetune: the resumed run's adapter differs from the uninterrupted run's");
     EXPECT_RUN(0, "generate -m m.gguf --lora a.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
 
+    /* prompt/response JSONL, by its extension or --format: the loss on the responses */
+    char pairs[4096] = "";
+    for (int i = 0; i < 40; i++) strcat(pairs, "{\"prompt\": \"the cat sat on\", \"response\": \" the mat\"}\n");
+    write_file("pairs.jsonl", pairs, strlen(pairs));
+    write_file("pairs.txt", pairs, strlen(pairs));
+    const char * fj = "finetune -m m.gguf --iters 4 --ctx 16 --batch 2 --eval-every 4 --eval-batches 1 -t 2";
+    snprintf(args, sizeof args, "%s --data pairs.jsonl -o j.gguf", fj);
+    EXPECT_RUN(0, args, "40 prompt/response pairs (36 for training)");
+    CHECK(exists("j.gguf") && output_has("validation loss"), "finetune: the JSONL run's adapter");
+    snprintf(args, sizeof args, "%s --data pairs.txt --format jsonl -o j2.gguf", fj);
+    EXPECT_RUN(0, args, "the loss is on those only");
+    CHECK(same_files("j.gguf", "j2.gguf"), "finetune: --format jsonl differs from the .jsonl extension");
+
     /* bad data and arguments: status 2, nothing written */
     write_file("empty.txt", "", 0);
     write_file("binary.txt", "ab\0cd", 5);
@@ -95,6 +108,10 @@ int main(void) {
     EXPECT_RUN(2, "finetune -m m.gguf --data binary.txt -o x.gguf", "not text");
     EXPECT_RUN(2, "finetune -m m.gguf --data latin1.txt -o x.gguf", "not UTF-8");
     EXPECT_RUN(2, "finetune -m m.gguf --data absent.txt -o x.gguf", "cannot open absent.txt");
+    write_file("bad.jsonl", "{\"prompt\": \"a\", \"response\": \"b\"}\n\n{\"prompt\": \"a\", \"response\": \"b\\q\"}\n", 69);
+    EXPECT_RUN(2, "finetune -m m.gguf --data bad.jsonl -o x.gguf", "bad.jsonl:3: column 31: an unknown escape");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt --format jsonl -o x.gguf", "text.txt:1: column 1: expected a JSON object");
+    EXPECT_RUN(2, "finetune -m m.gguf --data text.txt --format csv -o x.gguf", "--format 'csv'");
     EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --targets q,w", "--targets");
     EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --rank 0", "out of range");
     EXPECT_RUN(2, "finetune -m m.gguf --data text.txt -o x.gguf --ctx 1000", "context");

@@ -2,11 +2,13 @@
  * one CPU device, buffer types and buffers, tensor memset/copy, the compute
  * plan (ggml_graph_plan / ggml_graph_compute), CPU feature queries, clocks,
  * I32 element access, graph editing and naming, backend features, graph
- * copies and the comparison of two backends. */
+ * copies and the comparison of two backends, tensor layout queries, context
+ * extras (reset, work buffers, object listing), graph_dup and the abort callback. */
 #include "common/test_common.h"
 
 #include "ggml-alloc.h"
 
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -331,6 +333,201 @@ done:
     ggml_backend_free(b2);
 }
 
+/* upstream's tensor queries, on layouts whose answers follow from the strides by hand */
+static void test_tensor_queries(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * a = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 3, 2);     /* nb 4, 16, 48, 96 */
+    struct ggml_tensor * b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 3, 2, 2);  /* nb 4, 16, 48, 96 */
+    struct ggml_tensor * t = ggml_transpose(ctx, a);                              /* [3, 4, 2], nb 16, 4, 48 */
+    struct ggml_tensor * u = ggml_view_3d(ctx, b, 2, 3, 4, 16, 48, 0);            /* rows of 2 in rows of 4 */
+    struct ggml_tensor * w = ggml_view_3d(ctx, b, 4, 3, 2, 16, 96, 0);            /* planes 96 bytes apart */
+    struct ggml_tensor * x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 4, 5, 1);  /* C, W, H, N: nb 4, 12, 48, 240 */
+    struct ggml_tensor * p = ggml_permute(ctx, x, 2, 0, 1, 3);                    /* [W, H, C, N], nb 12, 48, 4, 240 */
+    struct ggml_tensor * e = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 0, 3);
+    struct ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 32, 2);      /* one block per row */
+    if (!CHECK(a && b && t && u && w && x && p && e && q, "tensors: %s", ggml_last_error())) { ggml_free(ctx); return; }
+
+    const struct { struct ggml_tensor * t; const char * name; bool c0, c1, c2, to1, to2, to3, alloc, rows; } lay[] = {
+        {a, "a", 1, 1, 1, 1, 1, 1, 1, 1}, {t, "transpose", 0, 0, 0, 0, 0, 0, 1, 0},
+        {u, "u", 0, 1, 1, 1, 0, 0, 0, 1}, {w, "w", 0, 0, 1, 1, 1, 0, 0, 1},
+        {p, "permute", 0, 0, 0, 0, 0, 0, 1, 0}, {e, "empty", 1, 1, 1, 1, 1, 1, 1, 1}, {q, "Q4_0", 1, 1, 1, 1, 1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
+        const struct ggml_tensor * v = lay[i].t;
+        CHECK(ggml_is_contiguous_0(v) == lay[i].c0 && ggml_is_contiguous(v) == lay[i].c0 && ggml_is_contiguous_1(v) == lay[i].c1 &&
+              ggml_is_contiguous_2(v) == lay[i].c2, "%s: is_contiguous_0/1/2 %d %d %d", lay[i].name, ggml_is_contiguous_0(v),
+              ggml_is_contiguous_1(v), ggml_is_contiguous_2(v));
+        CHECK(ggml_is_contiguous_to_1(v) == lay[i].to1 && ggml_is_contiguous_to_2(v) == lay[i].to2 && ggml_is_contiguous_to_3(v) == lay[i].to3,
+              "%s: is_contiguous_to_1/2/3 %d %d %d", lay[i].name, ggml_is_contiguous_to_1(v), ggml_is_contiguous_to_2(v), ggml_is_contiguous_to_3(v));
+        CHECK(ggml_is_contiguously_allocated(v) == lay[i].alloc && ggml_is_contiguous_rows(v) == lay[i].rows,
+              "%s: contiguously_allocated %d, contiguous_rows %d", lay[i].name, ggml_is_contiguously_allocated(v), ggml_is_contiguous_rows(v));
+    }
+    CHECK(ggml_is_contiguous_channels(p) && !ggml_is_contiguous_channels(x) && !ggml_is_contiguous_channels(t), "is_contiguous_channels");
+    CHECK(ggml_is_transposed(t) && !ggml_is_transposed(a) && !ggml_is_transposed(p) && ggml_is_permuted(p) && ggml_is_permuted(t) &&
+          !ggml_is_permuted(a) && !ggml_is_permuted(u), "is_transposed / is_permuted");
+    CHECK(ggml_is_view(t) && ggml_is_view(u) && !ggml_is_view(a) && !ggml_is_view(NULL), "is_view");
+    CHECK(ggml_is_3d(a) && ggml_is_3d(w) && !ggml_is_3d(b) && ggml_is_empty(e) && !ggml_is_empty(a) && !ggml_is_empty(NULL), "is_3d / is_empty");
+    CHECK(ggml_are_same_stride(a, ggml_dup_tensor(ctx, a)) && ggml_are_same_stride(a, b) && !ggml_are_same_stride(a, t) &&
+          !ggml_are_same_stride(a, NULL), "are_same_stride");
+    CHECK(!ggml_is_contiguous_1(NULL) && !ggml_is_contiguous_rows(NULL) && !ggml_is_contiguously_allocated(NULL), "NULL is nothing");
+
+    /* 5 floats: 20 bytes, padded to 32; 24 floats: 96 already aligned */
+    CHECK(ggml_nbytes_pad(ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5)) == 32 && ggml_nbytes_pad(a) == 96 && ggml_nbytes_pad(NULL) == 0, "nbytes_pad");
+    CHECK(ggml_type_sizef(GGML_TYPE_F32) == 4.0 && ggml_type_sizef(GGML_TYPE_F16) == 2.0 && ggml_type_sizef(GGML_TYPE_Q4_0) == 18.0 / 32 &&
+          ggml_type_sizef(GGML_TYPE_Q8_0) == 34.0 / 32 && ggml_type_sizef(GGML_TYPE_Q6_K) == 210.0 / 256 && ggml_type_sizef(GGML_TYPE_COUNT) == 0.0,
+          "type_sizef");
+
+    int64_t c[4] = {-1, -1, -1, -1};
+    ggml_unravel_index(a, 17, &c[0], &c[1], &c[2], &c[3]);   /* 17 = 1 + 4*1 + 12*1 */
+    CHECK(c[0] == 1 && c[1] == 1 && c[2] == 1 && c[3] == 0, "unravel 17 in [4,3,2]: %lld %lld %lld %lld", (long long) c[0], (long long) c[1],
+          (long long) c[2], (long long) c[3]);
+    ggml_unravel_index(b, 47, &c[0], &c[1], &c[2], &c[3]);   /* 47 = 3 + 4*2 + 12*1 + 24*1 */
+    CHECK(c[0] == 3 && c[1] == 2 && c[2] == 1 && c[3] == 1, "unravel 47 in [4,3,2,2]");
+    ggml_unravel_index(b, 30, NULL, &c[1], NULL, &c[3]);     /* 30 = 2 + 4*1 + 12*0 + 24*1 */
+    CHECK(c[1] == 1 && c[3] == 1, "unravel with NULL outputs");
+    ggml_clear_error();
+    ggml_unravel_index(a, 24, &c[0], &c[1], &c[2], &c[3]);
+    CHECK(c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] == 0 && strstr(ggml_last_error(), "ggml_unravel_index"), "unravel out of range: zeros + message");
+    ggml_clear_error();
+    ggml_unravel_index(e, 0, &c[0], NULL, NULL, NULL);
+    CHECK(c[0] == 0 && ggml_last_error()[0], "unravel in an empty tensor is refused");
+
+    CHECK(strcmp(ggml_op_symbol(GGML_OP_ADD), "x+y") == 0 && strcmp(ggml_op_symbol(GGML_OP_MUL_MAT), "X*Y") == 0 &&
+          strcmp(ggml_op_symbol(GGML_OP_SQRT), "\xe2\x88\x9ax") == 0 && strcmp(ggml_op_symbol(GGML_OP_SET), "y-\\>view(x)") == 0 &&
+          strcmp(ggml_op_symbol(GGML_OP_NONE), "none") == 0 && strcmp(ggml_op_symbol(GGML_OP_GLU), "glu(x)") == 0 &&
+          strcmp(ggml_op_symbol(GGML_OP_NORM_BACK), "norm_back(x)") == 0 && strcmp(ggml_op_symbol(GGML_OP_COUNT), "UNKNOWN") == 0,
+          "op_symbol");
+    int unnamed = 0;
+    for (int op = 0; op < GGML_OP_COUNT; op++) unnamed += strcmp(ggml_op_symbol((enum ggml_op) op), "UNKNOWN") == 0;
+    CHECK(unnamed == 0, "every op has a symbol (%d without)", unnamed);
+
+    CHECK(ggml_ftype_to_ggml_type(GGML_FTYPE_ALL_F32) == GGML_TYPE_F32 && ggml_ftype_to_ggml_type(GGML_FTYPE_MOSTLY_Q4_K) == GGML_TYPE_Q4_K &&
+          ggml_ftype_to_ggml_type(GGML_FTYPE_MOSTLY_BF16) == GGML_TYPE_BF16 && ggml_ftype_to_ggml_type(GGML_FTYPE_MOSTLY_IQ4_XS) == GGML_TYPE_IQ4_XS &&
+          ggml_ftype_to_ggml_type(GGML_FTYPE_MOSTLY_Q8_0) == GGML_TYPE_Q8_0, "ftype_to_ggml_type");
+    ggml_clear_error();
+    CHECK(ggml_ftype_to_ggml_type(GGML_FTYPE_MOSTLY_Q4_1_SOME_F16) == GGML_TYPE_COUNT && ggml_last_error()[0] &&
+          ggml_ftype_to_ggml_type(GGML_FTYPE_UNKNOWN) == GGML_TYPE_COUNT, "a mixed or unknown file type: GGML_TYPE_COUNT + message");
+
+    ggml_guid g1 = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, g2, g3;
+    memcpy(g2, g1, sizeof g1);
+    memcpy(g3, g1, sizeof g1);
+    g3[15] = 0;
+    CHECK(ggml_guid_matches(&g1, &g2) && !ggml_guid_matches(&g1, &g3) && !ggml_guid_matches(&g1, NULL), "guid_matches");
+    ggml_free(ctx);
+}
+
+static int objects_seen[3], objects_lines;
+static void object_log(enum ggml_log_level level, const char * text, void * user) {
+    (void) level; (void) user;
+    objects_lines++;
+    for (int k = 0; k < 3; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "type = %d,", k);
+        if (strstr(text, "ggml_object:") && strstr(text, key)) objects_seen[k]++;
+    }
+}
+
+static void test_context_extras(void) {
+    static char mem[1 << 16];
+    struct ggml_context * ctx = ggml_init((struct ggml_init_params) {sizeof mem, mem, false});
+    if (!CHECK(ctx != NULL, "init on a caller's buffer")) return;
+    CHECK(ggml_get_mem_buffer(ctx) == mem && ggml_get_mem_buffer(NULL) == NULL, "get_mem_buffer");
+    CHECK(ggml_get_max_tensor_size(ctx) == 0, "no tensors: max size 0");
+    struct ggml_tensor * t1 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5);        /* 20 bytes */
+    const size_t before = ggml_used_mem(ctx);
+    void * buf = ggml_new_buffer(ctx, 100);
+    CHECK(buf && ggml_used_mem(ctx) - before >= 100 && (uintptr_t) buf % GGML_MEM_ALIGN == 0, "new_buffer takes arena room, aligned");
+    if (buf) memset(buf, 0xab, 100);
+    struct ggml_tensor * t2 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);     /* 48 bytes */
+    struct ggml_tensor * t3 = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 10);       /* 20 bytes */
+    CHECK(t1 && t2 && t3 && ggml_get_first_tensor(ctx) == t1 && ggml_get_next_tensor(ctx, t1) == t2, "the buffer is not a tensor");
+    CHECK(ggml_get_max_tensor_size(ctx) == 48 && ggml_get_max_tensor_size(NULL) == 0, "max tensor size %zu", ggml_get_max_tensor_size(ctx));
+    ggml_clear_error();
+    CHECK(ggml_new_buffer(ctx, sizeof mem) == NULL && strstr(ggml_last_error(), "not enough space") && ggml_new_buffer(NULL, 8) == NULL,
+          "a buffer too big: NULL + message");
+
+    objects_lines = 0;
+    ggml_log_set(object_log, NULL);
+    ggml_print_objects(ctx);
+    ggml_log_set(NULL, NULL);
+    CHECK(objects_seen[0] == 3 && objects_seen[1] == 0 && objects_seen[2] == 1 && objects_lines == 6,
+          "print_objects: 3 tensors, 1 buffer, a header and an end line (%d %d %d, %d lines)", objects_seen[0], objects_seen[1], objects_seen[2],
+          objects_lines);
+
+    ggml_reset(ctx);
+    ggml_reset(NULL);
+    CHECK(ggml_used_mem(ctx) == 0 && ggml_get_first_tensor(ctx) == NULL && ggml_get_max_tensor_size(ctx) == 0, "reset empties the context");
+    struct ggml_tensor * r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5);
+    CHECK(r == t1 && ggml_get_next_tensor(ctx, r) == NULL && ggml_used_mem(ctx) == before, "the first tensor after a reset takes the first place");
+    ggml_free(ctx);
+
+    /* graph_dup and graph_nodes */
+    ctx = tc_ctx(1);
+    struct ggml_tensor * w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), * y = ggml_sqr(ctx, w), * loss = ggml_sum(ctx, y);
+    ggml_set_param(w);
+    ggml_set_loss(loss);
+    struct ggml_cgraph * plain = ggml_new_graph_custom(ctx, 16, false), * gg = ggml_new_graph_custom(ctx, 16, true);
+    ggml_build_forward_expand(plain, loss);
+    ggml_build_forward_expand(gg, loss);
+    CHECK(ggml_build_backward_expand(ctx, gg, NULL) == GGML_STATUS_SUCCESS, "backward: %s", ggml_last_error());
+    struct ggml_cgraph * d1 = ggml_graph_dup(ctx, plain, false), * d2 = ggml_graph_dup(ctx, plain, true), * d3 = ggml_graph_dup(ctx, gg, false);
+    if (CHECK(d1 && d2 && d3, "graph_dup: %s", ggml_last_error())) {
+        CHECK(ggml_graph_size(d1) == 16 && ggml_graph_n_nodes(d1) == 3 && ggml_graph_nodes(d1)[0] == w && ggml_graph_nodes(d1)[1] == y &&
+              ggml_graph_nodes(d1)[2] == loss &&
+              ggml_graph_nodes(d1) != ggml_graph_nodes(plain), "dup: same size and nodes (a parameter is a node), its own node array (%d, %d)",
+              ggml_graph_size(d1), ggml_graph_n_nodes(d1));
+        ggml_clear_error();
+        ggml_graph_reset(d1);
+        const bool d1_refused = ggml_last_error()[0] != 0;
+        ggml_clear_error();
+        ggml_graph_reset(d2);
+        CHECK(d1_refused && ggml_last_error()[0] == 0, "force_grads gives gradient tables (graph_reset refuses only the graph without)");
+        CHECK(ggml_graph_get_grad(d3, w) != NULL && ggml_graph_get_grad(d3, w) == ggml_graph_get_grad(gg, w) &&
+              ggml_graph_n_nodes(d3) == ggml_graph_n_nodes(gg), "dup of a graph with gradients keeps them");
+    }
+    CHECK(ggml_graph_dup(ctx, NULL, false) == NULL && ggml_graph_nodes(NULL) == NULL, "NULL graph");
+    ggml_free(ctx);
+}
+
+static void test_threadpool_params(void) {
+    struct ggml_threadpool_params p = ggml_threadpool_params_default(6), q;
+    memset(&q, 0x5a, sizeof q);
+    ggml_threadpool_params_init(&q, 6);
+    int mask = 0;
+    for (int i = 0; i < GGML_MAX_N_THREADS; i++) mask += p.cpumask[i];
+    CHECK(p.n_threads == 6 && p.prio == GGML_SCHED_PRIO_NORMAL && p.poll == 50 && !p.strict_cpu && !p.paused && mask == 0,
+          "threadpool_params_default: 6 threads, normal priority, poll 50, no mask");
+    CHECK(ggml_threadpool_params_match(&p, &q) && q.poll == 50 && !q.paused, "init fills every field as default does");
+    q.paused = true;
+    CHECK(ggml_threadpool_params_match(&p, &q), "paused is not compared");
+    q.cpumask[3] = true;
+    CHECK(!ggml_threadpool_params_match(&p, &q), "the mask is");
+    q.cpumask[3] = false;
+    q.poll = 0;
+    CHECK(!ggml_threadpool_params_match(&p, &q) && !ggml_threadpool_params_match(&p, NULL), "so is polling; NULL matches nothing");
+    ggml_threadpool_params_init(NULL, 2);
+}
+
+static char abort_message[256];
+static jmp_buf abort_jump;
+static void on_abort(const char * message) {
+    snprintf(abort_message, sizeof abort_message, "%s", message);
+    longjmp(abort_jump, 1);
+}
+
+static void test_abort_callback(void) {
+    CHECK(ggml_set_abort_callback(on_abort) == NULL && ggml_set_abort_callback(on_abort) == on_abort, "set_abort_callback returns the previous one");
+    volatile int line = 0;
+    if (setjmp(abort_jump) == 0) {
+        line = __LINE__; GGML_ABORT("value %d", 42);
+    }
+    char want[64];
+    snprintf(want, sizeof want, "test_upstream_api.c:%d: value 42", line);
+    const size_t n = strlen(abort_message), m = strlen(want);
+    CHECK(n >= m && strcmp(abort_message + n - m, want) == 0, "ggml_abort hands \"%s\" to the callback", abort_message);
+    CHECK(ggml_set_abort_callback(NULL) == on_abort, "NULL restores printing");
+}
+
 int main(void) {
     test_argsort_top_k();
     tc_seed(3);
@@ -342,5 +539,9 @@ int main(void) {
     test_graph_editing();
     test_features();
     test_graph_copy_and_compare();
+    test_tensor_queries();
+    test_context_extras();
+    test_threadpool_params();
+    test_abort_callback();
     return tc_finish("upstream_api");
 }

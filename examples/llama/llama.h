@@ -181,11 +181,40 @@ int llama_token_to_piece(const struct llama_vocab * v, int32_t id, char * buf, i
 /* ---- LoRA fine-tuning (train.c) ---- */
 
 /* Tokens packed end to end; sequences are drawn from [0, n_train) for
- * training and [n_train, n) for validation. */
+ * training and [n_train, n) for validation. Prompt/response data (jsonl.c)
+ * also has a loss mask and the examples' first tokens: a sequence then
+ * begins at an example, runs on into the next ones (padding, weighted 0,
+ * past its split's end), and the loss is the mean over the targets whose
+ * loss_mask is 1 only. */
 struct llama_data {
     int32_t * tokens;
     int64_t n, n_train;
+    uint8_t * loss_mask;            /* NULL: every target counts; else [n], 1: the token is a loss target */
+    int64_t * starts;               /* NULL, or the first token of each example, ascending */
+    int64_t n_starts;
 };
+
+/* ---- prompt/response data (jsonl.c) ---- */
+
+struct llama_pair {
+    char * prompt, * response;      /* UTF-8, NUL-terminated, malloc'ed */
+    size_t prompt_len, response_len;
+};
+
+/* One JSONL line: an object with string values only, "prompt" and
+ * "response" required (other string fields are read and ignored). False:
+ * why, with the column, in err. */
+bool llama_jsonl_parse_line(const char * line, size_t len, struct llama_pair * p, char * err, size_t err_cap);
+void llama_pair_free(struct llama_pair * p);
+/* Every non-blank line of text: BOS (when the vocabulary adds one) + prompt
+ * + response (tokenized without a space prefix of its own) + EOS, packed;
+ * loss_mask is 1 on the response's tokens and the EOS. False: a message
+ * naming path:line. n_train is left 0 (llama_data_split). */
+bool llama_jsonl_data(const struct llama_vocab * v, const char * path, const char * text, size_t len, struct llama_data * d);
+/* n_train: the first (1 - val_split) of the tokens, rounded up to the next
+ * example's start when the data has examples. */
+void llama_data_split(struct llama_data * d, float val_split);
+void llama_data_free(struct llama_data * d);
 
 struct llama_train_opts {
     int batch, n_ctx;               /* B sequences of T tokens per micro-batch */
@@ -209,7 +238,8 @@ struct llama_trainer {
     struct ggml_context * ctx_io, * ctx_compute;
     ggml_backend_buffer_t io_buffer;
     struct llama_batch in;
-    struct ggml_tensor * targets;   /* I32 [T*B] */
+    struct ggml_tensor * targets;   /* I32 [T*B]; with a loss mask F32 [n_vocab, T*B]: one-hot rows scaled by T*B / (targets that count), zero rows for the others */
+    int64_t n_train_starts;         /* with examples: how many start in the training split */
     ggml_opt_context_t opt;
 };
 

@@ -1,6 +1,6 @@
 /* main.c -- ggmlr-llama: generate text with a llama-family GGUF model (KV
  * cache, sampling, optionally a LoRA adapter), fine-tune LoRA adapters on a
- * text file, or write a tiny random model to try both. Wrong arguments,
+ * text file or prompt/response JSONL, or write a tiny random model to try both. Wrong arguments,
  * missing or unusable files: a message and exit status 2, nothing written. */
 #include "llama.h"
 
@@ -219,7 +219,7 @@ static unsigned parse_targets(const char * s) {
 }
 
 static int cmd_finetune(int argc, char ** argv) {
-    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL;
+    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL;
     int rank = 8, log_every = 10, eval_every = 50, save_every = 0, stop_after = 0;
     float alpha = 16.0f, val_split = 0.1f;
     struct llama_train_opts o = {.batch = 4, .n_ctx = 64, .accum = 1, .iters = 100, .lr = 1e-3f, .min_lr = 1e-4f, .warmup = 10,
@@ -229,6 +229,7 @@ static int cmd_finetune(int argc, char ** argv) {
     const struct opt opts[] = {
         {"-m", O_STR, &model, "the base model GGUF, any weight type (required)"},
         {"--data", O_STR, &data_path, "UTF-8 text to train on, tokenized and packed into sequences (required)"},
+        {"--format", O_STR, &format, "text or jsonl: {\"prompt\": ..., \"response\": ...} per line, the loss on the response (from --data's extension: .jsonl)"},
         {"-o", O_STR, &out, "the adapter GGUF to write, llama.cpp's format (required)"},
         {"--rank", O_INT, &rank, "LoRA rank r (8)"},
         {"--alpha", O_FLOAT, &alpha, "LoRA alpha: the update is (alpha/r) B A (16)"},
@@ -256,6 +257,10 @@ static int cmd_finetune(int argc, char ** argv) {
     const int r = parse(argc, argv, "finetune", "Trains LoRA adapters on a frozen base model and writes them as an adapter GGUF.", opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : r;
     if (!model || !data_path || !out) { fprintf(stderr, "error: finetune: -m MODEL, --data TEXT and -o ADAPTER are required\n"); return EXIT_USAGE; }
+    const size_t dl = strlen(data_path);
+    if (!format) format = dl >= 6 && strcmp(data_path + dl - 6, ".jsonl") == 0 ? "jsonl" : "text";
+    const bool jsonl = strcmp(format, "jsonl") == 0;
+    if (!jsonl && strcmp(format, "text") != 0) { fprintf(stderr, "error: finetune: --format '%s': use text or jsonl\n", format); return EXIT_USAGE; }
     const unsigned mats = parse_targets(targets);
     if (!mats) { fprintf(stderr, "error: finetune: --targets '%s': use all or a comma list of q k v o gate up down\n", targets); return EXIT_USAGE; }
     if (rank < 1 || !(alpha > 0) || iters < 1 || warmup < 0 || !(o.lr > 0) || o.min_lr < 0 || o.clip < 0 || o.weight_decay < 0 ||
@@ -276,17 +281,27 @@ static int cmd_finetune(int argc, char ** argv) {
     char * text = NULL;
     if (!llama_vocab_load(&v, &m)) goto out_model;
     if (!(text = read_text(data_path, &len))) goto out_vocab;
-    const int n = llama_tokenize(&v, text, len, v.add_bos, false, &d.tokens);
-    if (n < 0) goto out_text;
-    d.n = n;
-    d.n_train = (int64_t) ((1.0 - val_split) * n);
+    if (jsonl) {
+        if (!llama_jsonl_data(&v, data_path, text, len, &d)) goto out_text;
+    } else {
+        const int n = llama_tokenize(&v, text, len, v.add_bos, false, &d.tokens);
+        if (n < 0) goto out_text;
+        d.n = n;
+    }
+    llama_data_split(&d, val_split);
     if (resume ? !llama_lora_load(&l, &m, resume) : !llama_lora_init(&l, &m, rank, alpha, mats, o.seed)) goto out_text;
     if (!llama_trainer_init(&t, &m, &l, &d, &o)) goto out_lora;
     int64_t step = 0;
     if (resume && !llama_trainer_resume(&t, resume, &step)) goto out_trainer;
     status = 1;
-    fprintf(stderr, "finetune: %s (%s, %d layers), LoRA rank %d alpha %g on %s; %d tokens (%lld for training), %d x %d tokens x %d per step\n",
-            model, m.hp.arch, m.hp.n_layer, l.rank, (double) l.alpha, targets, n, (long long) d.n_train, o.batch, o.n_ctx, o.accum);
+    fprintf(stderr, "finetune: %s (%s, %d layers), LoRA rank %d alpha %g on %s; %lld tokens (%lld for training), %d x %d tokens x %d per step\n",
+            model, m.hp.arch, m.hp.n_layer, l.rank, (double) l.alpha, targets, (long long) d.n, (long long) d.n_train, o.batch, o.n_ctx, o.accum);
+    if (jsonl) {
+        int64_t n_resp = 0;
+        for (int64_t i = 0; i < d.n; i++) n_resp += d.loss_mask[i];
+        fprintf(stderr, "finetune: %lld prompt/response pairs (%lld for training), %lld response tokens: the loss is on those only\n",
+                (long long) d.n_starts, (long long) t.n_train_starts, (long long) n_resp);
+    }
     if (resume) fprintf(stderr, "finetune: resumed from %s at step %lld\n", resume, (long long) step);
     double t_last = now_s();
     int64_t since = 0;
@@ -320,7 +335,7 @@ out_trainer:
 out_lora:
     if (l.ctx) llama_lora_free(&l);
 out_text:
-    free(d.tokens);
+    llama_data_free(&d);
     free(text);
 out_vocab:
     llama_vocab_free(&v);
@@ -333,7 +348,7 @@ static void main_usage(FILE * f) {
     fprintf(f, "usage: ggmlr-llama COMMAND [options]    (ggmlr-llama COMMAND --help for its options)\n\n"
                "commands:\n"
                "  generate   continue a prompt with a llama-family GGUF model (and a LoRA adapter)\n"
-               "  finetune   train LoRA adapters on a text file; writes an adapter GGUF that llama.cpp loads\n"
+               "  finetune   train LoRA adapters on a text file or prompt/response JSONL; writes an adapter GGUF that llama.cpp loads\n"
                "  tiny       write a small random model to try the other two\n");
 }
 

@@ -1,8 +1,9 @@
 /* train.c -- LoRA fine-tuning through ggml-opt: the adapters' A and B are
  * the only parameters (the base weights, of any type, are constants the
- * gradient flows through), the loss is the mean next-token cross-entropy,
- * and the optimization context does gradient accumulation (opt_period),
- * clipping, AdamW and the warmup + cosine schedule. Batches are a pure
+ * gradient flows through), the loss is the mean next-token cross-entropy
+ * (over the response tokens only for prompt/response data), and the
+ * optimization context does gradient accumulation (opt_period), clipping,
+ * AdamW and the warmup + cosine schedule. Batches are a pure
  * function of (seed, split, index), so a resumed run sees the same data. */
 #include "llama.h"
 
@@ -41,7 +42,14 @@ bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, 
         fprintf(stderr, "error: sequences of %d tokens (the model's context is %d), batch %d, accumulation %d\n", o->n_ctx, m->hp.n_ctx, o->batch, o->accum);
         return false;
     }
-    if (data->n_train < need || data->n - data->n_train < need) {
+    if (data->starts) {  /* examples: a sequence starts at one, so each split needs one */
+        while (t->n_train_starts < data->n_starts && data->starts[t->n_train_starts] < data->n_train) t->n_train_starts++;
+        if (t->n_train_starts == 0 || t->n_train_starts == data->n_starts) {
+            fprintf(stderr, "error: too few examples: %lld for training and %lld for validation, each split needs one\n",
+                    (long long) t->n_train_starts, (long long) (data->n_starts - t->n_train_starts));
+            return false;
+        }
+    } else if (data->n_train < need || data->n - data->n_train < need) {
         fprintf(stderr, "error: the text is too short: %lld training and %lld validation tokens, each split needs %lld\n",
                 (long long) data->n_train, (long long) (data->n - data->n_train), (long long) need);
         return false;
@@ -60,7 +68,10 @@ bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, 
         for (int k = 0; k < LLAMA_N_MAT; k++)
             if (lora->a[l][k]) { ggml_set_param(lora->a[l][k]); ggml_set_param(lora->b[l][k]); }
     struct ggml_tensor * logits = llama_build(t->ctx_compute, t->ctx_io, NULL, m, lora, NULL, 0, o->n_ctx, o->batch, false, &t->in);
-    t->targets = ggml_new_tensor_1d(t->ctx_io, GGML_TYPE_I32, (int64_t) o->n_ctx * o->batch);
+    /* a loss mask: F32 labels, zero rows for the targets that do not count
+     * (cross-entropy of a zero row is 0, and so is its gradient) */
+    t->targets = data->loss_mask ? ggml_new_tensor_2d(t->ctx_io, GGML_TYPE_F32, m->hp.n_vocab, (int64_t) o->n_ctx * o->batch)
+                                 : ggml_new_tensor_1d(t->ctx_io, GGML_TYPE_I32, (int64_t) o->n_ctx * o->batch);
     struct ggml_tensor * loss = logits && t->targets ? ggml_cross_entropy_loss(t->ctx_compute, logits, t->targets) : NULL;
     if (!loss) { llama_trainer_free(t); return fail("building the training graph"); }
     ggml_set_input(t->targets);
@@ -93,12 +104,40 @@ void llama_trainer_free(struct llama_trainer * t) {
     memset(t, 0, sizeof *t);
 }
 
+/* The masked form of set_batch: each window starts at an example drawn
+ * from the split; past the split's end it is padded (weight 0). The labels
+ * are one-hot rows scaled by R / count (R = T*B rows, count of them with
+ * weight 1): the op's mean over R rows is then the mean over the counted
+ * ones, and the others' rows (zero) add nothing to the loss or gradient. */
+static void set_masked_batch(const struct llama_trainer * t, int split, uint64_t s) {
+    const struct llama_data * d = t->data;
+    const int T = t->o.n_ctx, B = t->o.batch;
+    const int64_t V = t->targets->ne[0], hi = split ? d->n : d->n_train;
+    const int64_t k_lo = split ? t->n_train_starts : 0, k_hi = split ? d->n_starts : t->n_train_starts;
+    int32_t * tok = t->in.tokens->data;
+    float * lab = t->targets->data;
+    memset(lab, 0, ggml_nbytes(t->targets));
+    int64_t count = 0;
+    for (int b = 0; b < B; b++) {
+        const int64_t start = d->starts[k_lo + (int64_t) (rng_next(&s) % (uint64_t) (k_hi - k_lo))];
+        for (int i = 0; i < T; i++) {
+            const int64_t p = start + i, q = p + 1;
+            tok[(size_t) b * T + i] = d->tokens[p < hi ? p : hi - 1];
+            if (q < hi && d->loss_mask[q]) { lab[((size_t) b * T + i) * (size_t) V + (size_t) d->tokens[q]] = 1.0f; count++; }
+        }
+    }
+    if (count == 0) return;  /* nothing to learn from here: loss and gradient 0 */
+    const float w = (float) ((double) T * B / (double) count);
+    for (int64_t i = 0; i < (int64_t) T * B * V; i++) if (lab[i] != 0.0f) lab[i] = w;
+}
+
 /* Batch `index` of a split (0 training, 1 validation): B windows of T + 1
  * tokens at offsets drawn from (seed, split, index) alone. */
 static void set_batch(const struct llama_trainer * t, int split, int64_t index) {
     const int T = t->o.n_ctx;
     const int64_t lo = split ? t->data->n_train : 0, hi = split ? t->data->n : t->data->n_train;
     uint64_t s = rng_mix(t->o.seed ^ rng_mix((uint64_t) split * 0x9e3779b97f4a7c15ull + (uint64_t) index));
+    if (t->data->loss_mask) { set_masked_batch(t, split, s); return; }
     int32_t * tok = t->in.tokens->data, * tgt = t->targets->data;
     for (int b = 0; b < t->o.batch; b++) {
         const int64_t start = lo + (int64_t) (rng_next(&s) % (uint64_t) (hi - lo - T));

@@ -248,3 +248,5 @@ ggml_upscale <- function(ctx, a, scale_factor, mode = GGML_SCALE_MODE_NEAREST) {
 ggml_upscale_ext <- function(ctx, a, ne0, ne1, ne2, ne3, mode = GGML_SCALE_MODE_NEAREST) {
   .Call(C_ggml_upscale_ext, ctx, a, ne0, ne1, ne2, ne3, mode)
 }
+
+# ?"ggml-constants"

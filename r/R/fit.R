@@ -32,6 +32,23 @@
 .check_compiled <- function(model) {
   if (!inherits(model, "ggml_sequential_model")) stop("'model' must be a sequential model", call. = FALSE)
   if (!isTRUE(model$compiled)) stop("the model must be compiled (ggml_compile) before it is used", call. = FALSE)
+  .check_alive(model)
+}
+
+# A compiled model whose ggml memory is gone: read back by readRDS (or load)
+# after saveRDS (or save), which keep no C memory, or its context freed.
+.model_handles <- function(model) {
+  c(list(model$compilation$ctx_weights, model$compilation$backend),
+    unlist(lapply(model$layers, `[[`, "weights"), recursive = FALSE, use.names = FALSE))
+}
+.check_alive <- function(model) {
+  h <- Filter(Negate(is.null), .model_handles(model))
+  if (!all(vapply(h, .valid, logical(1)))) {
+    stop("the model's ggml memory is gone: it was saved with saveRDS (or save) and read back, which keeps no ggml ",
+         "memory, or its context was freed. Save a model with ggml_save_model() and read it back with ggml_load_model()",
+         call. = FALSE)
+  }
+  invisible(model)
 }
 
 # The methods take ... for the generics' sake; an argument they do not know

@@ -100,6 +100,9 @@ print.ggml_sequential_model <- function(x, ...) {
   }
   cat(sprintf("  Total parameters: %s\n", format(sum(vapply(m$layers, .layer_n_params, numeric(1))))))
   cat(sprintf("  Compiled: %s\n", if (isTRUE(x$compiled)) paste(x$compilation$optimizer, x$compilation$loss, sep = ", ") else "no"))
+  if (isTRUE(x$compiled) && !all(vapply(Filter(Negate(is.null), .model_handles(x)), .valid, logical(1)))) {
+    cat("  Its ggml memory is gone (read back by readRDS? use ggml_save_model / ggml_load_model)\n")
+  }
   invisible(x)
 }
 
@@ -122,6 +125,7 @@ summary.ggml_sequential_model <- function(object, ...) {
 # entry as an array of its R type; weights as tensors l<i>.<weight>.
 ggml_save_model <- function(model, path) {
   if (!inherits(model, "ggml_sequential_model") || !isTRUE(model$compiled)) stop("'model' must be a compiled sequential model", call. = FALSE)
+  .check_alive(model)
   g <- gguf_init_empty()
   on.exit(gguf_free(g))
   put <- function(key, v) {

@@ -142,7 +142,7 @@ double         rg_double(SEXP x, const char * arg);    /* a number, not NA (NaN 
 int            rg_is_int32(double v);                  /* a whole number in int32 range, not NA/NaN */
 ggml_fp16_t    rg_half(double v);                      /* the nearest binary16 (ties to even) */
 int            rg_bool(SEXP x, const char * arg);      /* TRUE or FALSE */
-enum ggml_type rg_type(SEXP x, const char * arg);      /* GGML_TYPE_F32, _F16 or _I32 */
+enum ggml_type rg_type(SEXP x, const char * arg);      /* a value of enum ggml_type (GGML_TYPE_*) */
 const char *   rg_string(SEXP x, const char * arg);    /* one string, not NA */
 /* A numeric (double or integer) vector: its length, and its values as doubles via rg_num_at. */
 R_xlen_t       rg_numeric_len(SEXP x, const char * arg);

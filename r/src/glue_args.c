@@ -87,8 +87,11 @@ int rg_bool(SEXP x, const char * arg) {
 
 enum ggml_type rg_type(SEXP x, const char * arg) {
     const int v = rg_int(x, arg);
-    if (v != GGML_TYPE_F32 && v != GGML_TYPE_F16 && v != GGML_TYPE_I32)
-        Rf_error("'%s' must be GGML_TYPE_F32 (0), GGML_TYPE_F16 (1) or GGML_TYPE_I32 (26) (got %d)", arg, v);
+    /* any type of enum ggml_type (not the holes of removed ones); whether a
+     * tensor of it can be made is the library's to say */
+    const struct ggml_type_traits * tt = v >= 0 && v < GGML_TYPE_COUNT ? ggml_get_type_traits((enum ggml_type) v) : NULL;
+    if (!tt || !tt->type_name || tt->blck_size <= 0)
+        Rf_error("'%s' must be a tensor type, one of the GGML_TYPE_* constants (got %d)", arg, v);
     return (enum ggml_type) v;
 }
 

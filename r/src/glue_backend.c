@@ -100,12 +100,27 @@ SEXP R_ggml_backend_tensor_get(SEXP tensor, SEXP offset, SEXP size) {
 
 /* ---- numbers, converted to and from the tensor's type ---- */
 
-/* [offset, offset + n) must lie inside the tensor's elements. */
+/* [offset, offset + n) must lie inside the tensor's elements, and for a
+ * type of blocks (the quantized types) cover whole blocks. */
 static void check_range(const struct ggml_tensor * t, int64_t offset, int64_t n, const char * fn) {
     const int64_t ne = ggml_nelements(t);
     if (offset > ne || n > ne - offset)
         Rf_error("%s: %lld elements at offset %lld do not fit in tensor '%s' of %lld elements",
                  fn, (long long) n, (long long) offset, t->name, (long long) ne);
+    const int64_t b = ggml_blck_size(t->type);
+    if (b > 1 && (offset % b != 0 || n % b != 0))
+        Rf_error("%s: tensor '%s' is of type %s, whose blocks hold %lld elements: the offset (%lld) and the number of "
+                 "elements (%lld) must be multiples of %lld", fn, t->name, ggml_type_name(t->type), (long long) b,
+                 (long long) offset, (long long) n, (long long) b);
+}
+
+/* The converter between floats and t's type (from_float_ref, or to_float), or an R error. */
+static const struct ggml_type_traits * converter(const struct ggml_tensor * t, int to_float, const char * fn) {
+    const struct ggml_type_traits * tt = ggml_get_type_traits(t->type);
+    if (!tt || (to_float ? tt->to_float == NULL : tt->from_float_ref == NULL))
+        Rf_error("%s: tensor '%s' is of type %s, which has no conversion %s numbers here", fn, t->name,
+                 ggml_type_name(t->type), to_float ? "to" : "from");
+    return tt;
 }
 
 SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
@@ -114,12 +129,12 @@ SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
     const R_xlen_t n = rg_numeric_len(data, "data");
     const int64_t off = rg_count(offset, "offset");
     check_range(t, off, n, fn);
-    const size_t es = ggml_type_size(t->type);
+    const size_t boff = ggml_row_size(t->type, off), bn = ggml_row_size(t->type, n);  /* bytes (whole blocks) */
     /* can the tensor take them at all (memory, layout)? before converting anything */
     ggml_clear_error();
-    rg_check_status(ggml_backend_tensor_set_checked(t, NULL, (size_t) off * es, 0), fn);
+    rg_check_status(ggml_backend_tensor_set_checked(t, NULL, boff, 0), fn);
     /* R_alloc: reclaimed by R even when an error follows */
-    void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
+    void * buf = n > 0 ? R_alloc(bn, 1) : NULL;
     switch (t->type) {
         case GGML_TYPE_F32:
             for (R_xlen_t i = 0; i < n; i++) ((float *) buf)[i] = (float) rg_num_at(data, i);
@@ -135,11 +150,21 @@ SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
                 ((int32_t *) buf)[i] = (int32_t) v;
             }
             break;
-        default:
-            Rf_error("%s: tensor type %s is not supported", fn, ggml_type_name(t->type));
+        default: {  /* BF16 and the quantized types: through floats and the reference quantizer */
+            const struct ggml_type_traits * tt = converter(t, 0, fn);
+            float * f = n > 0 ? (float *) R_alloc((size_t) n, sizeof(float)) : NULL;
+            for (R_xlen_t i = 0; i < n; i++) {
+                f[i] = (float) rg_num_at(data, i);
+                if (tt->is_quantized && !isfinite(f[i]))
+                    Rf_error("%s: element %lld of 'data' (%g) is not a finite float: type %s cannot hold it", fn,
+                             (long long) i + 1, rg_num_at(data, i), ggml_type_name(t->type));
+            }
+            if (n > 0) tt->from_float_ref(f, buf, n);
+            break;
+        }
     }
     ggml_clear_error();
-    rg_check_status(ggml_backend_tensor_set_checked(t, buf, (size_t) off * es, (size_t) n * es), fn);
+    rg_check_status(ggml_backend_tensor_set_checked(t, buf, boff, bn), fn);
     return tensor;
 }
 
@@ -150,20 +175,24 @@ SEXP R_ggml_backend_tensor_get_data(SEXP tensor, SEXP offset, SEXP n_elements) {
     const int64_t ne = ggml_nelements(t);
     const int64_t n = n_elements == R_NilValue ? (off <= ne ? ne - off : 0) : rg_count(n_elements, "n_elements");
     check_range(t, off, n, fn);
-    const size_t es = ggml_type_size(t->type);
+    const size_t boff = ggml_row_size(t->type, off), bn = ggml_row_size(t->type, n);  /* bytes (whole blocks) */
+    const int plain = t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_I32;
+    const struct ggml_type_traits * tt = plain ? NULL : converter(t, 1, fn);  /* refused before any work */
     /* memory and layout first: no scratch of the tensor's size for a tensor without data */
     ggml_clear_error();
-    rg_check_status(ggml_backend_tensor_get_checked(t, NULL, (size_t) off * es, 0), fn);
-    void * buf = n > 0 ? R_alloc((size_t) n, es) : NULL;
+    rg_check_status(ggml_backend_tensor_get_checked(t, NULL, boff, 0), fn);
+    void * buf = n > 0 ? R_alloc(bn, 1) : NULL;
     ggml_clear_error();
-    rg_check_status(ggml_backend_tensor_get_checked(t, buf, (size_t) off * es, (size_t) n * es), fn);
+    rg_check_status(ggml_backend_tensor_get_checked(t, buf, boff, bn), fn);
+    float * f = !plain && n > 0 ? (float *) R_alloc((size_t) n, sizeof(float)) : NULL;
+    if (f) tt->to_float(buf, f, n);  /* BF16 and the quantized types: dequantized */
     SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n));
     double * o = REAL(out);
     switch (t->type) {
         case GGML_TYPE_F32: for (int64_t i = 0; i < n; i++) o[i] = ((const float *) buf)[i]; break;
         case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) o[i] = ggml_fp16_to_fp32(((const ggml_fp16_t *) buf)[i]); break;
         case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) o[i] = ((const int32_t *) buf)[i]; break;
-        default: break;
+        default: for (int64_t i = 0; i < n; i++) o[i] = f[i]; break;
     }
     UNPROTECT(1);
     return out;

@@ -26,6 +26,11 @@ static SEXP tag_graph(void)   { static SEXP s = NULL; if (!s) s = Rf_install("gg
 static SEXP tag_backend(void) { static SEXP s = NULL; if (!s) s = Rf_install("ggml_backend");        return s; }
 static SEXP tag_buffer(void)  { static SEXP s = NULL; if (!s) s = Rf_install("ggml_backend_buffer"); return s; }
 
+/* The end of the message for a handle whose address R dropped (saveRDS or
+ * save, then readRDS or load). */
+#define RG_RESTORED_HINT "it was saved (saveRDS, save) and read back, which keeps no ggml memory; " \
+    "save a model with ggml_save_model() and read it back with ggml_load_model() (tensors: GGUF files)"
+
 static int has_tag(SEXP x, SEXP tag) { return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == tag; }
 
 /* "a ggml_opt_context", ...: the handles of glue_opt.c and glue_gguf.c are
@@ -192,7 +197,7 @@ static void ctx_finalizer(SEXP x) {
 rg_ctx * rg_ctx_get(SEXP x, const char * arg) {
     if (!has_tag(x, tag_ctx())) Rf_error("'%s' must be a ggml context (from ggml_init), not %s", arg, describe(x));
     rg_ctx * c = R_ExternalPtrAddr(x);
-    if (!c) Rf_error("'%s' is not a usable context (was it saved and restored from another session?)", arg);
+    if (!c) Rf_error("'%s' is not a usable context: " RG_RESTORED_HINT, arg);
     if (c->closed) Rf_error("'%s': the context has been freed (ggml_free)", arg);
     return c;
 }
@@ -329,7 +334,7 @@ static rg_ctx * owner_ctx(SEXP handle, const char * arg, const char * what) {
         return NULL;
     }
     rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
-    if (!c) Rf_error("'%s' is not a usable %s (was it saved and restored from another session?)", arg, what);
+    if (!c) Rf_error("'%s' is not a usable %s: " RG_RESTORED_HINT, arg, what);
     if (c->closed) Rf_error("'%s' belongs to a context that has been freed (ggml_free)", arg);
     return c;
 }
@@ -346,7 +351,7 @@ struct ggml_tensor * rg_tensor_get(SEXP x, const char * arg, int allow_null) {
     }
     if (!has_tag(x, tag_tensor())) Rf_error("'%s' must be a ggml tensor, not %s", arg, describe(x));
     struct ggml_tensor * t = R_ExternalPtrAddr(x);
-    if (!t) Rf_error("'%s' is not a usable tensor (was it saved and restored from another session?)", arg);
+    if (!t) Rf_error("'%s' is not a usable tensor: " RG_RESTORED_HINT, arg);
     owner_ctx(x, arg, "tensor");
     return t;
 }
@@ -374,7 +379,7 @@ SEXP rg_graph_wrap(struct ggml_cgraph * g, SEXP owner) {
 struct ggml_cgraph * rg_graph_get(SEXP x, const char * arg) {
     if (!has_tag(x, tag_graph())) Rf_error("'%s' must be a ggml graph, not %s", arg, describe(x));
     struct ggml_cgraph * g = R_ExternalPtrAddr(x);
-    if (!g) Rf_error("'%s' is not a usable graph (was it saved and restored from another session?)", arg);
+    if (!g) Rf_error("'%s' is not a usable graph: " RG_RESTORED_HINT, arg);
     owner_ctx(x, arg, "graph");
     return g;
 }
@@ -411,7 +416,7 @@ SEXP rg_buffer_wrap(rg_buffer * b, SEXP owner) { return new_handle(b, tag_buffer
 rg_buffer * rg_buffer_get(SEXP x, const char * arg) {
     if (!has_tag(x, tag_buffer())) Rf_error("'%s' must be a ggml backend buffer, not %s", arg, describe(x));
     rg_buffer * b = R_ExternalPtrAddr(x);
-    if (!b) Rf_error("'%s' is not a usable buffer (was it saved and restored from another session?)", arg);
+    if (!b) Rf_error("'%s' is not a usable buffer: " RG_RESTORED_HINT, arg);
     owner_ctx(x, arg, "buffer");
     if (b->user_freed) Rf_error("'%s': the buffer has been freed (ggml_backend_buffer_free)", arg);
     return b;
@@ -516,6 +521,12 @@ SEXP R_ggml_get_tensor(SEXP ctx, SEXP name) {
 }
 
 SEXP R_ggml_handle_valid(SEXP x) { return Rf_ScalarLogical(rg_handle_valid(x)); }
+/* A tensor, graph or context handle whose address is NULL: never made so
+ * here, so it was serialized (saveRDS, save) and read back. */
+SEXP R_ggml_handle_restored(SEXP x) {
+    return Rf_ScalarLogical(TYPEOF(x) == EXTPTRSXP && !R_ExternalPtrAddr(x) &&
+                            (has_tag(x, tag_tensor()) || has_tag(x, tag_graph()) || has_tag(x, tag_ctx())));
+}
 
 /* ---- errors ---- */
 

@@ -3,6 +3,7 @@
  * the fp16 converters. */
 #include "glue.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- creation ---- */
@@ -286,6 +287,86 @@ SEXP R_ggml_fp16_to_fp32(SEXP x) {
     }
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = ggml_fp16_to_fp32((ggml_fp16_t) rg_num_at(x, i));
+    UNPROTECT(1);
+    return out;
+}
+
+/* ---- quantized types: facts, quantizing and dequantizing R numbers ---- */
+
+SEXP R_ggml_blck_size(SEXP type)   { return rg_size_sexp((double) ggml_blck_size(rg_type(type, "type"))); }
+SEXP R_ggml_type_sizef(SEXP type)  { return Rf_ScalarReal(ggml_type_sizef(rg_type(type, "type"))); }
+SEXP R_ggml_is_quantized(SEXP type) { return Rf_ScalarLogical(ggml_is_quantized(rg_type(type, "type"))); }
+SEXP R_ggml_quantize_requires_imatrix(SEXP type) {
+    return Rf_ScalarLogical(ggml_quantize_requires_imatrix(rg_type(type, "type")));
+}
+SEXP R_ggml_quantize_init(SEXP type) { ggml_quantize_init(rg_type(type, "type")); return R_NilValue; }
+SEXP R_ggml_quantize_free(void)      { ggml_quantize_free(); return R_NilValue; }
+
+/* n values of x as floats (R_alloc); finite ones only when `finite` (a
+ * quantizer cannot hold NA, NaN or infinity). */
+static float * floats_of(SEXP x, R_xlen_t n, int finite, const char * arg, const char * fn) {
+    float * f = (float *) R_alloc((size_t) (n > 0 ? n : 1), sizeof(float));
+    for (R_xlen_t i = 0; i < n; i++) {
+        f[i] = (float) rg_num_at(x, i);
+        if (finite && !isfinite(f[i]))
+            Rf_error("%s: element %lld of '%s' (%g) is not a finite float: it cannot be quantized", fn, (long long) i + 1, arg,
+                     rg_num_at(x, i));
+    }
+    return f;
+}
+
+/* `type` whose rows of n_per_row elements are whole blocks, or an R error. */
+static void check_row(enum ggml_type ty, int64_t n_per_row, const char * fn) {
+    const int64_t b = ggml_blck_size(ty);
+    if (n_per_row % b != 0)
+        Rf_error("%s: a row of type %s holds whole blocks of %lld elements (got %lld elements)", fn, ggml_type_name(ty),
+                 (long long) b, (long long) n_per_row);
+}
+
+SEXP R_ggml_quantize_chunk(SEXP type, SEXP src, SEXP nrows, SEXP n_per_row, SEXP imatrix) {
+    static const char * fn = "ggml_quantize_chunk";
+    const enum ggml_type ty = rg_type(type, "type");
+    const R_xlen_t n = rg_numeric_len(src, "src");
+    const int64_t nr = rg_count(nrows, "nrows"), npr = rg_count(n_per_row, "n_per_row");
+    if ((npr > 0 && nr > INT64_MAX / npr) || nr * npr != (int64_t) n)
+        Rf_error("%s: 'src' has %lld values, not nrows * n_per_row (%lld * %lld)", fn, (long long) n, (long long) nr,
+                 (long long) npr);
+    check_row(ty, npr, fn);
+    const float * im = NULL;
+    if (imatrix != R_NilValue) {
+        const R_xlen_t ni = rg_numeric_len(imatrix, "imatrix");
+        if (ni != npr) Rf_error("%s: 'imatrix' must have n_per_row (%lld) weights (got %lld)", fn, (long long) npr, (long long) ni);
+        im = floats_of(imatrix, ni, 1, "imatrix", fn);
+    }
+    const float * f = floats_of(src, n, ggml_is_quantized(ty), "src", fn);
+    const size_t bytes = ggml_row_size(ty, npr) * (size_t) nr;
+    SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) bytes));
+    if (n > 0) {
+        ggml_clear_error();
+        if (ggml_quantize_chunk(ty, f, RAW(out), 0, nr, npr, im) != bytes) rg_fail(fn);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* The first n elements held by the bytes `data` of type `type`, as doubles. */
+SEXP R_ggml_dequantize_row(SEXP type, SEXP data, SEXP n_elements) {
+    static const char * fn = "ggml_dequantize_row";
+    const enum ggml_type ty = rg_type(type, "type");
+    if (TYPEOF(data) != RAWSXP) Rf_error("%s: 'data' must be a raw vector", fn);
+    const int64_t n = rg_count(n_elements, "n_elements");
+    check_row(ty, n, fn);
+    const size_t bytes = ggml_row_size(ty, n);
+    if (bytes > (size_t) XLENGTH(data))
+        Rf_error("%s: %lld elements of type %s take %zu bytes, 'data' has %lld", fn, (long long) n, ggml_type_name(ty), bytes,
+                 (long long) XLENGTH(data));
+    const struct ggml_type_traits * tt = ggml_get_type_traits(ty);
+    if (!tt || !tt->to_float)
+        Rf_error("%s: type %s has no conversion to numbers here", fn, ggml_type_name(ty));
+    float * f = (float *) R_alloc((size_t) (n > 0 ? n : 1), sizeof(float));
+    if (n > 0) tt->to_float(RAW(data), f, n);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n));
+    for (int64_t i = 0; i < n; i++) REAL(out)[i] = f[i];
     UNPROTECT(1);
     return out;
 }

@@ -100,7 +100,7 @@ bindings_read <- function(path, hdr = bindings_header(dirname(dirname(path)))) {
     }
   }
   for (p in names(pages)) {
-    documented <- trimws(unlist(strsplit(names(pages[[p]]$args), ",")))
+    documented <- trimws(unlist(strsplit(as.character(names(pages[[p]]$args)), ",")))  # a page of enums only has none
     page_ops <- Filter(function(o) o$page == p, ops)
     used <- if (length(page_ops)) c("ctx", unlist(lapply(page_ops, function(o) o$args$name))) else character(0)
     problem <- c(setdiff(used, documented), documented[duplicated(documented)], setdiff(documented, used))

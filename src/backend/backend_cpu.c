@@ -2,6 +2,7 @@
  * bounds-checked tensor data transfer, graph compute. */
 #include "backend/backend_internal.h"
 
+#include "cpu/exec/compute.h"
 #include "cpu/exec/threadpool.h"
 #include "ggml-cpu.h"
 

@@ -3,6 +3,19 @@
 #define GGMLR_BACKEND_INTERNAL_H
 
 #include "core/internal.h"
+#include "ggml-backend.h"
+
+/* The backend buffer: one block of CPU memory holding tensor data
+ * (src/backend/buffer.c). owns_data: freed with the buffer (false for
+ * ggml_backend_cpu_buffer_from_ptr). Below backend, a tensor's buffer is an
+ * opaque pointer (ggml.h). */
+struct ggml_backend_buffer {
+    void * data;
+    size_t size;
+    bool   owns_data;
+    enum ggml_backend_buffer_usage usage;
+};
+#define GGMLR_BUFFER_ALIGN 64  /* of every buffer and of each tensor placed in one */
 
 static inline size_t ggmlr_align_up(size_t x) { return (x + GGMLR_BUFFER_ALIGN - 1) / GGMLR_BUFFER_ALIGN * GGMLR_BUFFER_ALIGN; }
 

@@ -3,6 +3,7 @@
  * and whose buffers are CPU buffers. Nothing is loaded dynamically. */
 #include "backend/backend_internal.h"
 
+#include "cpu/exec/compute.h"
 #include "ggml-cpu.h"
 
 #include <strings.h>

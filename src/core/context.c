@@ -6,13 +6,16 @@
  * needs that). Nothing in a context is freed individually. */
 #include "core/internal.h"
 
-#include "ggml-cpu.h"  /* the I32 element access declared there */
+/* Only for the prototypes of the I32 element access defined below (next to
+ * the F32 one, sharing its checks): upstream's public API declares them in
+ * ggml-cpu.h. Core uses nothing of the cpu stage (tests/check_layers.sh). */
+#include "ggml-cpu.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
-enum object_kind { OBJECT_TENSOR, OBJECT_GRAPH };
+enum object_kind { OBJECT_TENSOR, OBJECT_GRAPH, OBJECT_WORK_BUFFER };  /* upstream's numbers (ggml_print_object) */
 
 struct object {
     size_t offs;   /* of the payload, from the start of the arena */
@@ -147,6 +150,36 @@ void * ggmlr_ctx_alloc_object(struct ggml_context * ctx, size_t size) {
     return p;
 }
 
+/* Forgets every object: the arena is reused from its start and the tensors
+ * and graphs made before must no longer be used (as upstream). */
+void ggml_reset(struct ggml_context * ctx) {
+    if (!ctx) return;
+    ctx->n_objects = 0;
+    ctx->objects_begin = ctx->objects_end = NULL;
+}
+
+void * ggml_get_mem_buffer(const struct ggml_context * ctx) { return ctx ? ctx->mem_buffer : NULL; }
+
+void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) {
+    if (!ctx) { ggmlr_set_error("ggml_new_buffer: context is NULL"); return NULL; }
+    struct object * obj = new_object(ctx, OBJECT_WORK_BUFFER, nbytes);
+    return obj ? object_payload(ctx, obj) : NULL;
+}
+
+void ggml_print_object(const struct ggml_object * obj) {
+    if (!obj) return;
+    const struct object * o = (const struct object *) obj;
+    ggmlr_log(GGML_LOG_LEVEL_INFO, " - ggml_object: type = %d, offset = %zu, size = %zu, next = %p\n", (int) o->kind, o->offs,
+              o->size, (const void *) o->next);
+}
+
+void ggml_print_objects(const struct ggml_context * ctx) {
+    if (!ctx) return;
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "ggml_print_objects: objects in context %p:\n", (const void *) ctx);
+    for (const struct object * o = ctx->objects_begin; o; o = o->next) ggml_print_object((const struct ggml_object *) o);
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "ggml_print_objects: --- end ---\n");
+}
+
 struct ggml_tensor * ggml_get_first_tensor(const struct ggml_context * ctx) {
     if (!ctx) return NULL;
     for (struct object * o = ctx->objects_begin; o; o = o->next)
@@ -167,6 +200,13 @@ struct ggml_tensor * ggml_get_next_tensor(const struct ggml_context * ctx, struc
     for (o = o->next; o; o = o->next)
         if (o->kind == OBJECT_TENSOR) return object_payload(ctx, o);
     return NULL;
+}
+
+size_t ggml_get_max_tensor_size(const struct ggml_context * ctx) {
+    size_t max = 0;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
+        if (ggml_nbytes(t) > max) max = ggml_nbytes(t);
+    return max;
 }
 
 struct ggml_tensor * ggml_get_tensor(struct ggml_context * ctx, const char * name) {
@@ -232,6 +272,108 @@ bool ggml_can_repeat(const struct ggml_tensor * a, const struct ggml_tensor * b)
     for (int i = 0; i < GGML_MAX_DIMS; i++)
         if (a->ne[i] == 0 ? b->ne[i] != 0 : b->ne[i] % a->ne[i] != 0) return false;
     return true;
+}
+
+size_t ggml_nbytes_pad(const struct ggml_tensor * t) { return ALIGN_UP(ggml_nbytes(t), GGML_MEM_ALIGN); }
+
+double ggml_type_sizef(enum ggml_type type) {
+    const int64_t blck = ggml_blck_size(type);
+    return blck > 0 ? (double) ggml_type_size(type) / (double) blck : 0.0;
+}
+
+bool ggml_is_transposed(const struct ggml_tensor * t) { return t && t->nb[0] > t->nb[1]; }
+bool ggml_is_permuted(const struct ggml_tensor * t) {
+    return t && (t->nb[0] > t->nb[1] || t->nb[1] > t->nb[2] || t->nb[2] > t->nb[3]);
+}
+bool ggml_is_empty(const struct ggml_tensor * t) {
+    return t && (t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0);
+}
+bool ggml_is_view(const struct ggml_tensor * t) { return t && t->view_src != NULL; }
+bool ggml_is_3d(const struct ggml_tensor * t) { return t && t->ne[3] == 1; }
+
+/* Dimension 0 holds whole blocks of nb[0] == type_size bytes (or is one
+ * block); dimensions 1..free may have any stride; dimensions free+1 .. end-1
+ * each follow the previous one without a gap (or have size 1). */
+static bool contiguous_dims(const struct ggml_tensor * t, int free, int end) {
+    if (!t) return false;
+    const int64_t blck = ggml_blck_size(t->type) > 0 ? ggml_blck_size(t->type) : 1;
+    size_t next = ggml_type_size(t->type);
+    if (t->ne[0] != blck && t->nb[0] != next) return false;
+    next *= (size_t) (t->ne[0] / blck);
+    for (int i = 1; i < end; i++) {
+        if (i <= free) { next = (size_t) t->ne[i] * t->nb[i]; continue; }
+        if (t->ne[i] != 1 && t->nb[i] != next) return false;
+        next *= (size_t) t->ne[i];
+    }
+    return true;
+}
+bool ggml_is_contiguous_0(const struct ggml_tensor * t)    { return contiguous_dims(t, 0, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_1(const struct ggml_tensor * t)    { return contiguous_dims(t, 1, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_2(const struct ggml_tensor * t)    { return contiguous_dims(t, 2, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_to_1(const struct ggml_tensor * t) { return contiguous_dims(t, 0, 1); }
+bool ggml_is_contiguous_to_2(const struct ggml_tensor * t) { return contiguous_dims(t, 0, 2); }
+bool ggml_is_contiguous_to_3(const struct ggml_tensor * t) { return contiguous_dims(t, 0, 3); }
+
+bool ggml_is_contiguously_allocated(const struct ggml_tensor * t) {
+    if (!t || ggml_blck_size(t->type) <= 0) return false;
+    return ggml_nbytes(t) == (size_t) ggml_nelements(t) * ggml_type_size(t->type) / (size_t) ggml_blck_size(t->type);
+}
+bool ggml_is_contiguous_channels(const struct ggml_tensor * t) {
+    return t && t->nb[0] > t->nb[2] && t->nb[1] > t->nb[0] && t->nb[2] == ggml_type_size(t->type);
+}
+bool ggml_is_contiguous_rows(const struct ggml_tensor * t) {
+    return t && (t->ne[0] == ggml_blck_size(t->type) || t->nb[0] == ggml_type_size(t->type));
+}
+bool ggml_are_same_stride(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    return a && b && a->nb[0] == b->nb[0] && a->nb[1] == b->nb[1] && a->nb[2] == b->nb[2] && a->nb[3] == b->nb[3];
+}
+
+void ggml_unravel_index(const struct ggml_tensor * t, int64_t i, int64_t * i0, int64_t * i1, int64_t * i2, int64_t * i3) {
+    int64_t c[GGML_MAX_DIMS] = {0};
+    if (!t || i < 0 || i >= ggml_nelements(t)) {
+        ggmlr_set_error("ggml_unravel_index: index %lld is outside the tensor's %lld elements", (long long) i,
+                        (long long) ggml_nelements(t));
+    } else {
+        for (int d = 0; d < GGML_MAX_DIMS; d++) { c[d] = i % t->ne[d]; i /= t->ne[d]; }
+    }
+    if (i0) *i0 = c[0];
+    if (i1) *i1 = c[1];
+    if (i2) *i2 = c[2];
+    if (i3) *i3 = c[3];
+}
+
+enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {
+    switch (ftype) {
+        case GGML_FTYPE_ALL_F32:        return GGML_TYPE_F32;
+        case GGML_FTYPE_MOSTLY_F16:     return GGML_TYPE_F16;
+        case GGML_FTYPE_MOSTLY_BF16:    return GGML_TYPE_BF16;
+        case GGML_FTYPE_MOSTLY_Q4_0:    return GGML_TYPE_Q4_0;
+        case GGML_FTYPE_MOSTLY_Q4_1:    return GGML_TYPE_Q4_1;
+        case GGML_FTYPE_MOSTLY_Q5_0:    return GGML_TYPE_Q5_0;
+        case GGML_FTYPE_MOSTLY_Q5_1:    return GGML_TYPE_Q5_1;
+        case GGML_FTYPE_MOSTLY_Q8_0:    return GGML_TYPE_Q8_0;
+        case GGML_FTYPE_MOSTLY_Q1_0:    return GGML_TYPE_Q1_0;
+        case GGML_FTYPE_MOSTLY_Q2_0:    return GGML_TYPE_Q2_0;
+        case GGML_FTYPE_MOSTLY_MXFP4:   return GGML_TYPE_MXFP4;
+        case GGML_FTYPE_MOSTLY_NVFP4:   return GGML_TYPE_NVFP4;
+        case GGML_FTYPE_MOSTLY_Q2_K:    return GGML_TYPE_Q2_K;
+        case GGML_FTYPE_MOSTLY_Q3_K:    return GGML_TYPE_Q3_K;
+        case GGML_FTYPE_MOSTLY_Q4_K:    return GGML_TYPE_Q4_K;
+        case GGML_FTYPE_MOSTLY_Q5_K:    return GGML_TYPE_Q5_K;
+        case GGML_FTYPE_MOSTLY_Q6_K:    return GGML_TYPE_Q6_K;
+        case GGML_FTYPE_MOSTLY_IQ2_XXS: return GGML_TYPE_IQ2_XXS;
+        case GGML_FTYPE_MOSTLY_IQ2_XS:  return GGML_TYPE_IQ2_XS;
+        case GGML_FTYPE_MOSTLY_IQ2_S:   return GGML_TYPE_IQ2_S;
+        case GGML_FTYPE_MOSTLY_IQ3_XXS: return GGML_TYPE_IQ3_XXS;
+        case GGML_FTYPE_MOSTLY_IQ3_S:   return GGML_TYPE_IQ3_S;
+        case GGML_FTYPE_MOSTLY_IQ1_S:   return GGML_TYPE_IQ1_S;
+        case GGML_FTYPE_MOSTLY_IQ1_M:   return GGML_TYPE_IQ1_M;
+        case GGML_FTYPE_MOSTLY_IQ4_NL:  return GGML_TYPE_IQ4_NL;
+        case GGML_FTYPE_MOSTLY_IQ4_XS:  return GGML_TYPE_IQ4_XS;
+        default: break;  /* UNKNOWN, MOSTLY_Q4_1_SOME_F16 (a mix), anything else */
+    }
+    ggmlr_set_error("ggml_ftype_to_ggml_type: file type %d has no single tensor type", (int) ftype);
+    return GGML_TYPE_COUNT;
 }
 
 /* ---- tensor creation ---- */

@@ -2,6 +2,7 @@
  * and the log callback that receives the library's progress text. */
 #include "core/internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,6 +76,12 @@ void ggmlr_log(enum ggml_log_level level, const char * fmt, ...) {
  * it. In the R package (no stdio, no abort: R CMD check refuses both) the
  * message goes through the log callback, which prints through R, and the
  * process stops at a trap instruction. */
+static _Atomic(ggml_abort_callback_t) abort_cb;
+
+ggml_abort_callback_t ggml_set_abort_callback(ggml_abort_callback_t callback) {
+    return atomic_exchange(&abort_cb, callback);
+}
+
 void ggml_abort(const char * file, int line, const char * fmt, ...) {
     char text[1024];
     size_t n = (size_t) snprintf(text, sizeof text, "%s:%d: ", file, line);
@@ -83,12 +90,13 @@ void ggml_abort(const char * file, int line, const char * fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(text + n, sizeof text - n, fmt, ap);
     va_end(ap);
+    const ggml_abort_callback_t cb = atomic_load(&abort_cb);
 #ifndef GGMLR_R_PACKAGE
     fflush(stdout);
-    fprintf(stderr, "%s\n", text);
+    if (cb) cb(text); else fprintf(stderr, "%s\n", text);
     abort();
 #else
-    ggmlr_log(GGML_LOG_LEVEL_ERROR, "%s\n", text);
+    if (cb) cb(text); else ggmlr_log(GGML_LOG_LEVEL_ERROR, "%s\n", text);
     __builtin_trap();
 #endif
 }

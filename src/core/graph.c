@@ -259,6 +259,15 @@ void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) {
     }
 }
 
+struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * g, bool force_grads) {
+    if (!g) { ggmlr_set_error("ggml_graph_dup: graph is NULL"); return NULL; }
+    struct ggml_cgraph * d = ggml_new_graph_custom(ctx, (size_t) g->size, g->grads != NULL || force_grads);
+    if (d) ggml_graph_cpy(g, d);
+    return d;
+}
+
+struct ggml_tensor ** ggml_graph_nodes(struct ggml_cgraph * g) { return g ? g->nodes : NULL; }
+
 struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * g, const char * name) {
     if (!g || !name) return NULL;
     for (int i = 0; i < g->n_leafs; i++) if (strcmp(g->leafs[i]->name, name) == 0) return g->leafs[i];

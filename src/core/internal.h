@@ -3,8 +3,8 @@
 #define GGMLR_INTERNAL_H
 
 #include "ggml.h"
-#include "ggml-backend.h"
 #include "quant/quant.h"   /* the tensor types (the stage below core) */
+#include "core/fp16.h"    /* fp16.c's portable row converters */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,11 +24,6 @@ void ggmlr_set_error(const char * fmt, ...)
 #endif
     ;
 
-/* fp16.c: the portable row converters; cpu/simd/ adds the F16C pair and
- * picks the one of the SIMD path in use (ggml_fp16_to_fp32_row etc.). */
-void ggmlr_fp16_to_fp32_row_scalar(const ggml_fp16_t * x, float * y, int64_t n);
-void ggmlr_fp32_to_fp16_row_scalar(const float * x, ggml_fp16_t * y, int64_t n);
-
 /* alloc.c: the heap for tensors, contexts, graphs and GGUF data (release
  * with free), so that the allocation-failure tests reach every such path
  * (the profiler, ggml-opt's prediction buffers and MPI's use malloc:
@@ -40,17 +35,6 @@ void * ggmlr_realloc(void * p, size_t size);
 void * ggmlr_aligned_alloc(size_t align, size_t size);
 void ggmlr_test_fail_alloc_after(long k);
 long ggmlr_test_alloc_count(void);
-
-/* The backend buffer: one block of CPU memory holding tensor data
- * (src/backend/buffer.c). owns_data: freed with the buffer (false for
- * ggml_backend_cpu_buffer_from_ptr). */
-struct ggml_backend_buffer {
-    void * data;
-    size_t size;
-    bool   owns_data;
-    enum ggml_backend_buffer_usage usage;
-};
-#define GGMLR_BUFFER_ALIGN 64  /* of every buffer and of each tensor placed in one */
 
 /* context.c */
 struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_type type, int n_dims,
@@ -83,13 +67,5 @@ struct ggml_cgraph {
 size_t ggmlr_hash_find(const struct ggml_cgraph * g, const struct ggml_tensor * t); /* slot or SIZE_MAX */
 size_t ggmlr_hash_insert(struct ggml_cgraph * g, struct ggml_tensor * t);        /* slot or SIZE_MAX when full */
 void   ggmlr_graph_rebuild_hash(struct ggml_cgraph * g);
-
-/* cpu/compute.c: runs graph on pool's threads (NULL: the calling thread's own pool) */
-struct ggmlr_pool;
-enum ggml_status ggmlr_graph_compute(struct ggmlr_pool * pool, struct ggml_cgraph * graph, int n_threads);
-/* cpu/compute.c: whether a CPU kernel computes t (its op, and types the library has) */
-bool ggmlr_cpu_supports_op(const struct ggml_tensor * t);
-/* Test hook: this thread's next computes fail at node `node` (-1: off), as a kernel calling ggmlr_compute_fail would. */
-void ggmlr_test_fail_at_node(int node);
 
 #endif

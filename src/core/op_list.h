@@ -38,6 +38,7 @@
 
 #include "ggml.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -271,6 +272,15 @@ static inline struct ggmlr_rope_params ggmlr_rope_params_decode(const struct ggm
     const struct ggmlr_rope_params p = {s.n_dims, s.mode, s.n_ctx_orig, s.freq_base, s.freq_scale, s.ext_factor, s.attn_factor,
                                         s.beta_fast, s.beta_slow};
     return p;
+}
+/* YaRN's ramp between the pairs [dims[0], dims[1]]: the pair whose
+ * wavelength n_ctx_orig / beta turns, d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base),
+ * floor(d(beta_fast)) and ceil(d(beta_slow)), clipped to [0, n_dims - 1]. Here,
+ * below both the public ggml_rope_yarn_corr_dims (ops/rope.c) and the kernel. */
+static inline void ggmlr_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) {
+    const double pi = 3.14159265358979323846, den = 2.0 * log((double) freq_base);
+    dims[0] = (float) fmax(0.0, floor(n_dims * log(n_ctx_orig / (2.0 * pi * beta_fast)) / den));
+    dims[1] = (float) fmin(n_dims - 1.0, ceil(n_dims * log(n_ctx_orig / (2.0 * pi * beta_slow)) / den));
 }
 
 /* ---- MUL_MAT, OUT_PROD: the precision of the products (upstream's word 0,

@@ -122,13 +122,9 @@ struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct 
     return rope_impl("ggml_rope_custom_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
 }
 
-/* YaRN's ramp between the pairs [dims[0], dims[1]]: the pair whose
- * wavelength n_ctx_orig / beta turns, d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base),
- * floor(d(beta_fast)) and ceil(d(beta_slow)), clipped to [0, n_dims - 1] */
+/* YaRN's correction dims: the maths is core/op_list.h's, shared with the kernel */
 void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) {
-    const double pi = 3.14159265358979323846, den = 2.0 * log((double) freq_base);
-    dims[0] = (float) fmax(0.0, floor(n_dims * log(n_ctx_orig / (2.0 * pi * beta_fast)) / den));
-    dims[1] = (float) fmin(n_dims - 1.0, ceil(n_dims * log(n_ctx_orig / (2.0 * pi * beta_slow)) / den));
+    ggmlr_rope_yarn_corr_dims(n_dims, n_ctx_orig, freq_base, beta_fast, beta_slow, dims);
 }
 
 struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,

@@ -5,6 +5,7 @@
  * read for their metadata, and no converters. Numbers upstream removed have
  * no row (blck_size 0): an unknown type. */
 #include "quant/quant.h"
+#include "core/fp16.h"   /* the portable F16 row converters (core/fp16.c), not cpu/simd's */
 
 #include <stddef.h>
 
@@ -15,8 +16,8 @@
                        .from_float_ref = ggmlr_quantize_row_##fn}
 #define NAMED(T, name, size)  [GGML_TYPE_##T] = {.type_name = name, .blck_size = QK_K, .type_size = size, .is_quantized = true}
 
-static void fp16_to_float(const void * x, float * y, int64_t k) { ggml_fp16_to_fp32_row(x, y, k); }
-static void float_to_fp16(const float * x, void * y, int64_t k) { ggml_fp32_to_fp16_row(x, y, k); }
+static void fp16_to_float(const void * x, float * y, int64_t k) { ggmlr_fp16_to_fp32_row_scalar(x, y, k); }
+static void float_to_fp16(const float * x, void * y, int64_t k) { ggmlr_fp32_to_fp16_row_scalar(x, y, k); }
 
 static const struct ggml_type_traits traits[GGML_TYPE_COUNT] = {
     TYPE(F32, "f32", 1, 4),

@@ -754,6 +754,13 @@ static void act_binary(struct fuzz * f) {
     if (t && k <= 4) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like a", ops[k].name);
     if (t && k == 9) CHECK(t->ne[0] == a->ne[1] && t->ne[1] == b->ne[1] && t->ne[2] == b->ne[2] && t->ne[3] == b->ne[3], "mul_mat: result shape");
     if (t && k == 10) CHECK(t->ne[0] == a->ne[0] && t->ne[1] == b->ne[0] && t->ne[2] == b->ne[2] && t->ne[3] == b->ne[3], "out_prod: result shape");
+    if (t && (k == 9 || k == 10) && chance(0.5)) {  /* bf16 products, or a precision outside the enum (refused, kept) */
+        const enum ggml_prec before = ggml_mul_mat_get_prec(t), prec = chance(0.9) ? GGML_PREC_BF16 : (enum ggml_prec) rnd(20);
+        TRACE("ggml_mul_mat_set_prec(%d)", (int) prec);
+        ggml_mul_mat_set_prec(t, prec);
+        const bool valid = prec == GGML_PREC_DEFAULT || prec == GGML_PREC_F32 || prec == GGML_PREC_BF16;
+        CHECK(ggml_mul_mat_get_prec(t) == (valid ? prec : before), "mul_mat_set_prec: kept when valid, unchanged otherwise");
+    }
     keep(f, t);
 }
 

@@ -16,7 +16,7 @@ test_that("arguments of the wrong type are refused", {
   expect_error(ggml_set_name(a, 3), "'name' must be a single string")
   expect_error(ggml_set_f32(a, "x"), "'values' must be a numeric vector")
   expect_error(ggml_new_tensor_1d(ctx, "f32", 4), "'type' must be a single number")
-  expect_error(ggml_new_tensor_1d(ctx, 2L, 4), "'type' must be GGML_TYPE_F32")
+  expect_error(ggml_new_tensor_1d(ctx, 4L, 4), "'type' must be a tensor type")  # 4: a removed type
   expect_error(ggml_set_n_threads(0), "between 1 and 256")
 })
 

@@ -2,6 +2,7 @@
  * and failures. All threads of a pool (threadpool.c) walk the node list
  * together and meet at a barrier after each node that does work. */
 #include "cpu/kernels/kernels.h"
+#include "cpu/exec/compute.h"
 #include "cpu/exec/profile.h"
 #include "cpu/exec/threadpool.h"
 

@@ -35,7 +35,7 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
     double lo = 0.0, hi = 0.0, m = prm->attn_factor;
     if (ext != 0.0) {
         float dims[2];
-        ggml_rope_yarn_corr_dims(prm->n_dims, prm->n_ctx_orig, prm->freq_base, prm->beta_fast, prm->beta_slow, dims);
+        ggmlr_rope_yarn_corr_dims(prm->n_dims, prm->n_ctx_orig, prm->freq_base, prm->beta_fast, prm->beta_slow, dims);
         lo = dims[0];
         hi = dims[1];
         m *= 1.0 + 0.1 * log(1.0 / scale);

@@ -157,11 +157,16 @@ static T_AMX void gemm_amx(int64_t Kp, const uint16_t * a_0, const uint16_t * a_
     _tile_stored(3, c + 16 * ldc + 16, sc);
 }
 
-/* c[r * ldc + i] for 8 rows r of a (lda apart) and 32 columns (b_0, b_1) */
-static T_BF16 void dp_8x32(int64_t Kp, const uint16_t * a, int64_t lda, const uint16_t * b_0, const uint16_t * b_1, float * c, int64_t ldc) {
+/* c[r * ldc + i] (+)= the products over k < kn of 8 rows r of a (lda apart)
+ * and 32 columns (b_0, b_1); acc: add to c, else write it */
+static T_BF16 void dp_8x32(int64_t kn, const uint16_t * a, int64_t lda, const uint16_t * b_0, const uint16_t * b_1, float * c, int64_t ldc,
+                           bool acc_c) {
     __m512 acc[8][2];
-    for (int r = 0; r < 8; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < Kp; k += 2) {
+    for (int r = 0; r < 8; r++) {
+        acc[r][0] = acc_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+        acc[r][1] = acc_c ? _mm512_loadu_ps(c + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < kn; k += 2) {
         const __m512bh w0 = (__m512bh) _mm512_loadu_si512(b_0 + k * 16), w1 = (__m512bh) _mm512_loadu_si512(b_1 + k * 16);
         for (int r = 0; r < 8; r++) {
             int32_t pair;
@@ -177,14 +182,21 @@ static T_BF16 void dp_8x32(int64_t Kp, const uint16_t * a, int64_t lda, const ui
     }
 }
 
+/* the reduction in blocks of KB: the block's 32 columns of b (2 KB x 32 x 2
+ * bytes) and 32 rows of a stay in L1 while the four 8-row passes read them */
+#define KB 256
+
 void ggmlr_bf16_gemm_32x32(int64_t Kp, const uint16_t * a_0, const uint16_t * a_1, int64_t lda, const uint16_t * b_0,
                            const uint16_t * b_1, float * c, int64_t ldc) {
     if (tiles) {
         gemm_amx(Kp, a_0, a_1, lda, b_0, b_1, c, ldc);
         return;
     }
-    for (int h = 0; h < 4; h++)
-        dp_8x32(Kp, (h < 2 ? a_0 : a_1) + (h % 2) * 8 * lda, lda, b_0, b_1, c + h * 8 * ldc, ldc);
+    for (int64_t k0 = 0; k0 < Kp; k0 += KB) {
+        const int64_t kn = Kp - k0 < KB ? Kp - k0 : KB;
+        for (int h = 0; h < 4; h++)
+            dp_8x32(kn, (h < 2 ? a_0 : a_1) + (h % 2) * 8 * lda + k0, lda, b_0 + k0 * 16, b_1 + k0 * 16, c + h * 8 * ldc, ldc, k0 > 0);
+    }
 }
 
 #else
