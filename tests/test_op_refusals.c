@@ -491,36 +491,8 @@ static void test_other_forms_errors(void) {
     ggml_free(ctx);
 }
 
-static void nop_custom(struct ggml_tensor * dst, int ith, int nth, void * userdata) { (void) dst; (void) ith; (void) nth; (void) userdata; }
-static void nop_custom1(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * userdata) {
-    (void) dst; (void) a; (void) ith; (void) nth; (void) userdata;
-}
-
-static void test_custom_errors(void) {
-    struct ggml_context * ctx = tc_ctx(1);
-    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);
-    struct ggml_tensor * args[GGML_MAX_SRC + 1];
-    for (int i = 0; i <= GGML_MAX_SRC; i++) args[i] = x;
-    EXPECT_NULL(ggml_map_custom1(ctx, x, NULL, 1, NULL), "map_custom1 without a function");
-    EXPECT_NULL(ggml_map_custom1(ctx, x, nop_custom1, 0, NULL), "map_custom1 with 0 tasks");
-    EXPECT_NULL(ggml_map_custom1(ctx, x, nop_custom1, -2, NULL), "map_custom1 with -2 tasks");
-    EXPECT_NULL(ggml_map_custom1(ctx, NULL, nop_custom1, 1, NULL), "map_custom1 of NULL");
-    EXPECT_NULL(ggml_map_custom2(ctx, x, NULL, NULL, 1, NULL), "map_custom2 without a function");
-    EXPECT_NULL(ggml_map_custom3(ctx, x, x, NULL, NULL, 1, NULL), "map_custom3 without a function");
-    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, args, GGML_MAX_SRC + 1, nop_custom, 1, NULL), "custom_4d with 11 args");
-    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, NULL, 2, nop_custom, 1, NULL), "custom_4d with NULL args");
-    EXPECT_NULL(ggml_custom_4d(ctx, GGML_TYPE_F32, -4, 3, 1, 1, args, 1, nop_custom, 1, NULL), "custom_4d with a negative size");
-    EXPECT_NULL(ggml_custom_4d(ctx, (enum ggml_type) 1000, 4, 3, 1, 1, args, 1, nop_custom, 1, NULL), "custom_4d of an unknown type");
-    EXPECT_NULL(ggml_custom_inplace(ctx, x, args, GGML_MAX_SRC, nop_custom, 1, NULL), "custom_inplace with a and 10 args");
-    struct ggml_tensor * some[2] = {x, NULL};
-    EXPECT_NULL(ggml_custom_inplace(ctx, x, some, 2, nop_custom, 1, NULL), "custom_inplace with a NULL arg");
-    CHECK(ggml_custom_4d(ctx, GGML_TYPE_I32, 4, 3, 1, 1, NULL, 0, nop_custom, GGML_N_TASKS_MAX, NULL) != NULL, "custom_4d without args");
-    ggml_free(ctx);
-}
-
 int main(void) {
     tc_seed(20240611);
-    test_custom_errors();
     test_other_forms_errors();
     test_out_of_range();
     test_bad_arguments();

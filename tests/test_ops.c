@@ -11,21 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Every family file, from the list tests/CMakeLists.txt makes of tests/ops/. */
-#define OPS_FAMILY(f) extern const struct ops_family ops_##f;
-#include "ops_families.h"
-#undef OPS_FAMILY
-#define OPS_FAMILY(f) #f,
-static const char * const family_files[] = {  /* tests/ops/<family>.c, in families[]'s order */
-#include "ops_families.h"
-};
-#undef OPS_FAMILY
-#define OPS_FAMILY(f) &ops_##f,
-static const struct ops_family * const families[] = {
-#include "ops_families.h"
-};
-#undef OPS_FAMILY
-
 /* Ops whose checks live elsewhere, each with where and why. */
 static const struct { const char * op, * reason; } exempt[] = {
     {"NONE", "no op: a leaf or parameter, nothing to compute"},
@@ -50,13 +35,13 @@ static bool no_refusal_row(const char * name) {
 /* Each family file is named after the src/ops/<family>.c that creates its
  * rows' ops (the file names GGML_OP_<op>). */
 static void check_family_files(void) {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-        CHECK(strcmp(families[f]->name, family_files[f]) == 0, "tests/ops/%s.c names its family %s", family_files[f],
-              families[f]->name);
+    for (size_t f = 0; f < (size_t) ops_n_families; f++) {
+        CHECK(strcmp(ops_families[f]->name, ops_family_files[f]) == 0, "tests/ops/%s.c names its family %s", ops_family_files[f],
+              ops_families[f]->name);
         char path[512], * text = NULL;
-        snprintf(path, sizeof path, "%s/src/ops/%s.c", GGMLR_SOURCE_DIR, families[f]->name);
+        snprintf(path, sizeof path, "%s/src/ops/%s.c", GGMLR_SOURCE_DIR, ops_families[f]->name);
         FILE * fp = fopen(path, "rb");
-        if (!CHECK(fp != NULL, "family %s: no %s", families[f]->name, path)) continue;
+        if (!CHECK(fp != NULL, "family %s: no %s", ops_families[f]->name, path)) continue;
         size_t n = 0, cap = 0, got;
         do {
             if (n + 4096 + 1 > cap) text = realloc(text, cap = 2 * cap + 4096 + 1);
@@ -65,15 +50,15 @@ static void check_family_files(void) {
         } while (got > 0);
         fclose(fp);
         text[n] = '\0';
-        for (int r = 0; r < families[f]->n_rows; r++) {
+        for (int r = 0; r < ops_families[f]->n_rows; r++) {
             char sym[64];
-            snprintf(sym, sizeof sym, "GGML_OP_%s", families[f]->rows[r].op);
+            snprintf(sym, sizeof sym, "GGML_OP_%s", ops_families[f]->rows[r].op);
             bool found = false;  /* a whole name: GGML_OP_SUM is not GGML_OP_SUM_ROWS */
             for (const char * at = strstr(text, sym); at && !found; at = strstr(at + 1, sym)) {
                 const char c = at[strlen(sym)];
                 found = !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
             }
-            CHECK(found, "family %s: row %s's op is not made in %s", families[f]->name, families[f]->rows[r].op, path);
+            CHECK(found, "family %s: row %s's op is not made in %s", ops_families[f]->name, ops_families[f]->rows[r].op, path);
         }
         free(text);
     }
@@ -84,9 +69,9 @@ static void check_coverage(void) {
         const char * name = ggml_op_name((enum ggml_op) op);
         if (ggmlr_kernels[op] == &ggmlr_kernel_missing) continue;  /* no constructor yet: nothing to test */
         int rows = 0, grad_rows = 0, refused_rows = 0, exemptions = 0;
-        for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-            for (int r = 0; r < families[f]->n_rows; r++) {
-                const struct ops_row * row = &families[f]->rows[r];
+        for (size_t f = 0; f < (size_t) ops_n_families; f++)
+            for (int r = 0; r < ops_families[f]->n_rows; r++) {
+                const struct ops_row * row = &ops_families[f]->rows[r];
                 if (strcmp(row->op, name) != 0) continue;
                 rows++;
                 grad_rows += row->grad == OPS_GRAD;
@@ -123,15 +108,16 @@ int main(void) {
     tc_seed(11);
     check_coverage();
     check_family_files();
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+    for (size_t f = 0; f < (size_t) ops_n_families; f++) {
         const int before = tc_checks;
         const clock_t t0 = clock();
-        if (families[f]->check_refs) families[f]->check_refs();
-        for (int r = 0; r < families[f]->n_rows; r++) {
-            tc_seed(row_seed(&families[f]->rows[r]));
-            ops_run_row(&families[f]->rows[r]);
+        if (ops_families[f]->check_refs) ops_families[f]->check_refs();
+        if (ops_families[f]->check_refusals) ops_families[f]->check_refusals();
+        for (int r = 0; r < ops_families[f]->n_rows; r++) {
+            tc_seed(row_seed(&ops_families[f]->rows[r]));
+            ops_run_row(&ops_families[f]->rows[r]);
         }
-        printf("family %s: %d rows, %d checks, %.1f s of CPU\n", families[f]->name, families[f]->n_rows, tc_checks - before,
+        printf("family %s: %d rows, %d checks, %.1f s of CPU\n", ops_families[f]->name, ops_families[f]->n_rows, tc_checks - before,
                (double) (clock() - t0) / CLOCKS_PER_SEC);
     }
     printf("SIMD path: %s\n", ggml_cpu_simd_name());

@@ -22,6 +22,7 @@
  * same when recomputed with another thread count. */
 #include "api_fuzz.h"
 #include "core/op_list.h"  /* white-box: the parameters of a node, decoded */
+#include "ops/harness.h"     /* the op table: every op's rows */
 #include "test_common.h"
 #include "workload.h"
 
@@ -1263,6 +1264,81 @@ static void act_rope(struct fuzz * f) {
  * or partners of any shape. */
 static int small_param(int lo) { return chance(0.85) ? lo + (int) rnd(3) : PICK(((const int[]) {0, -1, -7, 64, INT_MAX, INT_MIN})); }
 
+/* An op of the op table (tests/ops/<family>.c): a random row's constructor
+ * on new inputs of its shapes, types and value ranges, now and then one
+ * dimension one longer or shorter and a transposed view where the row allows
+ * one, in a context of its own with memory (row builders may fill constants);
+ * the constructor gives a node or NULL with a message, the node computes (or
+ * fails on its data with a message) to the same bits on 1 and 3 threads, and
+ * where the row differentiates, a backward pass builds (or is refused with a
+ * message) and computes. An op with rows is fuzzed without an entry of its
+ * own here. */
+#define TABLE_MAX_ELEMENTS 1024  /* inputs of larger rows are skipped: they fuzz no other path */
+static bool fails_on_data(const struct ggml_cgraph * g);
+static void act_table_op(struct fuzz * f) {
+    const struct ops_family * fam = ops_families[rnd((uint64_t) ops_n_families)];
+    if (fam->n_rows == 0) return;
+    const struct ops_row * row = &fam->rows[rnd((uint64_t) fam->n_rows)];
+    int64_t ne[OPS_MAX_IN][4], total = 0;
+    for (int i = 0; i < row->n_in; i++) {
+        memcpy(ne[i], row->in[i].ne, sizeof ne[i]);
+        total += ops_nel(ne[i]);
+    }
+    if (total > TABLE_MAX_ELEMENTS) return;
+    if (row->n_in > 0 && chance(0.2)) {
+        int64_t * d = &ne[rnd((uint64_t) row->n_in)][rnd(4)];
+        *d = *d > 1 && chance(0.5) ? *d - 1 : *d + 1;
+    }
+    struct ggml_init_params ip = {(size_t) 2 << 20, NULL, false};
+    struct ggml_context * ctx = ggml_init(ip);
+    if (!CHECK(ctx != NULL, "table op: ggml_init: %s", ggml_last_error())) return;
+    TRACE("table op %s (%s)", row->op, row->variant);
+    struct ggml_tensor * in[OPS_MAX_IN] = {NULL};
+    bool ok = true;
+    for (int i = 0; ok && i < row->n_in; i++) {
+        const struct ops_input * s = &row->in[i];
+        const bool transposed = (s->layout & OPS_TRANSPOSED) && chance(0.3);
+        const int64_t mem[4] = {transposed ? ne[i][1] : ne[i][0], transposed ? ne[i][0] : ne[i][1], ne[i][2], ne[i][3]};
+        struct ggml_tensor * t = new_tensor(f, ctx, s->type, mem);
+        if (!t) { ok = false; break; }
+        for (int64_t k = 0; k < ggml_nelements(t); k++) {
+            if (s->type == GGML_TYPE_I32) ggml_set_i32_1d(t, (int) k, (int32_t) s->lo + (int32_t) rnd((uint64_t) (s->hi - s->lo) + 1));
+            else ggml_set_f32_1d(t, (int) k, (float) tc_uniform(s->lo, s->hi));
+        }
+        in[i] = transposed ? CALL(f, "ggml_transpose", false, ggml_transpose(ctx, t)) : t;
+        ok = in[i] != NULL;
+    }
+    struct ggml_tensor * y = ok ? CALL(f, row->op, false, row->build(ctx, in, row->params)) : NULL;
+    if (y && y->type == GGML_TYPE_F32 && row->grad == OPS_GRAD && chance(0.3)) {
+        for (int i = 0; i < row->n_in; i++)
+            if (!row->in[i].fixed && in[i]->type == GGML_TYPE_F32) ggml_set_param(in[i]);
+        struct ggml_tensor * loss = CALL(f, "ggml_sum", false, ggml_sum(ctx, y));
+        struct ggml_cgraph * g = loss ? ggml_new_graph_custom(ctx, 1024, true) : NULL;
+        if (g) {
+            ggml_set_loss(loss);
+            ggml_build_forward_expand(g, loss);
+            if (STATUS(f, "ggml_build_backward_expand", ggml_build_backward_expand(ctx, g, NULL)) == GGML_STATUS_SUCCESS) {
+                ggml_graph_reset(g);
+                STATUS(f, "ggml_graph_compute_with_ctx (backward)", ggml_graph_compute_with_ctx(ctx, g, 1 + (int) rnd(3)));
+            }
+        }
+    } else if (y && chance(0.7)) {
+        struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 1024, false);
+        ggml_build_forward_expand(g, y);
+        const size_t bytes = y->data ? ggml_nbytes(y) : 0;
+        void * first = bytes ? malloc(bytes) : NULL;
+        if (STATUS(f, "ggml_graph_compute_with_ctx", ggml_graph_compute_with_ctx(ctx, g, 1)) == GGML_STATUS_SUCCESS && first) {
+            memcpy(first, y->data, bytes);
+            const bool same = STATUS(f, "ggml_graph_compute_with_ctx", ggml_graph_compute_with_ctx(ctx, g, 3)) == GGML_STATUS_SUCCESS &&
+                              memcmp(first, y->data, bytes) == 0;
+            /* an op writing over its input computes on other values the second time */
+            CHECK(same || row->result == OPS_INPLACE || fails_on_data(g), "table op %s (%s): 1 and 3 threads differ", row->op, row->variant);
+        }
+        free(first);
+    }
+    ggml_free(ctx);
+}
+
 static void act_conv(struct fuzz * f) {
     struct ggml_context * ctx = pick_ctx(f), * data_ctx = pick_fctx(f)->ctx;
     struct ggml_tensor * a = pick(f), * t = NULL;
@@ -1796,6 +1872,7 @@ static const struct action actions[] = {
     {"train_op", 6, act_train_op},
     {"rope", 3, act_rope},
     {"conv", 3, act_conv},
+    {"table_op", 3, act_table_op},
     {"opt_train", 1, act_opt_train},
     {"huge", 3, act_huge},
     {"new_graph", 3, act_new_graph},

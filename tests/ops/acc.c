@@ -96,4 +96,4 @@ static const struct ops_row rows[] = {
      .ref = r_set, .cmp = OPS_EXACT, .grad = OPS_REFUSED, .refusal = "overlap"},
 };
 
-const struct ops_family ops_acc = {"acc", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_acc = {"acc", rows, sizeof rows / sizeof rows[0], NULL, NULL};

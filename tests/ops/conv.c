@@ -202,4 +202,4 @@ static const struct ops_row rows[] = {
          IN_((3, 2, 2, 1), -1, 1)),
 };
 
-const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL, NULL};

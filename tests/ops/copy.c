@@ -278,4 +278,4 @@ static const struct ops_row rows[] = {
     ROLL("gradient", 3, -2, 1, 0, (5, 4, 3, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
 };
 
-const struct ops_family ops_copy = {"copy", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_copy = {"copy", rows, sizeof rows / sizeof rows[0], NULL, NULL};

@@ -100,4 +100,29 @@ static const struct ops_row rows[] = {
     CU("CUSTOM", "custom_inplace, a and 2 args, 3 tasks", p_inplace, 3, (7, 5, 3, 2), OPS_CONTIG | OPS_TRANSPOSED, OPS_INPLACE),
 };
 
-const struct ops_family ops_custom = {"custom", rows, sizeof rows / sizeof rows[0], NULL};
+/* what the constructors refuse: no function, a task count below 1 (other
+ * than GGML_N_TASKS_MAX), more sources than a node holds, a NULL source */
+static void check_refusals(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);
+    struct ggml_tensor * args[GGML_MAX_SRC + 1];
+    for (int i = 0; i <= GGML_MAX_SRC; i++) args[i] = x;
+    float s = k_scale;
+    OPS_EXPECT_REFUSED(ggml_map_custom1(ctx, x, NULL, 1, NULL), "map_custom1 without a function");
+    OPS_EXPECT_REFUSED(ggml_map_custom1(ctx, x, f1, 0, &s), "map_custom1 with 0 tasks");
+    OPS_EXPECT_REFUSED(ggml_map_custom1(ctx, x, f1, -2, &s), "map_custom1 with -2 tasks");
+    OPS_EXPECT_REFUSED(ggml_map_custom1(ctx, NULL, f1, 1, &s), "map_custom1 of NULL");
+    OPS_EXPECT_REFUSED(ggml_map_custom2(ctx, x, NULL, NULL, 1, NULL), "map_custom2 without a function");
+    OPS_EXPECT_REFUSED(ggml_map_custom3(ctx, x, x, NULL, NULL, 1, NULL), "map_custom3 without a function");
+    OPS_EXPECT_REFUSED(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, args, GGML_MAX_SRC + 1, f4, 1, NULL), "custom_4d with 11 args");
+    OPS_EXPECT_REFUSED(ggml_custom_4d(ctx, GGML_TYPE_F32, 4, 3, 1, 1, NULL, 2, f4, 1, NULL), "custom_4d with NULL args");
+    OPS_EXPECT_REFUSED(ggml_custom_4d(ctx, GGML_TYPE_F32, -4, 3, 1, 1, args, 1, f4, 1, NULL), "custom_4d with a negative size");
+    OPS_EXPECT_REFUSED(ggml_custom_4d(ctx, (enum ggml_type) 1000, 4, 3, 1, 1, args, 1, f4, 1, NULL), "custom_4d of an unknown type");
+    OPS_EXPECT_REFUSED(ggml_custom_inplace(ctx, x, args, GGML_MAX_SRC, f4, 1, NULL), "custom_inplace with a and 10 args");
+    struct ggml_tensor * some[2] = {x, NULL};
+    OPS_EXPECT_REFUSED(ggml_custom_inplace(ctx, x, some, 2, f4, 1, NULL), "custom_inplace with a NULL arg");
+    CHECK(ggml_custom_4d(ctx, GGML_TYPE_I32, 4, 3, 1, 1, NULL, 0, f4, GGML_N_TASKS_MAX, NULL) != NULL, "custom_4d without args");
+    ggml_free(ctx);
+}
+
+const struct ops_family ops_custom = {"custom", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};

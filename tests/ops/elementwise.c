@@ -230,4 +230,4 @@ static const struct ops_row rows[] = {
     ADD_ID("b's gradient with ne3 > 1 refused", 6, 3, 4, 2, 0, OPS_REFUSED, false),
 };
 
-const struct ops_family ops_elementwise = {"elementwise", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_elementwise = {"elementwise", rows, sizeof rows / sizeof rows[0], NULL, NULL};

@@ -60,4 +60,4 @@ static const struct ops_row rows[] = {
     ARANGE("one element", a_one),
 };
 
-const struct ops_family ops_fill = {"fill", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_fill = {"fill", rows, sizeof rows / sizeof rows[0], NULL, NULL};

@@ -124,4 +124,4 @@ static const struct ops_row rows[] = {
     BACK("200 indices into 37 rows", (9, 200, 1, 1), (200, 1, 1, 1), 36, NULL, (9, 37, 1, 1)),
 };
 
-const struct ops_family ops_get_rows = {"get_rows", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_get_rows = {"get_rows", rows, sizeof rows / sizeof rows[0], NULL, NULL};

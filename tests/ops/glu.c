@@ -161,4 +161,4 @@ static const struct ops_row rows[] = {
     BACK_("swiglu_oai: b", b_glu_back_b, b, oai, 3, IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -3, 3), IN_((6, 3, 1, 1), -1, 1)),
 };
 
-const struct ops_family ops_glu = {"glu", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_glu = {"glu", rows, sizeof rows / sizeof rows[0], NULL, NULL};

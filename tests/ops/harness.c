@@ -292,6 +292,11 @@ struct ggml_tensor * ops_grad_node(struct ggml_context * ctx, struct ggml_tensor
 
 /* ---- a row: once per combination of its inputs' layouts ---- */
 
+void ops_expect_refused(const struct ggml_tensor * t, const char * what) {
+    CHECK(t == NULL && ggml_last_error()[0] != '\0', "%s: want NULL with a message (got %p, '%s')", what, (const void *) t, ggml_last_error());
+    ggml_clear_error();
+}
+
 void ops_run_row(const struct ops_row * row) {
     const int before = tc_failures;
     int combos = 1;

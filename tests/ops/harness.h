@@ -86,10 +86,18 @@ struct ops_family {
     const struct ops_row * rows;
     int n_rows;
     void (*check_refs)(void);  /* the family's references at values worked out by hand (NULL: none) */
+    /* its constructors' refusals: each bad argument gives NULL and a message
+     * (OPS_EXPECT_REFUSED); NULL: none here (the older families' are in
+     * tests/test_op_refusals.c) */
+    void (*check_refusals)(void);
 };
 
 /* Each tests/ops/<family>.c defines `const struct ops_family ops_<family>`
- * named "<family>"; tests/CMakeLists.txt lists them for test_ops.c. */
+ * named "<family>"; tests/CMakeLists.txt lists them, and common/op_table.c
+ * gathers them here (test_ops runs them, the API fuzzer draws ops from them). */
+extern const struct ops_family * const ops_families[];
+extern const char * const ops_family_files[];  /* tests/ops/<file>.c of each, in ops_families' order */
+extern const int ops_n_families;
 
 /* For a row of a backward op that only its family's rule creates (so that
  * the op needs no declaration outside src/ops/<family>.c): the node autodiff
@@ -99,6 +107,12 @@ struct ops_family {
  * building or differentiating fails. */
 struct ggml_tensor * ops_grad_node(struct ggml_context * ctx, struct ggml_tensor ** in, int which, int dy, ops_build_fn build,
                                    const void * params);
+
+/* expr (a constructor call) gives NULL and ggml_last_error() says why (what
+ * names the call); the error is cleared before and after. */
+#define OPS_EXPECT_REFUSED(expr, what) \
+    do { ggml_clear_error(); ops_expect_refused((expr), (what)); } while (0)
+void ops_expect_refused(const struct ggml_tensor * t, const char * what);
 
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);

@@ -104,4 +104,4 @@ static const struct ops_row rows[] = {
      .ref = r_ce_back, .tol = 1e-5, .grad = OPS_REFUSED},
 };
 
-const struct ops_family ops_loss = {"loss", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_loss = {"loss", rows, sizeof rows / sizeof rows[0], NULL, NULL};

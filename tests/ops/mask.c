@@ -96,4 +96,4 @@ static const struct ops_row rows[] = {
     ROW("TRI", "gradient, upper with the diagonal", b_tri, r_tri, up_d, NULL, (5, 5, 2, 1), 0, OPS_NEW, OPS_GRAD),
 };
 
-const struct ops_family ops_mask = {"mask", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_mask = {"mask", rows, sizeof rows / sizeof rows[0], NULL, NULL};

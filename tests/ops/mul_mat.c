@@ -129,6 +129,7 @@ static const struct ops_row rows[] = {
     FWD("MUL_MAT", p_mm_bf16, (13, 7, 1, 1), (13, 5, 1, 1)), FWD("MUL_MAT", p_mm_bf16, (64, 32, 1, 1), (64, 32, 1, 1)),
     FWD("MUL_MAT", p_mm_bf16, (70, 33, 1, 1), (70, 47, 1, 1)), FWD("MUL_MAT", p_mm_bf16, (300, 130, 1, 1), (300, 103, 1, 1)),
     FWD("MUL_MAT", p_mm_bf16, (9, 4, 2, 1), (9, 3, 6, 3)), DOT("MUL_MAT", p_mm_bf16, (17, 1, 1, 1), (17, 1, 1, 1)),
+    FWD("MUL_MAT", p_mm_bf16, (0, 5, 1, 1), (0, 3, 1, 1)), FWD("OUT_PROD", p_op_bf16, (5, 0, 1, 1), (3, 0, 1, 1)),  /* K = 0: zeros */
     FWD("OUT_PROD", p_op_bf16, (7, 13, 1, 1), (5, 13, 1, 1)), FWD("OUT_PROD", p_op_bf16, (32, 64, 1, 1), (32, 64, 1, 1)),
     FWD("OUT_PROD", p_op_bf16, (33, 70, 1, 1), (47, 70, 1, 1)), FWD("OUT_PROD", p_op_bf16, (130, 300, 1, 1), (103, 300, 1, 1)),
     FWD("OUT_PROD", p_op_bf16, (4, 9, 2, 1), (3, 9, 6, 3)),
@@ -163,4 +164,4 @@ static const struct ops_row rows[] = {
      .shape = s_mm_id, .ref = r_mm_id, .tol = 1e-5, .grad = OPS_REFUSED, .refusal = "expert ids"},
 };
 
-const struct ops_family ops_mul_mat = {"mul_mat", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_mul_mat = {"mul_mat", rows, sizeof rows / sizeof rows[0], NULL, NULL};

@@ -177,4 +177,4 @@ static const struct ops_row rows[] = {
     GRAD_GN("gradient of transposed", 3, 1e-5f, (3, 4, 6, 1), OPS_TRANSPOSED),
 };
 
-const struct ops_family ops_norm = {"norm", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_norm = {"norm", rows, sizeof rows / sizeof rows[0], NULL, NULL};

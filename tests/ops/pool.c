@@ -142,4 +142,4 @@ static const struct ops_row rows[] = {
     ROW_("POOL_2D_BACK", "max 3x2 s 2,1 p 1,1", b_pool_back, max2_pad, s_pool_back, r_pool_back, OPS_REFUSED, 2, IN_((4, 6, 2, 1), -1, 1), IN_((7, 5, 2, 1), -3, 3)),
 };
 
-const struct ops_family ops_pool = {"pool", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_pool = {"pool", rows, sizeof rows / sizeof rows[0], NULL, NULL};

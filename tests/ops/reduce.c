@@ -214,4 +214,4 @@ static const struct ops_row rows[] = {
     SORT("TOP_K", "k 3", TOPK(3), (40, 9, 2, 1), -5, 5, NULL),
 };
 
-const struct ops_family ops_reduce = {"reduce", rows, sizeof rows / sizeof rows[0], check_refs};
+const struct ops_family ops_reduce = {"reduce", rows, sizeof rows / sizeof rows[0], check_refs, NULL};

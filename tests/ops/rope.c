@@ -244,4 +244,4 @@ static const struct ops_row rows[] = {
     TE("gradient, dim 1 (zero)", te_1, 3, 0, 3, OPS_GRAD),
 };
 
-const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL, NULL};

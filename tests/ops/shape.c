@@ -178,4 +178,4 @@ static const struct ops_row rows[] = {
          IN_((3, 4, 1, 2), -2, 2), IN_((7, 7, 1, 2), -1, 1)),
 };
 
-const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL};
+const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL, NULL};

@@ -170,4 +170,4 @@ static const struct ops_row rows[] = {
     BACK((7, 5, 3, 1), 0.3), BACK((1, 4, 1, 1), 1), BACK((64, 3, 1, 2), 0.03), BACK((67, 9, 2, 1), 0.03),
 };
 
-const struct ops_family ops_soft_max = {"soft_max", rows, sizeof rows / sizeof rows[0], check_refs};
+const struct ops_family ops_soft_max = {"soft_max", rows, sizeof rows / sizeof rows[0], check_refs, NULL};

@@ -238,4 +238,4 @@ static const struct ops_row rows[] = {
     INPLACE(HARDSWISH, UN_GENERIC_INPLACE, " ggml_unary_inplace"), INPLACE(SILU, UN_GENERIC_INPLACE, " ggml_unary_inplace"),
 };
 
-const struct ops_family ops_unary = {"unary", rows, sizeof rows / sizeof rows[0], check_refs};
+const struct ops_family ops_unary = {"unary", rows, sizeof rows / sizeof rows[0], check_refs, NULL};

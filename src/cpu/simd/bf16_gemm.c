@@ -192,6 +192,8 @@ void ggmlr_bf16_gemm_32x32(int64_t Kp, const uint16_t * a_0, const uint16_t * a_
         gemm_amx(Kp, a_0, a_1, lda, b_0, b_1, c, ldc);
         return;
     }
+    if (Kp == 0)  /* an empty reduction: zeros */
+        for (int r = 0; r < 32; r++) memset(c + r * ldc, 0, 32 * sizeof(float));
     for (int64_t k0 = 0; k0 < Kp; k0 += KB) {
         const int64_t kn = Kp - k0 < KB ? Kp - k0 : KB;
         for (int h = 0; h < 4; h++)
