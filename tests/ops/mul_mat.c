@@ -155,6 +155,7 @@ static const struct ops_row rows[] = {
     MMID("b broadcast: [9,1,6], ids [4,6]", (9, 5, 4, 1), 4, (9, 1, 6, 1), (4, 6, 1, 1), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
     MMID("b [9,2,5], ids [4,5]", (9, 5, 4, 1), 4, (9, 2, 5, 1), (4, 5, 1, 1), 0, OPS_FORWARD_ONLY),
     MMID("as [70,20,8] b [70,2,5] ids [4,5]", (70, 20, 8, 1), 8, (70, 2, 5, 1), (4, 5, 1, 1), 0, OPS_FORWARD_ONLY),
+    MMID("K = 0: zeros", (0, 3, 4, 1), 4, (0, 2, 3, 1), (2, 3, 1, 1), 0, OPS_FORWARD_ONLY),
     MMID("gradient of as and b", (5, 3, 4, 1), 4, (5, 2, 3, 1), (2, 3, 1, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
     MMID("gradient, b broadcast [5,1,3], ids [3,3]", (5, 3, 4, 1), 4, (5, 1, 3, 1), (3, 3, 1, 1), 0, OPS_GRAD),
     MMID("gradient, b [4,2,3], ids [4,3]", (4, 3, 3, 1), 3, (4, 2, 3, 1), (4, 3, 1, 1), 0, OPS_GRAD),

@@ -249,7 +249,7 @@ static void ggmlr_compute_mul_mat_id(const struct ggmlr_compute_params * p, stru
     const struct ggml_tensor * as = dst->src[0], * b = dst->src[1], * ids = ggmlr_expert_ids_decode(dst);
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
     const int64_t K = as->ne[0];
-    float * xs = p->wdata, * ws = xs + K;
+    float * xs = p->wdata, * ws = xs ? xs + K : NULL;  /* K = 0: no scratch */
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, e, t, i3;
     while (ggmlr_next_row(&rows, &r, &e, &t, &i3)) {
