@@ -117,18 +117,24 @@ static void set_masked_batch(const struct llama_trainer * t, int split, uint64_t
     int32_t * tok = t->in.tokens->data;
     float * lab = t->targets->data;
     memset(lab, 0, ggml_nbytes(t->targets));
+    /* pass 0 counts the targets that count, pass 1 writes them with the weight
+     * (both draw the same windows from the same state) */
     int64_t count = 0;
-    for (int b = 0; b < B; b++) {
-        const int64_t start = d->starts[k_lo + (int64_t) (rng_next(&s) % (uint64_t) (k_hi - k_lo))];
-        for (int i = 0; i < T; i++) {
-            const int64_t p = start + i, q = p + 1;
-            tok[(size_t) b * T + i] = d->tokens[p < hi ? p : hi - 1];
-            if (q < hi && d->loss_mask[q]) { lab[((size_t) b * T + i) * (size_t) V + (size_t) d->tokens[q]] = 1.0f; count++; }
+    float w = 0.0f;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t r = s;
+        for (int b = 0; b < B; b++) {
+            const int64_t start = d->starts[k_lo + (int64_t) (rng_next(&r) % (uint64_t) (k_hi - k_lo))];
+            for (int i = 0; i < T; i++) {
+                const int64_t p = start + i, q = p + 1;
+                const bool counted = q < hi && d->loss_mask[q];
+                if (pass == 0) { count += counted; continue; }
+                tok[(size_t) b * T + i] = d->tokens[p < hi ? p : hi - 1];
+                if (counted) lab[((size_t) b * T + i) * (size_t) V + (size_t) d->tokens[q]] = w;
+            }
         }
+        w = count ? (float) ((double) T * B / (double) count) : 0.0f;  /* none: loss and gradient 0 */
     }
-    if (count == 0) return;  /* nothing to learn from here: loss and gradient 0 */
-    const float w = (float) ((double) T * B / (double) count);
-    for (int64_t i = 0; i < (int64_t) T * B * V; i++) if (lab[i] != 0.0f) lab[i] = w;
 }
 
 /* Batch `index` of a split (0 training, 1 validation): B windows of T + 1

@@ -244,18 +244,23 @@ int ggml_n_dims(const struct ggml_tensor * t) {
     return 1;
 }
 
-bool ggml_is_contiguous(const struct ggml_tensor * t) {
+/* Dimension 0 holds whole blocks of nb[0] == type_size bytes (or is one
+ * block); dimensions 1..free may have any stride; dimensions free+1 .. end-1
+ * each follow the previous one without a gap (or have size 1). */
+static bool contiguous_dims(const struct ggml_tensor * t, int free, int end) {
     if (!t) return false;
-    /* dimension 0 counts in blocks: a row of one block is contiguous whatever nb[0] */
     const int64_t blck = ggml_blck_size(t->type) > 0 ? ggml_blck_size(t->type) : 1;
-    size_t expect = ggml_type_size(t->type);
-    for (int i = 0; i < GGML_MAX_DIMS; i++) {
-        const int64_t n = i == 0 ? t->ne[0] / blck : t->ne[i];
-        if (n != 1 && t->nb[i] != expect) return false;
-        expect *= (size_t) n;
+    size_t next = ggml_type_size(t->type);
+    if (t->ne[0] != blck && t->nb[0] != next) return false;
+    next *= (size_t) (t->ne[0] / blck);
+    for (int i = 1; i < end; i++) {
+        if (i <= free) { next = (size_t) t->ne[i] * t->nb[i]; continue; }
+        if (t->ne[i] != 1 && t->nb[i] != next) return false;
+        next *= (size_t) t->ne[i];
     }
     return true;
 }
+bool ggml_is_contiguous(const struct ggml_tensor * t) { return contiguous_dims(t, 0, GGML_MAX_DIMS); }
 
 bool ggml_is_scalar(const struct ggml_tensor * t) {
     return t && t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
@@ -291,23 +296,7 @@ bool ggml_is_empty(const struct ggml_tensor * t) {
 bool ggml_is_view(const struct ggml_tensor * t) { return t && t->view_src != NULL; }
 bool ggml_is_3d(const struct ggml_tensor * t) { return t && t->ne[3] == 1; }
 
-/* Dimension 0 holds whole blocks of nb[0] == type_size bytes (or is one
- * block); dimensions 1..free may have any stride; dimensions free+1 .. end-1
- * each follow the previous one without a gap (or have size 1). */
-static bool contiguous_dims(const struct ggml_tensor * t, int free, int end) {
-    if (!t) return false;
-    const int64_t blck = ggml_blck_size(t->type) > 0 ? ggml_blck_size(t->type) : 1;
-    size_t next = ggml_type_size(t->type);
-    if (t->ne[0] != blck && t->nb[0] != next) return false;
-    next *= (size_t) (t->ne[0] / blck);
-    for (int i = 1; i < end; i++) {
-        if (i <= free) { next = (size_t) t->ne[i] * t->nb[i]; continue; }
-        if (t->ne[i] != 1 && t->nb[i] != next) return false;
-        next *= (size_t) t->ne[i];
-    }
-    return true;
-}
-bool ggml_is_contiguous_0(const struct ggml_tensor * t)    { return contiguous_dims(t, 0, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_0(const struct ggml_tensor * t)    { return ggml_is_contiguous(t); }
 bool ggml_is_contiguous_1(const struct ggml_tensor * t)    { return contiguous_dims(t, 1, GGML_MAX_DIMS); }
 bool ggml_is_contiguous_2(const struct ggml_tensor * t)    { return contiguous_dims(t, 2, GGML_MAX_DIMS); }
 bool ggml_is_contiguous_to_1(const struct ggml_tensor * t) { return contiguous_dims(t, 0, 1); }

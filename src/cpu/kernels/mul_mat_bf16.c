@@ -65,6 +65,9 @@ size_t ggmlr_mul_mat_bf16_work_size(const struct ggml_tensor * dst) {
     return (size_t) (16 * g.Kp) * (sizeof(float) + sizeof(uint16_t)) + BLK * BLK * sizeof(float) + 64;
 }
 
+/* rows of a block of 16 from `start` that lie below n (0 for a padding block) */
+static int64_t block_len(int64_t n, int64_t start) { return n - start >= 16 ? 16 : n - start > 0 ? n - start : 0; }
+
 static struct ggmlr_bf16_view at_plane(struct ggmlr_bf16_view v, const struct ggml_tensor * t, int64_t plane) {
     v.base += (plane % t->ne[2]) * t->nb[2] + (plane / t->ne[2]) * t->nb[3];
     return v;
@@ -82,11 +85,11 @@ void ggmlr_mul_mat_bf16(const struct ggmlr_compute_params * p, struct ggml_tenso
     const int64_t n_p = p_planes * p16;
     for (int64_t t = p->ith; t < n_p + x_planes * x16; t += p->nth) {
         if (t < n_p) {
-            const int64_t plane = t / p16, c0 = t % p16 * 16, nc = g.M - c0 < 16 ? (g.M - c0 > 0 ? g.M - c0 : 0) : 16;
+            const int64_t plane = t / p16, c0 = t % p16 * 16, nc = block_len(g.M, c0);
             const struct ggmlr_bf16_view v = at_plane(g.p, g.a, plane);
             ggmlr_bf16_pack_vnni(ppack + (size_t) t * 16 * (size_t) g.Kp, &v, c0, nc, g.K, g.Kp, tmp, tmp16);
         } else {
-            const int64_t u = t - n_p, plane = u / x16, r0 = u % x16 * 16, nr = g.N - r0 < 16 ? (g.N - r0 > 0 ? g.N - r0 : 0) : 16;
+            const int64_t u = t - n_p, plane = u / x16, r0 = u % x16 * 16, nr = block_len(g.N, r0);
             const struct ggmlr_bf16_view v = at_plane(g.x, g.b, plane);
             ggmlr_bf16_pack_rows(xpack + (size_t) u * 16 * (size_t) g.Kp, &v, r0, nr, g.K, g.Kp, tmp);
         }
