@@ -157,6 +157,11 @@ static void test_layout_errors(void) {
     /* strides so large that the byte span wraps around size_t */
     EXPECT_NULL(ggml_view_2d(ctx, a, 1, 3, (size_t) 1 << 63, 0), NULL);
     EXPECT_NULL(ggml_view_3d(ctx, a, 1, 2, 2, SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1, 0), NULL);
+    /* an empty view whose rows would start outside a (a negative stride cast to size_t, found by the fuzzer) */
+    EXPECT_NULL(ggml_view_2d(ctx, a, 0, 3, (size_t) -4, 4), "empty view");
+    EXPECT_NULL(ggml_view_2d(ctx, a, 0, 3, a->nb[1] * 100, 0), "empty view");
+    CHECK(ggml_view_2d(ctx, a, 0, 3, a->nb[1], 0) != NULL, "an empty view with its rows inside a: %s", ggml_last_error());
+    CHECK(ggml_view_1d(ctx, a, 0, ggml_nbytes(a)) != NULL, "an empty view at a's very end: %s", ggml_last_error());
     /* offsets and strides that are not whole elements (kernels load aligned floats) */
     EXPECT_NULL(ggml_view_1d(ctx, a, 4, 2), "multiple");
     EXPECT_NULL(ggml_view_2d(ctx, a, 2, 3, 6, 0), "multiple");

@@ -88,6 +88,18 @@ struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, 
         ggmlr_set_error("%s: view of %zu bytes at offset %zu runs past the %zu bytes of tensor '%s'", fn, span, offset, avail, a->name);
         return NULL;
     }
+    /* An empty view reads nothing, but kernels still form its row pointers
+     * (data + i1*nb1 + ...): those must stay inside a too, so a stride that
+     * wrapped (a negative one cast to size_t) is refused here, not in a kernel. */
+    if (span == 0) {
+        const int64_t rows[4] = {1, ne[1] ? ne[1] : 1, ne[2] ? ne[2] : 1, ne[3] ? ne[3] : 1};
+        size_t frame;
+        if (!ggmlr_region_span(rows, nb, 0, &frame) || frame > avail - offset) {
+            ggmlr_set_error("%s: the rows of an empty view (strides %zu, %zu, %zu) run past the %zu bytes of tensor '%s' at offset %zu",
+                            fn, nb[1], nb[2], nb[3], avail, a->name, offset);
+            return NULL;
+        }
+    }
     /* elements must stay aligned: kernels access them as float / half / int32 */
     if (offset % es != 0 || nb[0] % es != 0 || nb[1] % es != 0 || nb[2] % es != 0 || nb[3] % es != 0) {
         ggmlr_set_error("%s: offset %zu and strides (%zu, %zu, %zu, %zu) must be multiples of the element size %zu", fn, offset,
