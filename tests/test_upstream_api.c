@@ -218,6 +218,39 @@ static void test_i32_access(void) {
     ggml_free(ctx);
 }
 
+/* I16 and I8: storage types (upstream's test-dup copies I16 tensors) that the
+ * accessors and the copies take, saturating what does not fit. */
+static void test_small_int_types(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_I16, 5, 2), * b = ggml_new_tensor_1d(ctx, GGML_TYPE_I8, 4);
+    if (!CHECK(s && b && ggml_is_contiguous(s) && s->nb[1] == 10 && b->nb[0] == 1, "I16 [5, 2] and I8 [4] tensors: %s", ggml_last_error()))
+        return;
+    for (int i = 0; i < 10; i++) ggml_set_i32_1d(s, i, 1000 * i - 4000);
+    ggml_set_i32_1d(s, 9, 40000);   /* saturates to 32767 */
+    ggml_set_f32_1d(s, 8, -1e9f);   /* to -32768 */
+    const int16_t * sd = s->data;
+    CHECK(sd[0] == -4000 && sd[4] == 0 && sd[7] == 3000 && sd[8] == INT16_MIN && sd[9] == INT16_MAX, "I16 stores, saturating");
+    ggml_set_i32(b, 300);
+    ggml_set_i32_1d(b, 1, -7);
+    ggml_set_f32_1d(b, 2, -200.0f);
+    const int8_t * bd = b->data;
+    CHECK(bd[0] == 127 && bd[1] == -7 && bd[2] == -128 && ggml_get_f32_1d(b, 3) == 127.0f, "I8 stores, saturating");
+    /* copies: I16 -> F32 (the transposed view: strided reads), F32 -> I16, I16 -> I16 */
+    struct ggml_tensor * f = ggml_cont(ctx, ggml_cast(ctx, ggml_transpose(ctx, s), GGML_TYPE_F32));
+    struct ggml_tensor * back = ggml_cast(ctx, f, GGML_TYPE_I16);
+    struct ggml_tensor * same = ggml_dup(ctx, s);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    if (!CHECK(f && back && same, "I16 casts: %s", ggml_last_error())) return;
+    ggml_build_forward_expand(g, back);
+    ggml_build_forward_expand(g, same);
+    CHECK(ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS, "computes");
+    CHECK(f->type == GGML_TYPE_F32 && f->ne[0] == 2 && ggml_get_f32_nd(f, 1, 2, 0, 0) == 3000.0f && ggml_get_f32_nd(f, 1, 3, 0, 0) == -32768.0f,
+          "I16 -> F32 through a transposed view");
+    const int16_t * bk = back->data, * sm = same->data;
+    CHECK(bk[0] == -4000 && bk[1] == 1000 && bk[9] == INT16_MAX && memcmp(sm, sd, 20) == 0, "F32 -> I16 and I16 -> I16 copies");
+    ggml_free(ctx);
+}
+
 static int log_hits;
 static void count_log(enum ggml_log_level level, const char * text, void * user) {
     (void) level;
@@ -536,6 +569,7 @@ int main(void) {
     test_cplan();
     test_features_and_time();
     test_i32_access();
+    test_small_int_types();
     test_graph_editing();
     test_features();
     test_graph_copy_and_compare();

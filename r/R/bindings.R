@@ -5,6 +5,7 @@
 # ?"ggml-ops"
 ggml_dup <- function(ctx, a) .Call(C_ggml_dup, ctx, a)
 ggml_cpy <- function(ctx, a, b) .Call(C_ggml_cpy, ctx, a, b)
+ggml_cast <- function(ctx, a, type) .Call(C_ggml_cast, ctx, a, type)
 ggml_cont <- function(ctx, a) .Call(C_ggml_cont, ctx, a)
 ggml_cont_1d <- function(ctx, a, ne0) .Call(C_ggml_cont_1d, ctx, a, ne0)
 ggml_cont_2d <- function(ctx, a, ne0, ne1) .Call(C_ggml_cont_2d, ctx, a, ne0, ne1)

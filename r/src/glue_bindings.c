@@ -21,6 +21,14 @@ SEXP R_ggml_cpy(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_cpy", ggml_cpy(ctx->ctx, a, b));
 }
 
+/* ggml_cast(ctx, a, type) */
+SEXP R_ggml_cast(SEXP r_ctx, SEXP r_a, SEXP r_type) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_type type = (enum ggml_type) rg_int(r_type, "type");
+    return FINISH(r_ctx, "ggml_cast", ggml_cast(ctx->ctx, a, type));
+}
+
 /* ggml_cont(ctx, a) */
 SEXP R_ggml_cont(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -66,6 +66,12 @@ struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a,
     return t;
 }
 
+/* a copied into a new tensor of its shape and the given type (a CPY node, as upstream) */
+struct ggml_tensor * ggml_cast(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_type type) {
+    REQUIRE_CTX("ggml_cast"); REQUIRE("ggml_cast", a);
+    return ggml_cpy(ctx, a, ggml_new_tensor(ctx, type, GGML_MAX_DIMS, a->ne));
+}
+
 struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
     REQUIRE_CTX("ggml_reshape"); REQUIRE("ggml_reshape", a);
     if (!ggml_is_contiguous(a)) { ggmlr_set_error("ggml_reshape: tensor '%s' is not contiguous (use ggml_cont first)", a->name); return NULL; }

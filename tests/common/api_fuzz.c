@@ -107,8 +107,9 @@ static enum ggml_type rand_type(bool wild) {
         static const int bad[] = {2, 3, 25, 27, 39, 40, 1000, -1, INT_MAX};
         return (enum ggml_type) PICK(bad);
     }
-    const uint64_t r = rnd(10);
-    return r < 7 ? GGML_TYPE_F32 : r < 9 ? GGML_TYPE_F16 : GGML_TYPE_I32;
+    /* I16 stands for the integer storage types (I8, I16) that only copies, views and accessors take */
+    const uint64_t r = rnd(20);
+    return r < 14 ? GGML_TYPE_F32 : r < 18 ? GGML_TYPE_F16 : r < 19 ? GGML_TYPE_I32 : GGML_TYPE_I16;
 }
 
 static float special_value(void) {

@@ -28,6 +28,7 @@ struct cp_params {
     enum ggml_type dst_type; /* CPY */
     bool dst_transposed;     /* CPY into a transposed view of a [ne1, ne0] tensor */
     bool via_f16;            /* CPY F32 -> F16, then the node F16 -> F32 */
+    bool cast;               /* CPY through ggml_cast(x, dst_type) */
     bool inplace;            /* DUP: ggml_dup_inplace */
 };
 
@@ -53,6 +54,7 @@ static struct ggml_tensor * b_copy(struct ggml_context * ctx, struct ggml_tensor
                 default: return ggml_cont(ctx, x);
             }
         case CP_CPY: {
+            if (p->cast) return ggml_cast(ctx, x, p->dst_type);
             if (p->via_f16) return ggml_cpy(ctx, ggml_cpy(ctx, x, ggml_new_tensor(ctx, GGML_TYPE_F16, 4, x->ne)), ggml_new_tensor(ctx, GGML_TYPE_F32, 4, x->ne));
             if (p->dst_transposed) return ggml_cpy(ctx, x, ggml_transpose(ctx, ggml_new_tensor_2d(ctx, p->dst_type, x->ne[1], x->ne[0])));
             return ggml_cpy(ctx, x, p->nd ? ggml_new_tensor(ctx, p->dst_type, p->nd, ne) : ggml_new_tensor(ctx, p->dst_type, 4, x->ne));
@@ -156,7 +158,8 @@ static const struct cp_params p_dup = {.kind = CP_DUP}, p_dup_perm = {.kind = CP
     p_cpy_tdst = {.kind = CP_CPY, .dst_transposed = true}, p_cpy_12x5 = {.kind = CP_CPY, .nd = 2, .ne = {12, 5}},
     p_cpy_perm_10x6 = {.kind = CP_CPY, .n_perm = 1, .axes = {{1, 2, 0, 3}}, .nd = 2, .ne = {10, 6}},
     p_cpy_f16 = {.kind = CP_CPY, .dst_type = GGML_TYPE_F16}, p_cpy_f16_74x15 = {.kind = CP_CPY, .dst_type = GGML_TYPE_F16, .nd = 2, .ne = {74, 15}},
-    p_cpy_via_f16 = {.kind = CP_CPY, .via_f16 = true}, p_dup_inplace = {.kind = CP_DUP, .inplace = true},
+    p_cpy_via_f16 = {.kind = CP_CPY, .via_f16 = true}, p_cast_f16 = {.kind = CP_CPY, .cast = true, .dst_type = GGML_TYPE_F16},
+    p_cast_f32 = {.kind = CP_CPY, .cast = true, .dst_type = GGML_TYPE_F32}, p_dup_inplace = {.kind = CP_DUP, .inplace = true},
     p_cont1 = {.kind = CP_CONT, .nd = 1, .ne = {210}}, p_cont2 = {.kind = CP_CONT, .n_perm = 1, .axes = {{1, 3, 0, 2}}, .nd = 2, .ne = {14, 15}},
     p_cont3 = {.kind = CP_CONT, .n_perm = 1, .axes = {{1, 0, 2, 3}}, .nd = 3, .ne = {5, 6, 7}},
     p_cont4 = {.kind = CP_CONT, .n_perm = 1, .axes = {{2, 0, 3, 1}}, .nd = 4, .ne = {3, 5, 7, 2}},
@@ -221,6 +224,7 @@ static const struct ops_row rows[] = {
     FWD("CPY", "of a permuted view into [10,21]", p_cpy_flat, (7, 5, 3, 2), 0, OPS_NEW, post_dst),
     FWD("CPY", "into a transposed view", p_cpy_tdst, (7, 5, 1, 1), 0, OPS_NEW, post_dst),
     F16("CPY", "F32 -> F16 (nearest even, overflow, subnormals)", p_cpy_f16, (37, 5, 3, 2), GGML_TYPE_F32, 0, GGML_TYPE_F16),
+    F16("CPY", "ggml_cast F32 -> F16 of a view", p_cast_f16, (37, 5, 3, 2), GGML_TYPE_F32, OPS_PERMUTED | OPS_TRANSPOSED, GGML_TYPE_F16),
     F16("CPY", "F16 -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, 0, GGML_TYPE_F32),
     F16("CPY", "F16 -> F16 [74,15]", p_cpy_f16_74x15, (37, 5, 3, 2), GGML_TYPE_F16, 0, GGML_TYPE_F16),
     F16("CPY", "F16 view -> F32", p_cpy, (37, 5, 3, 2), GGML_TYPE_F16, OPS_PERMUTED | OPS_TRANSPOSED, GGML_TYPE_F32),
@@ -252,6 +256,7 @@ static const struct ops_row rows[] = {
     GRAD("CONT", "gradient, cont_2d [6,10] of a transposed param", p_gcont2, (5, 3, 2, 2), OPS_NEW),
     GRAD("CONT", "gradient, of a permuted param", p_cont_perm2, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient", p_cpy, (5, 3, 2, 2), OPS_NEW),
+    GRAD("CPY", "gradient through ggml_cast", p_cast_f32, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient, to a new shape [12,5]", p_cpy_12x5, (5, 3, 2, 2), OPS_NEW),
     GRAD("CPY", "gradient, of a permuted view", p_cpy_perm_10x6, (5, 3, 2, 2), OPS_NEW),
     {.op = "CPY", .variant = "gradient, F32 -> F16 -> F32", .build = b_copy, .params = &p_cpy_via_f16, .n_in = 1,
