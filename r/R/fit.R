@@ -131,8 +131,9 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
   on.exit(ggml_free(io), add = TRUE)
   ctx <- ggml_init(64 * 1024^2, no_alloc = TRUE)
   on.exit(ggml_free(ctx), add = TRUE)
-  inputs <- ggml_new_tensor(io, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
-                            length(model$input_shape) + 1, c(rev(model$input_shape), batch_size))
+  # ggml-opt takes the batch as the inputs' second dimension: [datapoint, batch], reshaped for the layers
+  inputs <- ggml_new_tensor_2d(io, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
+                               prod(model$input_shape), batch_size)
   masks <- lapply(drop, function(l) ggml_new_tensor(io, GGML_TYPE_F32, length(l$input_shape) + 1, c(rev(l$input_shape), batch_size)))
   names(masks) <- vapply(drop, `[[`, "", "name")
   set_masks <- function(train) {
@@ -158,7 +159,9 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
     })
   }
   ce <- .is_ce(model)
-  outputs <- .build_forward(tm, ctx, inputs, masks = if (length(drop) > 0) masks, logits = ce)
+  x_in <- ggml_reshape(ctx, inputs, ggml_new_tensor(ctx, GGML_TYPE_F32, length(model$input_shape) + 1,
+                                                    c(rev(model$input_shape), batch_size)))
+  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(drop) > 0) masks, logits = ce)
 
   state <- new.env(parent = emptyenv())
   state$stop <- FALSE

@@ -4,7 +4,8 @@
 # one datapoint (c(features) or c(seq, dim)); in ggml the datapoint's dims are
 # reversed and the batch comes last, so a dense layer acts on ne0.
 
-.layer_types <- c("dense", "flatten", "dropout", "embedding")
+.layer_types <- c("dense", "flatten", "dropout", "embedding", "conv_1d", "conv_2d", "max_pooling_2d",
+                  "global_max_pooling_2d", "global_average_pooling_2d", "batch_norm")
 .activations <- c("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "silu")
 
 # "dense_1", "dense_2", ...: counted per layer type.
@@ -63,6 +64,88 @@ ggml_layer_embedding <- function(model, vocab_size, dim, input_shape = NULL, nam
              name, trainable, input_shape)
 }
 
+# ---- convolution, pooling and batch normalisation ----
+# A datapoint c(H, W, C) is ggml [C, W, H] (reversed, like every shape here);
+# ggml's conv_2d and pool_2d work on planes [W, H, C, N], so these layers
+# permute in and out (.to_planes / .from_planes). A sequence c(L, C) is ggml
+# [C, L] and conv_1d works on [L, C, N] (a transpose in and out).
+
+.check_pair <- function(x, what) {
+  x <- vapply(x, .check_count, integer(1), what)
+  if (length(x) == 1) x <- rep(x, 2L)
+  if (length(x) != 2) stop(sprintf("'%s' must have one or two values", what), call. = FALSE)
+  x
+}
+
+.check_padding <- function(padding) {
+  if (!is.character(padding) || length(padding) != 1 || !padding %in% c("valid", "same")) {
+    stop("'padding' must be \"valid\" or \"same\"", call. = FALSE)
+  }
+  padding
+}
+
+.check_activation <- function(activation) {
+  if (!is.null(activation) && !(is.character(activation) && length(activation) == 1 && activation %in% .activations)) {
+    stop(sprintf("'activation' must be NULL or one of %s", paste(.activations, collapse = ", ")), call. = FALSE)
+  }
+  activation
+}
+
+# kernel_size and strides are c(height, width) (or one number for both).
+ggml_layer_conv_2d <- function(model, filters, kernel_size, activation = NULL, input_shape = NULL, strides = c(1L, 1L),
+                               padding = "valid", name = NULL, trainable = TRUE) {
+  config <- list(filters = .check_count(filters, "filters"), kernel_size = .check_pair(kernel_size, "kernel_size"),
+                 strides = .check_pair(strides, "strides"), padding = .check_padding(padding),
+                 activation = .check_activation(activation))
+  .add_layer(model, "conv_2d", config, name, trainable, input_shape)
+}
+
+ggml_layer_conv_1d <- function(model, filters, kernel_size, activation = NULL, input_shape = NULL, strides = 1L,
+                               padding = "valid", name = NULL, trainable = TRUE) {
+  config <- list(filters = .check_count(filters, "filters"), kernel_size = .check_count(kernel_size, "kernel_size"),
+                 strides = .check_count(strides, "strides"), padding = .check_padding(padding),
+                 activation = .check_activation(activation))
+  .add_layer(model, "conv_1d", config, name, trainable, input_shape)
+}
+
+ggml_layer_max_pooling_2d <- function(model, pool_size = c(2L, 2L), strides = NULL, name = NULL, trainable = TRUE) {
+  pool_size <- .check_pair(pool_size, "pool_size")
+  strides <- if (is.null(strides)) pool_size else .check_pair(strides, "strides")
+  .add_layer(model, "max_pooling_2d", list(pool_size = pool_size, strides = strides), name, trainable)
+}
+
+ggml_layer_global_max_pooling_2d <- function(model, name = NULL, trainable = TRUE) {
+  .add_layer(model, "global_max_pooling_2d", list(), name, trainable)
+}
+
+ggml_layer_global_average_pooling_2d <- function(model, name = NULL, trainable = TRUE) {
+  .add_layer(model, "global_average_pooling_2d", list(), name, trainable)
+}
+
+# Each channel (the last dimension of a datapoint) normalised to mean 0 and
+# variance 1 over the batch and the positions, then scaled and shifted by
+# learned gamma and beta: (x - mean) / sqrt(var + eps) * gamma + beta. The
+# statistics are the batch's, in predict() too (CRAN ggmlR's layer of this
+# name divides each row by its RMS instead; documented on ?ggml-layers).
+ggml_layer_batch_norm <- function(model, eps = 1e-5, name = NULL, trainable = TRUE) {
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps) || eps <= 0) stop("'eps' must be a positive number", call. = FALSE)
+  .add_layer(model, "batch_norm", list(eps = as.double(eps)), name, trainable)
+}
+
+.need_rank <- function(l, shape, rank, what) {
+  if (length(shape) != rank) {
+    stop(sprintf("layer '%s' (%s) needs datapoints of shape %s, not (%s)", l$name, l$type, what, paste(shape, collapse = ", ")),
+         call. = FALSE)
+  }
+}
+
+# Output length of a convolution or pooling along one axis ("same": ceiling(n / s)).
+.conv_out <- function(n, k, s, padding, l) {
+  out <- if (identical(padding, "same")) ceiling(n / s) else floor((n - k) / s) + 1
+  if (out < 1) stop(sprintf("layer '%s' (%s): a window of %d does not fit in %d", l$name, l$type, k, n), call. = FALSE)
+  as.integer(out)
+}
+
 # Output shapes of every layer from model$input_shape (CRAN's nn_infer_shapes).
 nn_infer_shapes <- function(model) {
   shape <- model$input_shape
@@ -72,6 +155,25 @@ nn_infer_shapes <- function(model) {
     l$input_shape <- shape
     shape <- switch(l$type,
       dense = c(shape[-length(shape)], l$config$units),
+      conv_2d = {
+        .need_rank(l, shape, 3, "c(height, width, channels)")
+        k <- l$config$kernel_size; s <- l$config$strides
+        c(.conv_out(shape[1], k[1], s[1], l$config$padding, l), .conv_out(shape[2], k[2], s[2], l$config$padding, l), l$config$filters)
+      },
+      conv_1d = {
+        .need_rank(l, shape, 2, "c(length, channels)")
+        c(.conv_out(shape[1], l$config$kernel_size, l$config$strides, l$config$padding, l), l$config$filters)
+      },
+      max_pooling_2d = {
+        .need_rank(l, shape, 3, "c(height, width, channels)")
+        k <- l$config$pool_size; s <- l$config$strides
+        c(.conv_out(shape[1], k[1], s[1], "valid", l), .conv_out(shape[2], k[2], s[2], "valid", l), shape[3])
+      },
+      global_max_pooling_2d = , global_average_pooling_2d = {
+        .need_rank(l, shape, 3, "c(height, width, channels)")
+        shape[3]
+      },
+      batch_norm = shape,
       flatten = as.integer(prod(shape)),
       dropout = shape,
       embedding = {
@@ -90,6 +192,9 @@ nn_infer_shapes <- function(model) {
   switch(l$type,
     dense = list(weight = c(l$input_shape[length(l$input_shape)], l$config$units), bias = l$config$units),
     embedding = list(weight = c(l$config$dim, l$config$vocab_size)),
+    conv_2d = list(kernel = c(rev(l$config$kernel_size), l$input_shape[3], l$config$filters), bias = l$config$filters),
+    conv_1d = list(kernel = c(l$config$kernel_size, l$input_shape[2], l$config$filters), bias = l$config$filters),
+    batch_norm = list(gamma = l$input_shape[length(l$input_shape)], beta = l$input_shape[length(l$input_shape)]),
     list())
 }
 
@@ -100,7 +205,8 @@ nn_infer_shapes <- function(model) {
 
 # Allocate the weights of every layer in one context (not parameters: fit()
 # trains copies of the trainable ones) and initialise them from R's RNG (set.seed gives the same model): Glorot-uniform matrices
-# (limit sqrt(6 / (fan_in + fan_out))), zero biases, U(-0.05, 0.05) embeddings.
+# (limit sqrt(6 / (fan_in + fan_out))), He-uniform kernels (limit sqrt(6 / fan_in), fan_in = the kernel's size times
+# its input channels), zero biases and betas, gammas of 1, U(-0.05, 0.05) embeddings.
 .init_weights <- function(model) {
   shapes <- lapply(model$layers, .layer_weight_shapes)
   n <- sum(vapply(shapes, length, integer(1)))
@@ -111,7 +217,9 @@ nn_infer_shapes <- function(model) {
     l$weights <- list()
     for (w in names(shapes[[i]])) {
       s <- shapes[[i]][[w]]
-      v <- if (w == "bias") numeric(prod(s))
+      v <- if (w %in% c("bias", "beta")) numeric(prod(s))
+           else if (w == "gamma") rep(1, prod(s))
+           else if (w == "kernel") { lim <- sqrt(6 / prod(s[-length(s)])); stats::runif(prod(s), -lim, lim) }
            else if (l$type == "embedding") stats::runif(prod(s), -0.05, 0.05)
            else { lim <- sqrt(6 / sum(s)); stats::runif(prod(s), -lim, lim) }
       t <- ggml_new_tensor(ctx, GGML_TYPE_F32, length(s), s)
@@ -131,6 +239,55 @@ nn_infer_shapes <- function(model) {
          softmax = ggml_soft_max(ctx, t), gelu = ggml_gelu(ctx, t), silu = ggml_silu(ctx, t))
 }
 
+# [C, W, H, N] <-> the planes [W, H, C, N] of ggml's conv_2d and pool_2d.
+.to_planes <- function(ctx, x) ggml_cont(ctx, ggml_permute(ctx, x, 2L, 0L, 1L, 3L))
+.from_planes <- function(ctx, x) ggml_cont(ctx, ggml_permute(ctx, x, 1L, 2L, 0L, 3L))
+
+.build_conv_2d <- function(ctx, l, x) {
+  k <- l$config$kernel_size; s <- l$config$strides
+  # "same": the window centred (floor(k / 2) each side; an even k one row more at the end is cut by the output size)
+  p <- if (identical(l$config$padding, "same")) k %/% 2L else c(0L, 0L)
+  y <- ggml_conv_2d(ctx, l$weights$kernel, .to_planes(ctx, x), s[2], s[1], p[2], p[1], 1L, 1L)
+  y <- ggml_add(ctx, y, ggml_reshape_4d(ctx, l$weights$bias, 1L, 1L, l$config$filters, 1L))
+  out <- l$output_shape
+  ne <- ggml_tensor_shape(y)
+  if (!identical(as.integer(ne[1:2]), rev(out[1:2]))) {  # "same" with an even kernel: one extra row or column
+    y <- ggml_view_4d(ctx, y, out[2], out[1], out[3], ne[4], 4 * ne[1], 4 * ne[1] * ne[2], 4 * ne[1] * ne[2] * ne[3], 0)
+  }
+  .from_planes(ctx, .apply_activation(ctx, y, l$config$activation))
+}
+
+.build_conv_1d <- function(ctx, l, x) {
+  k <- l$config$kernel_size
+  p <- if (identical(l$config$padding, "same")) k %/% 2L else 0L
+  y <- ggml_conv_1d(ctx, l$weights$kernel, ggml_cont(ctx, ggml_transpose(ctx, x)), l$config$strides, p, 1L)
+  y <- ggml_add(ctx, y, ggml_reshape_3d(ctx, l$weights$bias, 1L, l$config$filters, 1L))
+  ne <- ggml_tensor_shape(y)
+  if (ne[1] != l$output_shape[1]) y <- ggml_view_3d(ctx, y, l$output_shape[1], ne[2], ne[3], 4 * ne[1], 4 * ne[1] * ne[2], 0)
+  ggml_cont(ctx, ggml_transpose(ctx, .apply_activation(ctx, y, l$config$activation)))
+}
+
+.build_pool <- function(ctx, l, x, nb) {
+  shp <- l$input_shape
+  pooled <- switch(l$type,
+    max_pooling_2d = ggml_pool_2d(ctx, .to_planes(ctx, x), GGML_OP_POOL_MAX, l$config$pool_size[2], l$config$pool_size[1],
+                                  l$config$strides[2], l$config$strides[1], 0, 0),
+    global_max_pooling_2d = ggml_pool_2d(ctx, .to_planes(ctx, x), GGML_OP_POOL_MAX, shp[2], shp[1], shp[2], shp[1], 0, 0),
+    global_average_pooling_2d = ggml_pool_2d(ctx, .to_planes(ctx, x), GGML_OP_POOL_AVG, shp[2], shp[1], shp[2], shp[1], 0, 0))
+  if (l$type == "max_pooling_2d") .from_planes(ctx, pooled) else ggml_reshape_2d(ctx, pooled, shp[3], nb)
+}
+
+# Batch statistics per channel: x as [C, M] (M = positions * batch) transposed
+# to rows of one channel, ggml_norm over each row, transposed back.
+.build_batch_norm <- function(ctx, l, x) {
+  shp <- ggml_tensor_shape(x)
+  c_dim <- shp[1]
+  rows <- ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_2d(ctx, x, c_dim, ggml_nelements(x) %/% c_dim)))
+  y <- ggml_cont(ctx, ggml_transpose(ctx, ggml_norm(ctx, rows, l$config$eps)))
+  y <- ggml_add(ctx, ggml_mul(ctx, y, l$weights$gamma), l$weights$beta)
+  ggml_reshape(ctx, y, x)
+}
+
 # The forward graph of the layers on x (ggml shape c(rev(input_shape), batch)).
 # masks: one tensor per dropout layer (training) or NULL (inference);
 # logits = TRUE leaves out a final softmax, which ggml-opt's cross-entropy
@@ -148,6 +305,10 @@ nn_infer_shapes <- function(model) {
       },
       flatten = ggml_reshape_2d(ctx, ggml_cont(ctx, x), l$output_shape, nb),
       dropout = if (is.null(masks) || l$config$rate == 0) x else ggml_mul(ctx, x, masks[[l$name]]),
+      conv_2d = .build_conv_2d(ctx, l, x),
+      conv_1d = .build_conv_1d(ctx, l, x),
+      max_pooling_2d = , global_max_pooling_2d = , global_average_pooling_2d = .build_pool(ctx, l, x, nb),
+      batch_norm = .build_batch_norm(ctx, l, x),
       # get_rows takes a vector of ids: look up seq * batch rows, then split them
       embedding = ggml_reshape_3d(ctx, ggml_get_rows(ctx, l$weights$weight, ggml_reshape_1d(ctx, x, ggml_nelements(x))),
                                   l$config$dim, l$input_shape, nb))
