@@ -203,6 +203,7 @@ enum ggml_op {
     GGML_OP_UPSCALE_BACK,        /* the gradient of an UPSCALE's input (internal to autodiff) */
     GGML_OP_L2_NORM_BACK,        /* the gradient of L2_NORM (internal to autodiff) */
     GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
+    GGML_OP_PAD_BACK,            /* the gradient of a circular PAD's or of PAD_REFLECT_1D's input (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -708,7 +709,13 @@ GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struc
 /*
  * Shape ops (upstream's meaning). ggml_concat: a and b joined along dim, the
  * other dims equal, one type. ggml_pad_ext: lp zeros before and rp after
- * each dim (>= 0); ggml_pad: after only. ggml_interpolate: F32 a resampled to
+ * each dim (>= 0); ggml_pad: after only. ggml_pad_ext_circular and
+ * ggml_pad_circular: the same sizes, filled from the other side of the torus,
+ * out[i] = a[(i - lp) mod a->ne] per dim (a dim that is padded must not be
+ * empty; the paddings may exceed a->ne: the torus is wrapped again).
+ * ggml_pad_reflect_1d: p0 before and p1 after dim 0, mirrored about the
+ * edge without repeating it ([a, b, c, d] with 1, 2 -> [b, a, b, c, d, c, b]),
+ * 0 <= p0, p1 < a->ne[0]. ggml_interpolate: F32 a resampled to
  * [ne0, ne1, ne2, ne3], scale factor sf = ne / a->ne per dim; NEAREST reads
  * a[floor(i / sf)] on every dim; BILINEAR mixes the 2x2 neighbours of
  * x = (i + 0.5) / sf - 0.5 on dims 0, 1 (clamped to the edges; with
@@ -720,6 +727,10 @@ GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml
 GGML_API struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
 GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
                                            int lp3, int rp3);
+GGML_API struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
+GGML_API struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2,
+                                                    int rp2, int lp3, int rp3);
+GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1);
 GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode);
 GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_tensor * a, int ne0, int ne1, int ne2, int ne3,
                                                enum ggml_scale_mode mode);

@@ -243,6 +243,13 @@ ggml_pad <- function(ctx, a, p0 = 0, p1 = 0, p2 = 0, p3 = 0) {
 ggml_pad_ext <- function(ctx, a, lp0 = 0, rp0 = 0, lp1 = 0, rp1 = 0, lp2 = 0, rp2 = 0, lp3 = 0, rp3 = 0) {
   .Call(C_ggml_pad_ext, ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3)
 }
+ggml_pad_circular <- function(ctx, a, p0 = 0, p1 = 0, p2 = 0, p3 = 0) {
+  .Call(C_ggml_pad_circular, ctx, a, p0, p1, p2, p3)
+}
+ggml_pad_ext_circular <- function(ctx, a, lp0 = 0, rp0 = 0, lp1 = 0, rp1 = 0, lp2 = 0, rp2 = 0, lp3 = 0, rp3 = 0) {
+  .Call(C_ggml_pad_ext_circular, ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3)
+}
+ggml_pad_reflect_1d <- function(ctx, a, p0, p1) .Call(C_ggml_pad_reflect_1d, ctx, a, p0, p1)
 ggml_upscale <- function(ctx, a, scale_factor, mode = GGML_SCALE_MODE_NEAREST) {
   .Call(C_ggml_upscale, ctx, a, scale_factor, mode)
 }

@@ -1327,6 +1327,41 @@ SEXP R_ggml_pad_ext(SEXP r_ctx, SEXP r_a, SEXP r_lp0, SEXP r_rp0, SEXP r_lp1, SE
     return FINISH(r_ctx, "ggml_pad_ext", ggml_pad_ext(ctx->ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3));
 }
 
+/* ggml_pad_circular(ctx, a, p0 = 0, p1 = 0, p2 = 0, p3 = 0) */
+SEXP R_ggml_pad_circular(SEXP r_ctx, SEXP r_a, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_p3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int p2 = rg_int(r_p2, "p2");
+    const int p3 = rg_int(r_p3, "p3");
+    return FINISH(r_ctx, "ggml_pad_circular", ggml_pad_circular(ctx->ctx, a, p0, p1, p2, p3));
+}
+
+/* ggml_pad_ext_circular(ctx, a, lp0 = 0, rp0 = 0, lp1 = 0, rp1 = 0, lp2 = 0, rp2 = 0, lp3 = 0, rp3 = 0) */
+SEXP R_ggml_pad_ext_circular(SEXP r_ctx, SEXP r_a, SEXP r_lp0, SEXP r_rp0, SEXP r_lp1, SEXP r_rp1, SEXP r_lp2, SEXP r_rp2, SEXP r_lp3, SEXP r_rp3) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int lp0 = rg_int(r_lp0, "lp0");
+    const int rp0 = rg_int(r_rp0, "rp0");
+    const int lp1 = rg_int(r_lp1, "lp1");
+    const int rp1 = rg_int(r_rp1, "rp1");
+    const int lp2 = rg_int(r_lp2, "lp2");
+    const int rp2 = rg_int(r_rp2, "rp2");
+    const int lp3 = rg_int(r_lp3, "lp3");
+    const int rp3 = rg_int(r_rp3, "rp3");
+    return FINISH(r_ctx, "ggml_pad_ext_circular", ggml_pad_ext_circular(ctx->ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3));
+}
+
+/* ggml_pad_reflect_1d(ctx, a, p0, p1) */
+SEXP R_ggml_pad_reflect_1d(SEXP r_ctx, SEXP r_a, SEXP r_p0, SEXP r_p1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    return FINISH(r_ctx, "ggml_pad_reflect_1d", ggml_pad_reflect_1d(ctx->ctx, a, p0, p1));
+}
+
 /* ggml_upscale(ctx, a, scale_factor, mode = GGML_SCALE_MODE_NEAREST) */
 SEXP R_ggml_upscale(SEXP r_ctx, SEXP r_a, SEXP r_scale_factor, SEXP r_mode) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -235,19 +235,40 @@ static inline struct ggmlr_pool_params ggmlr_pool_params_decode(const struct ggm
     return p;
 }
 
-/* ---- PAD (upstream's layout: lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular
- * (always 0 here)) ---- */
+/* ---- PAD, PAD_REFLECT_1D, PAD_BACK: lp[d] elements before and rp[d] after
+ * each dim, filled as mode says. PAD has upstream's layout (lp0, rp0, lp1,
+ * rp1, lp2, rp2, lp3, rp3, circular: 0 zeros, 1 circular); PAD_REFLECT_1D
+ * upstream's (p0, p1: before and after dim 0, reflected); PAD_BACK (the
+ * gradient of a circular or reflected pad) PAD's layout with the mode in
+ * the last slot. ---- */
 
-struct ggmlr_pad_params { int32_t lp[4], rp[4]; int32_t circular; };
-struct ggmlr_pad_slots { int32_t lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, circular; };
+enum ggmlr_pad_mode {
+    GGMLR_PAD_ZEROS = 0,
+    GGMLR_PAD_CIRCULAR = 1,  /* a[(i - lp) mod n]: the other side of the torus */
+    GGMLR_PAD_REFLECT = 2,   /* a[|i - lp|] before, a[2 (n - 1) - (i - lp)] after (the edge not repeated) */
+};
+struct ggmlr_pad_params { int32_t lp[4], rp[4]; int32_t mode; /* enum ggmlr_pad_mode */ };
+struct ggmlr_pad_slots { int32_t lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, mode; };
+struct ggmlr_pad_reflect_slots { int32_t p0, p1; };
 static inline void ggmlr_pad_params_encode(struct ggml_tensor * t, const struct ggmlr_pad_params * p) {
-    const struct ggmlr_pad_slots s = {p->lp[0], p->rp[0], p->lp[1], p->rp[1], p->lp[2], p->rp[2], p->lp[3], p->rp[3], p->circular};
+    if (t->op == GGML_OP_PAD_REFLECT_1D) {
+        const struct ggmlr_pad_reflect_slots r = {p->lp[0], p->rp[0]};
+        ggmlr_params_put(t, &r, sizeof r);
+        return;
+    }
+    const struct ggmlr_pad_slots s = {p->lp[0], p->rp[0], p->lp[1], p->rp[1], p->lp[2], p->rp[2], p->lp[3], p->rp[3], p->mode};
     ggmlr_params_put(t, &s, sizeof s);
 }
 static inline struct ggmlr_pad_params ggmlr_pad_params_decode(const struct ggml_tensor * t) {
+    if (t->op == GGML_OP_PAD_REFLECT_1D) {
+        struct ggmlr_pad_reflect_slots r;
+        ggmlr_params_get(t, &r, sizeof r);
+        const struct ggmlr_pad_params p = {{r.p0, 0, 0, 0}, {r.p1, 0, 0, 0}, GGMLR_PAD_REFLECT};
+        return p;
+    }
     struct ggmlr_pad_slots s;
     ggmlr_params_get(t, &s, sizeof s);
-    const struct ggmlr_pad_params p = {{s.lp0, s.lp1, s.lp2, s.lp3}, {s.rp0, s.rp1, s.rp2, s.rp3}, s.circular};
+    const struct ggmlr_pad_params p = {{s.lp0, s.lp1, s.lp2, s.lp3}, {s.rp0, s.rp1, s.rp2, s.rp3}, s.mode};
     return p;
 }
 
@@ -500,7 +521,7 @@ GGMLR_OP(POOL_2D,                 pool,               pool_2d)
 GGMLR_OP(POOL_2D_BACK,            pool_back,          none)
 GGMLR_OP(UPSCALE,                 upscale,            upscale)
 GGMLR_OP(PAD,                     pad,                pad)
-GGMLR_OP(PAD_REFLECT_1D,          missing,            none)
+GGMLR_OP(PAD_REFLECT_1D,          pad,                pad)
 GGMLR_OP(ROLL,                    roll,               roll)
 GGMLR_OP(ARANGE,                  arange,             none)
 GGMLR_OP(TIMESTEP_EMBEDDING,      timestep_embedding, timestep_embedding)
@@ -543,5 +564,6 @@ GGMLR_OP(GLU_BACK,                glu_back,           none)
 GGMLR_OP(UPSCALE_BACK,            upscale_back,       none)
 GGMLR_OP(L2_NORM_BACK,            norm_back,          none)
 GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
+GGMLR_OP(PAD_BACK,                pad_back,           pad_back)
 
 #endif

@@ -1,8 +1,12 @@
-/* shape.c -- CONCAT, PAD, UPSCALE, UPSCALE_BACK and their backward rules
- * (kernels: cpu/kernels/shape.c).
+/* shape.c -- CONCAT, PAD (zeros or circular), PAD_REFLECT_1D, PAD_BACK,
+ * UPSCALE, UPSCALE_BACK and their backward rules (kernels:
+ * cpu/kernels/shape.c).
  *
- * CONCAT and PAD copy each input element to one place of the result, so an
- * input's gradient is the matching region of g (a view, made contiguous).
+ * CONCAT and a zero PAD copy each input element to one place of the result,
+ * so an input's gradient is the matching region of g (a view, made
+ * contiguous). A circular or reflecting pad copies some elements to several
+ * places; PAD_BACK sums g over them (the pad's transpose, whose own gradient
+ * is the pad again).
  * UPSCALE is linear: each output is a weighted sum of at most four inputs
  * (one with NEAREST), and its gradient UPSCALE_BACK scatters dy with the
  * same weights (the adjoint). */
@@ -24,27 +28,61 @@ struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor *
     return t;
 }
 
-struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
-                                  int lp3, int rp3) {
-    const char * fn = "ggml_pad_ext";
+/* PAD (zeros or circular) of a by p's paddings, each >= 0; a circular pad
+ * reads a[(i - lp) mod n], so a padded dim must hold an element. */
+static struct ggml_tensor * pad_node(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, const struct ggmlr_pad_params * p) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
-    const struct ggmlr_pad_params p = {{lp0, lp1, lp2, lp3}, {rp0, rp1, rp2, rp3}, 0};
     int64_t ne[4];
     for (int d = 0; d < 4; d++) {
-        if (p.lp[d] < 0 || p.rp[d] < 0) {
-            ggmlr_set_error("%s: paddings must be >= 0 (dim %d: %d before, %d after)", fn, d, p.lp[d], p.rp[d]);
+        if (p->lp[d] < 0 || p->rp[d] < 0) {
+            ggmlr_set_error("%s: paddings must be >= 0 (dim %d: %d before, %d after)", fn, d, p->lp[d], p->rp[d]);
             return NULL;
         }
-        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + p.lp[d] + p.rp[d])) return NULL;
-        ne[d] = a->ne[d] + p.lp[d] + p.rp[d];
+        if (p->mode == GGMLR_PAD_CIRCULAR && a->ne[d] == 0 && (p->lp[d] || p->rp[d])) {
+            ggmlr_set_error("%s: dim %d is empty, so it cannot be padded circularly (%d before, %d after)", fn, d, p->lp[d], p->rp[d]);
+            return NULL;
+        }
+        if (!ggmlr_check_size_bound(fn, (double) a->ne[d] + p->lp[d] + p->rp[d])) return NULL;
+        ne[d] = a->ne[d] + p->lp[d] + p->rp[d];
     }
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_PAD, GGML_TYPE_F32, ne, a, NULL);
-    if (t) ggmlr_pad_params_encode(t, &p);
+    if (t) ggmlr_pad_params_encode(t, p);
     return t;
+}
+
+struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
+                                  int lp3, int rp3) {
+    const struct ggmlr_pad_params p = {{lp0, lp1, lp2, lp3}, {rp0, rp1, rp2, rp3}, GGMLR_PAD_ZEROS};
+    return pad_node("ggml_pad_ext", ctx, a, &p);
 }
 
 struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3) {
     return ggml_pad_ext(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
+}
+
+struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2,
+                                           int rp2, int lp3, int rp3) {
+    const struct ggmlr_pad_params p = {{lp0, lp1, lp2, lp3}, {rp0, rp1, rp2, rp3}, GGMLR_PAD_CIRCULAR};
+    return pad_node("ggml_pad_ext_circular", ctx, a, &p);
+}
+
+struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3) {
+    return ggml_pad_ext_circular(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
+}
+
+/* a mirror reaches p elements past the edge it does not repeat: 0 <= p < ne0 */
+struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1) {
+    const char * fn = "ggml_pad_reflect_1d";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    if (p0 < 0 || p1 < 0 || p0 >= a->ne[0] || p1 >= a->ne[0]) {
+        ggmlr_set_error("%s: paddings %d, %d must be >= 0 and < ne0 = %lld", fn, p0, p1, (long long) a->ne[0]);
+        return NULL;
+    }
+    const int64_t ne[4] = {a->ne[0] + p0 + p1, a->ne[1], a->ne[2], a->ne[3]};  /* <= 3 ne0: no overflow */
+    const struct ggmlr_pad_params p = {{p0, 0, 0, 0}, {p1, 0, 0, 0}, GGMLR_PAD_REFLECT};
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_PAD_REFLECT_1D, GGML_TYPE_F32, ne, a, NULL);
+    if (t) ggmlr_pad_params_encode(t, &p);
+    return t;
 }
 
 /* NEAREST or BILINEAR, ALIGN_CORNERS allowed; BICUBIC and ANTIALIAS are not implemented yet */
@@ -111,10 +149,39 @@ RULE(grad_concat) {
     return !need[1] || ggmlr_grad_acc(ctx, gph, B, region_of(ctx, g, B->ne, o));
 }
 
+/* The gradient of a circular or reflecting pad fwd's input, given dy shaped
+ * like fwd (PAD_BACK): dx[j] = sum of dy[i] over the i that read a[j]. */
+static struct ggml_tensor * pad_back(struct ggml_context * ctx, const struct ggml_tensor * fwd, struct ggml_tensor * dy) {
+    const char * fn = "pad_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, dy);
+    if ((fwd->op != GGML_OP_PAD && fwd->op != GGML_OP_PAD_REFLECT_1D) || dy->type != GGML_TYPE_F32 || !ggml_are_same_shape(dy, fwd)) {
+        ggmlr_set_error("%s: needs a PAD or PAD_REFLECT_1D node and F32 dy shaped like it", fn);
+        return NULL;
+    }
+    const struct ggmlr_pad_params p = ggmlr_pad_params_decode(fwd);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_PAD_BACK, GGML_TYPE_F32, fwd->src[0]->ne, dy, NULL);
+    if (t) ggmlr_pad_params_encode(t, &p);
+    return t;
+}
+
+/* zeros: g's region where a sits; circular, reflect: PAD_BACK folds the
+ * padding back onto the elements it copies */
 RULE(grad_pad) {
+    if (!need[0]) return true;
     const struct ggmlr_pad_params p = ggmlr_pad_params_decode(node);
+    if (p.mode != GGMLR_PAD_ZEROS) return ggmlr_grad_acc(ctx, gph, A, pad_back(ctx, node, g));
     const int64_t o[4] = {p.lp[0], p.lp[1], p.lp[2], p.lp[3]};
-    return !need[0] || ggmlr_grad_acc(ctx, gph, A, region_of(ctx, g, A->ne, o));
+    return ggmlr_grad_acc(ctx, gph, A, region_of(ctx, g, A->ne, o));
+}
+
+/* PAD_BACK is the transpose of its pad, so its gradient is that pad of g */
+RULE(grad_pad_back) {
+    if (!need[0]) return true;
+    const struct ggmlr_pad_params p = ggmlr_pad_params_decode(node);
+    struct ggml_tensor * gy = p.mode == GGMLR_PAD_REFLECT
+                                  ? ggml_pad_reflect_1d(ctx, g, p.lp[0], p.rp[0])
+                                  : ggml_pad_ext_circular(ctx, g, p.lp[0], p.rp[0], p.lp[1], p.rp[1], p.lp[2], p.rp[2], p.lp[3], p.rp[3]);
+    return ggmlr_grad_acc(ctx, gph, A, gy);
 }
 
 /* The gradient of UPSCALE node fwd's input, given dy shaped like fwd (UPSCALE_BACK). */
@@ -134,4 +201,5 @@ RULE(grad_upscale) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, upscale_back
 
 GRAD_RULE(concat, NULL, grad_concat);
 GRAD_RULE(pad, NULL, grad_pad);
+GRAD_RULE(pad_back, NULL, grad_pad_back);
 GRAD_RULE(upscale, NULL, grad_upscale);

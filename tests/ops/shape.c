@@ -1,6 +1,7 @@
-/* shape.c -- rows of CONCAT, PAD, UPSCALE and UPSCALE_BACK. The references
- * index from the definitions: concat and pad by where each output element
- * comes from; interpolation in float64 from its formula (x = (i + 0.5) n_in
+/* shape.c -- rows of CONCAT, PAD, PAD_REFLECT_1D, PAD_BACK, UPSCALE and
+ * UPSCALE_BACK. The references index from the definitions: concat and the
+ * pads by where each output element comes from (PAD_BACK as that map's
+ * transpose); interpolation in float64 from its formula (x = (i + 0.5) n_in
  * / n - 0.5, or i (n_in - 1) / (n - 1) with aligned corners, neighbours
  * clamped to the edges; nearest floor(i n_in / n)), and UPSCALE_BACK as
  * that map's transpose. The scale factors are exact in binary, so float's
@@ -32,31 +33,72 @@ static void r_concat(const double * const * in, const int64_t (*ne)[4], const vo
                 }
 }
 
-/* ---- PAD ---- */
+/* ---- PAD, PAD_REFLECT_1D, PAD_BACK ---- */
 
-struct pad_case { int lp[4], rp[4]; };
+enum pad_fill { PAD_ZEROS, PAD_CIRCULAR, PAD_REFLECT };  /* PAD_REFLECT: ggml_pad_reflect_1d(lp[0], rp[0]) */
+struct pad_case { int lp[4], rp[4]; enum pad_fill fill; };
 
 static struct ggml_tensor * b_pad(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     const struct pad_case * c = p;
-    if (!c->lp[0] && !c->lp[1] && !c->lp[2] && !c->lp[3]) return ggml_pad(ctx, in[0], c->rp[0], c->rp[1], c->rp[2], c->rp[3]);
-    return ggml_pad_ext(ctx, in[0], c->lp[0], c->rp[0], c->lp[1], c->rp[1], c->lp[2], c->rp[2], c->lp[3], c->rp[3]);
+    const bool after_only = !c->lp[0] && !c->lp[1] && !c->lp[2] && !c->lp[3];
+    switch (c->fill) {
+        case PAD_REFLECT: return ggml_pad_reflect_1d(ctx, in[0], c->lp[0], c->rp[0]);
+        case PAD_CIRCULAR:
+            if (after_only) return ggml_pad_circular(ctx, in[0], c->rp[0], c->rp[1], c->rp[2], c->rp[3]);
+            return ggml_pad_ext_circular(ctx, in[0], c->lp[0], c->rp[0], c->lp[1], c->rp[1], c->lp[2], c->rp[2], c->lp[3], c->rp[3]);
+        default:
+            if (after_only) return ggml_pad(ctx, in[0], c->rp[0], c->rp[1], c->rp[2], c->rp[3]);
+            return ggml_pad_ext(ctx, in[0], c->lp[0], c->rp[0], c->lp[1], c->rp[1], c->lp[2], c->rp[2], c->lp[3], c->rp[3]);
+    }
+}
+static struct ggml_tensor * b_pad_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return ops_grad_node(ctx, in, 0, 1, b_pad, p);  /* autodiff's PAD_BACK of dy = in[1] */
+}
+
+/* The input index that output index i (of n + lp + rp) copies along one dim
+ * of n, or -1 for a zero: the position k = i - lp counted from a's start,
+ * walked around the ring of n (circular) or bounced off the ends (reflect). */
+static int64_t pad_ref_source(enum pad_fill fill, int64_t i, int lp, int64_t n) {
+    int64_t k = i - lp;
+    if (fill == PAD_CIRCULAR) {
+        while (k < 0) k += n;
+        while (k >= n) k -= n;
+    } else if (fill == PAD_REFLECT) {
+        if (k < 0) k = -k;                        /* a[1], a[2].. before a[0] */
+        if (k > n - 1) k = (n - 1) - (k - (n - 1));  /* a[n-2], a[n-3].. after a[n-1] */
+    }
+    return k >= 0 && k < n ? k : -1;
+}
+
+/* y = P a (dy NULL: out = y), or out = P^T dy; P copies a's source(i) to i */
+static void pad_ref(const struct pad_case * c, const double * a, const int64_t na[4], const double * dy, double * out) {
+    int64_t n[4];
+    for (int d = 0; d < 4; d++) n[d] = na[d] + c->lp[d] + c->rp[d];
+    if (dy)
+        for (int64_t k = 0; k < ops_nel(na); k++) out[k] = 0.0;
+    int64_t k = 0;
+    OPS_FOR4(n, i0, i1, i2, i3) {
+        const int64_t i[4] = {i0, i1, i2, i3};
+        int64_t j[4];
+        bool inside = true;
+        for (int d = 0; d < 4; d++) {
+            j[d] = pad_ref_source(c->fill, i[d], c->lp[d], na[d]);
+            inside = inside && j[d] >= 0;
+        }
+        const int64_t src = inside ? ops_at(na, j[0], j[1], j[2], j[3]) : -1;
+        if (!dy) out[k] = src >= 0 ? a[src] : 0.0;
+        else if (src >= 0) out[src] += dy[k];
+        k++;
+    }
 }
 
 static void r_pad(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
     (void) no;
-    const struct pad_case * c = p;
-    int64_t n[4];
-    for (int d = 0; d < 4; d++) n[d] = ne[0][d] + c->lp[d] + c->rp[d];
-    int64_t k = 0;
-    for (int64_t i3 = 0; i3 < n[3]; i3++)
-        for (int64_t i2 = 0; i2 < n[2]; i2++)
-            for (int64_t i1 = 0; i1 < n[1]; i1++)
-                for (int64_t i0 = 0; i0 < n[0]; i0++) {
-                    const int64_t j[4] = {i0 - c->lp[0], i1 - c->lp[1], i2 - c->lp[2], i3 - c->lp[3]};
-                    bool inside = true;
-                    for (int d = 0; d < 4; d++) inside = inside && j[d] >= 0 && j[d] < ne[0][d];
-                    out[k++] = inside ? in[0][((j[3] * ne[0][2] + j[2]) * ne[0][1] + j[1]) * ne[0][0] + j[0]] : 0.0;
-                }
+    pad_ref(p, in[0], ne[0], NULL, out);
+}
+static void r_pad_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    pad_ref(p, NULL, ne[0], in[1], out);
 }
 
 /* ---- UPSCALE, UPSCALE_BACK ---- */
@@ -130,7 +172,12 @@ static void r_upscale_back(const double * const * in, const int64_t (*ne)[4], co
 }
 
 static const int dim0 = 0, dim1 = 1, dim2 = 2, dim3 = 3;
-static const struct pad_case pad_r = {{0, 0, 0, 0}, {3, 1, 0, 2}}, pad_lr = {{2, 1, 1, 0}, {1, 0, 2, 1}}, pad_l0 = {{4, 0, 0, 0}, {0, 0, 0, 0}};
+static const struct pad_case pad_r = {{0, 0, 0, 0}, {3, 1, 0, 2}, PAD_ZEROS}, pad_lr = {{2, 1, 1, 0}, {1, 0, 2, 1}, PAD_ZEROS},
+                              pad_l0 = {{4, 0, 0, 0}, {0, 0, 0, 0}, PAD_ZEROS},
+                              circ_r = {{0, 0, 0, 0}, {2, 1, 0, 1}, PAD_CIRCULAR}, circ_lr = {{2, 1, 1, 0}, {1, 2, 2, 1}, PAD_CIRCULAR},
+                              circ_wide = {{5, 0, 3, 0}, {4, 2, 0, 0}, PAD_CIRCULAR},  /* around a [2, 1, ..] torus more than once */
+                              refl_21 = {{2, 0, 0, 0}, {1, 0, 0, 0}, PAD_REFLECT}, refl_max = {{4, 0, 0, 0}, {4, 0, 0, 0}, PAD_REFLECT},
+                              refl_0 = {{0, 0, 0, 0}, {0, 0, 0, 0}, PAD_REFLECT}, refl_r = {{0, 0, 0, 0}, {3, 0, 0, 0}, PAD_REFLECT};
 #define AC GGML_SCALE_FLAG_ALIGN_CORNERS
 static const struct up_case nn_x2 = {UP_FACTOR, 2, {0, 0, 0, 0}, GGML_SCALE_MODE_NEAREST},
                             nn_ext = {UP_EXT, 0, {6, 2, 6, 1}, GGML_SCALE_MODE_NEAREST},  /* [4,4,3,2]: x1.5, x0.5, x2, x0.5 */
@@ -154,6 +201,8 @@ static void s_upscale(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
 }
 
 #define IN_(S, LO, HI) {.ne = OPS_SHAPE S, .lo = LO, .hi = HI}
+#define IN_ANY(S) {.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .layout = OPS_ANY_LAYOUT}
+#define IN_FIXED(S) {.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .fixed = true}  /* the forward's input, which PAD_BACK does not read */
 #define ROW_(OP, NAME, BUILD, CASE, SHAPE, REF, TOL, GRAD, N, ...)                                                   \
     {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, \
      .ref = REF, .cmp = OPS_NORM2, .tol = TOL, .grad = GRAD}
@@ -165,6 +214,19 @@ static const struct ops_row rows[] = {
     ROW_("PAD", "pad after (ggml_pad)", b_pad, pad_r, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((5, 3, 2, 1), -2, 2)),
     ROW_("PAD", "pad_ext both sides, every dim", b_pad, pad_lr, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 2, 2, 2), -2, 2)),
     ROW_("PAD", "pad_ext before dim 0 only", b_pad, pad_l0, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_((3, 5, 1, 1), -2, 2)),
+    ROW_("PAD", "pad_circular (after)", b_pad, circ_r, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((3, 2, 2, 3))),
+    ROW_("PAD", "pad_ext_circular both sides, every dim", b_pad, circ_lr, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((3, 2, 3, 2))),
+    ROW_("PAD", "pad_ext_circular wider than the dims", b_pad, circ_wide, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((2, 1, 2, 1))),
+    ROW_("PAD_REFLECT_1D", "2 before, 1 after", b_pad, refl_21, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((5, 3, 2, 2))),
+    ROW_("PAD_REFLECT_1D", "ne0 - 1 on both sides", b_pad, refl_max, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((5, 2, 1, 3))),
+    ROW_("PAD_REFLECT_1D", "after only", b_pad, refl_r, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((4, 3, 1, 1))),
+    ROW_("PAD_REFLECT_1D", "no padding, ne0 = 1", b_pad, refl_0, s_pad, r_pad, 1e-7, OPS_GRAD, 1, IN_ANY((1, 3, 2, 1))),
+    ROW_("PAD_BACK", "circular, every dim", b_pad_back, circ_lr, NULL, r_pad_back, 1e-6, OPS_GRAD, 2, IN_FIXED((3, 2, 3, 2)),
+         IN_ANY((6, 5, 6, 3))),
+    ROW_("PAD_BACK", "circular, wider than the dims", b_pad_back, circ_wide, NULL, r_pad_back, 1e-6, OPS_GRAD, 2, IN_FIXED((2, 1, 2, 1)),
+         IN_ANY((11, 3, 5, 1))),
+    ROW_("PAD_BACK", "reflect, ne0 - 1 on both sides", b_pad_back, refl_max, NULL, r_pad_back, 1e-6, OPS_GRAD, 2, IN_FIXED((5, 2, 1, 3)),
+         IN_ANY((13, 2, 1, 3))),
     ROW_("UPSCALE", "nearest x2 (ggml_upscale)", b_upscale, nn_x2, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 2, 1), -2, 2)),
     ROW_("UPSCALE", "nearest ext, every dim, up and down", b_upscale, nn_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((4, 4, 3, 2), -2, 2)),
     ROW_("UPSCALE", "bilinear x3", b_upscale, bl_x3, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 2, 2, 1), -2, 2)),
@@ -178,4 +240,36 @@ static const struct ops_row rows[] = {
          IN_((3, 4, 1, 2), -2, 2), IN_((7, 7, 1, 2), -1, 1)),
 };
 
-const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL, NULL};
+/* what the pad constructors refuse: NULL, a type other than F32, a negative
+ * padding, a circular padding of an empty dim, a reflection reaching past
+ * the far edge (p >= ne0) */
+static void check_refusals(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);
+    struct ggml_tensor * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 3);
+    struct ggml_tensor * e = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 0, 2);
+    OPS_EXPECT_REFUSED(ggml_pad(ctx, NULL, 1, 0, 0, 0), "pad of NULL");
+    OPS_EXPECT_REFUSED(ggml_pad(NULL, x, 1, 0, 0, 0), "pad without a context");
+    OPS_EXPECT_REFUSED(ggml_pad(ctx, h, 1, 0, 0, 0), "pad of F16");
+    OPS_EXPECT_REFUSED(ggml_pad_ext(ctx, x, 0, 0, -1, 0, 0, 0, 0, 0), "pad_ext with lp1 = -1");
+    OPS_EXPECT_REFUSED(ggml_pad_ext(ctx, x, 0, 0, 0, 0, 0, 0, 0, INT32_MAX), "pad_ext past the largest size");
+    OPS_EXPECT_REFUSED(ggml_pad_circular(ctx, NULL, 1, 0, 0, 0), "pad_circular of NULL");
+    OPS_EXPECT_REFUSED(ggml_pad_circular(ctx, h, 1, 0, 0, 0), "pad_circular of F16");
+    OPS_EXPECT_REFUSED(ggml_pad_circular(ctx, x, 0, -2, 0, 0), "pad_circular with p1 = -2");
+    OPS_EXPECT_REFUSED(ggml_pad_ext_circular(NULL, x, 1, 1, 0, 0, 0, 0, 0, 0), "pad_ext_circular without a context");
+    OPS_EXPECT_REFUSED(ggml_pad_ext_circular(ctx, x, 0, 0, 0, 0, 0, 0, -1, 0), "pad_ext_circular with lp3 = -1");
+    OPS_EXPECT_REFUSED(ggml_pad_ext_circular(ctx, e, 0, 0, 1, 0, 0, 0, 0, 0), "pad_ext_circular of an empty dim 1");
+    CHECK(ggml_pad_ext_circular(ctx, e, 1, 2, 0, 0, 0, 0, 0, 0) != NULL, "pad_ext_circular of an empty tensor, its empty dim unpadded");
+    ggml_clear_error();
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, NULL, 1, 1), "pad_reflect_1d of NULL");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(NULL, x, 1, 1), "pad_reflect_1d without a context");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, h, 1, 1), "pad_reflect_1d of F16");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, -1, 1), "pad_reflect_1d with p0 = -1");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, 1, -1), "pad_reflect_1d with p1 = -1");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, 4, 0), "pad_reflect_1d with p0 = ne0");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, 0, 4), "pad_reflect_1d with p1 = ne0");
+    OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 0), 0, 0), "pad_reflect_1d of ne0 = 0");
+    ggml_free(ctx);
+}
+
+const struct ops_family ops_shape = {"shape", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};

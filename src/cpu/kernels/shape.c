@@ -1,5 +1,6 @@
-/* shape.c -- CONCAT, PAD, UPSCALE and UPSCALE_BACK (constructors and the
- * maths: ops/shape.c). Every tensor is read through its strides.
+/* shape.c -- CONCAT, PAD, PAD_REFLECT_1D, PAD_BACK, UPSCALE and
+ * UPSCALE_BACK (constructors and the maths: ops/shape.c). Every tensor is
+ * read through its strides.
  *
  * UPSCALE follows upstream's arithmetic, in float: per dim the scale factor
  * sf = ne / ne_in ((ne - 1) / (ne_in - 1) on dims 0, 1 with ALIGN_CORNERS,
@@ -14,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- CONCAT, PAD: one dst row per step ---- */
+/* ---- CONCAT, PAD, PAD_REFLECT_1D, PAD_BACK: one dst row per step ---- */
 
 static void concat_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const int dim = ggmlr_i32_param_decode(dst);
@@ -32,6 +33,17 @@ static void concat_forward(const struct ggmlr_compute_params * p, struct ggml_te
     }
 }
 
+/* Which element of a (n along the dim) output index i reads, -1 for a zero:
+ * ZEROS i - lp where it lies in [0, n); CIRCULAR (i - lp) mod n; REFLECT
+ * k = i - lp mirrored about 0 and n - 1 (|k| before, 2 (n - 1) - k after). */
+static int64_t pad_source(int32_t mode, int64_t i, int32_t lp, int64_t n) {
+    const int64_t k = i - lp;
+    if (mode == GGMLR_PAD_CIRCULAR) return (k % n + n) % n;
+    if (mode == GGMLR_PAD_REFLECT) return k < 0 ? -k : k >= n ? 2 * (n - 1) - k : k;
+    return k >= 0 && k < n ? k : -1;
+}
+
+/* PAD, PAD_REFLECT_1D: out[i] = a[source(i)] per dim, 0 where a dim has none */
 static void pad_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_pad_params pp = ggmlr_pad_params_decode(dst);
     const struct ggml_tensor * a = dst->src[0];
@@ -39,12 +51,43 @@ static void pad_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
-        const int64_t j1 = i1 - pp.lp[1], j2 = i2 - pp.lp[2], j3 = i3 - pp.lp[3];
-        const bool row_in = j1 >= 0 && j1 < a->ne[1] && j2 >= 0 && j2 < a->ne[2] && j3 >= 0 && j3 < a->ne[3];
+        const int64_t j1 = pad_source(pp.mode, i1, pp.lp[1], a->ne[1]), j2 = pad_source(pp.mode, i2, pp.lp[2], a->ne[2]),
+                      j3 = pad_source(pp.mode, i3, pp.lp[3], a->ne[3]);
+        const bool row_in = j1 >= 0 && j2 >= 0 && j3 >= 0;
         for (int64_t x = 0; x < dst->ne[0]; x++) {
-            const int64_t j0 = x - pp.lp[0];
-            out[x] = row_in && j0 >= 0 && j0 < a->ne[0] ? *(const float *) ggmlr_elem_ptr(a, j0, j1, j2, j3) : 0.0f;
+            const int64_t j0 = row_in ? pad_source(pp.mode, x, pp.lp[0], a->ne[0]) : -1;
+            out[x] = j0 >= 0 ? *(const float *) ggmlr_elem_ptr(a, j0, j1, j2, j3) : 0.0f;
         }
+    }
+}
+
+/* PAD_BACK: dx[j] = sum of dy[i] over the i with source(i) = j, dst = dx
+ * shaped like the pad's input, src[0] = dy. Along dims 1..3 (never
+ * reflected) such an i is j + lp + k n for some whole k; along dim 0 the
+ * row of dy is folded onto dx's in order. Each thread owns rows of dx and
+ * visits their dy rows in one order: its sums do not depend on the thread
+ * count. */
+static void pad_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_pad_params pp = ggmlr_pad_params_decode(dst);
+    const struct ggml_tensor * dy = dst->src[0];
+    int64_t first[4], j[4];
+    struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
+    int64_t r;
+    while (ggmlr_next_row(&rows, &r, &j[1], &j[2], &j[3])) {
+        float * dx = ggmlr_elem_ptr(dst, 0, j[1], j[2], j[3]);
+        memset(dx, 0, (size_t) dst->ne[0] * sizeof(float));
+        for (int d = 1; d < 4; d++) first[d] = (j[d] + pp.lp[d]) % dst->ne[d];
+        for (int64_t i3 = first[3]; i3 < dy->ne[3]; i3 += dst->ne[3])
+            for (int64_t i2 = first[2]; i2 < dy->ne[2]; i2 += dst->ne[2])
+                for (int64_t i1 = first[1]; i1 < dy->ne[1]; i1 += dst->ne[1]) {
+                    if (pad_source(pp.mode, i1, pp.lp[1], dst->ne[1]) != j[1] || pad_source(pp.mode, i2, pp.lp[2], dst->ne[2]) != j[2] ||
+                        pad_source(pp.mode, i3, pp.lp[3], dst->ne[3]) != j[3])
+                        continue;  /* a zero pad's i: it reads nothing */
+                    for (int64_t x = 0; x < dy->ne[0]; x++) {
+                        const int64_t j0 = pad_source(pp.mode, x, pp.lp[0], dst->ne[0]);
+                        if (j0 >= 0) dx[j0] += *(const float *) ggmlr_elem_ptr(dy, x, i1, i2, i3);
+                    }
+                }
     }
 }
 
@@ -144,6 +187,7 @@ static void upscale_backward(const struct ggmlr_compute_params * p, struct ggml_
 }
 
 GGMLR_KERNEL(concat, concat_forward, NULL, NULL);
-GGMLR_KERNEL(pad, pad_forward, NULL, NULL);
+GGMLR_KERNEL(pad, pad_forward, NULL, NULL);  /* PAD, PAD_REFLECT_1D */
+GGMLR_KERNEL(pad_back, pad_backward, NULL, NULL);
 GGMLR_KERNEL(upscale, upscale_forward, NULL, NULL);
 GGMLR_KERNEL(upscale_back, upscale_backward, NULL, NULL);
