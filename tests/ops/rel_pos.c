@@ -142,10 +142,13 @@ static const struct ops_row rows[] = {
          IN_((4, 5, 1, 1), -2, 2), IN_((4, 3, 3, 1), -1, 1)),
     ROW_("GET_REL_POS_BACK", "k 4", b_get_rel_pos_back, k4, NULL, r_get_rel_pos_back, OPS_ELEMENTS, 1e-6, OPS_REFUSED, 2,
          IN_((3, 7, 1, 1), -2, 2), IN_((3, 4, 4, 1), -1, 1)),
+    ROW_("GET_REL_POS_BACK", "C 0: no scratch", b_get_rel_pos_back, k3, NULL, r_get_rel_pos_back, OPS_ELEMENTS, 1e-6, OPS_REFUSED, 2,
+         IN_((0, 5, 1, 1), -2, 2), IN_((0, 3, 3, 1), -1, 1)),
     ADD_("K 3, R 2 x 2, B 2", add, (9, 4, 2, 1), (3, 2, 2, 2), OPS_CONTIG | OPS_TRANSPOSED, OPS_NEW, OPS_GRAD),
     ADD_("K 2, R 3 x 2", add, (4, 6, 1, 1), (2, 3, 2, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_NEW, OPS_GRAD),
     ADD_("K 4, R 5 x 1, B 3", add, (16, 5, 3, 1), (4, 5, 1, 3), OPS_CONTIG | OPS_TRANSPOSED, OPS_NEW, OPS_GRAD),
     ADD_("_inplace, K 3, R 2 x 2, B 2", add_in, (9, 4, 2, 1), (3, 2, 2, 2), OPS_CONTIG, OPS_INPLACE, OPS_FORWARD_ONLY),
+    ADD_("K 0: empty rows, no scratch", add, (0, 4, 2, 1), (0, 2, 2, 2), OPS_CONTIG, OPS_NEW, OPS_FORWARD_ONLY),
 };
 
 /* what the constructors refuse: NULL, the wrong type, a window side <= 0, a

@@ -51,6 +51,7 @@ static size_t row_work_size(const struct ggml_tensor * dst) { return (size_t) ds
 static void get_rel_pos_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * dy = dst->src[0];
     const int64_t n = dst->ne[0], k = dy->ne[1];
+    if (n == 0) return;  /* no scratch then */
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t pos, i1, i2, i3;
     while (ggmlr_next_row(&rows, &pos, &i1, &i2, &i3)) {
@@ -73,6 +74,7 @@ static size_t add_rel_pos_work_size(const struct ggml_tensor * dst) {
 static void add_rel_pos_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_add_rel_pos_srcs s = ggmlr_add_rel_pos_srcs_decode(dst);
     const int64_t k = s.pw->ne[0], r1 = s.pw->ne[1];
+    if (k == 0) return;  /* empty rows, no scratch */
     float * abuf = p->wdata, * wbuf = abuf + dst->ne[0], * hbuf = wbuf + k;
     /* in place, pw or ph may lie in a's memory: then one thread takes every row */
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
