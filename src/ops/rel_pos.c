@@ -104,7 +104,8 @@ struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct 
 /* ---- backward ---- */
 
 RULE(grad_win_part) {
-    return !need[0] || ggmlr_grad_acc(ctx, gph, A, win_unpart("win_part's gradient", ctx, g, A->ne[1], A->ne[2], ggmlr_win_part_params_decode(node).w));
+    const int w = ggmlr_win_part_params_decode(node).w;
+    return !need[0] || ggmlr_grad_acc(ctx, gph, A, win_unpart("win_part's gradient", ctx, g, A->ne[1], A->ne[2], w));
 }
 
 RULE(grad_win_unpart) { return !need[0] || ggmlr_grad_acc(ctx, gph, A, ggml_win_part(ctx, g, ggmlr_i32_param_decode(node))); }
