@@ -204,6 +204,7 @@ enum ggml_op {
     GGML_OP_L2_NORM_BACK,        /* the gradient of L2_NORM (internal to autodiff) */
     GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_PAD_BACK,            /* the gradient of a circular PAD's or of PAD_REFLECT_1D's input (internal to autodiff) */
+    GGML_OP_GET_REL_POS_BACK,    /* the gradient of GET_REL_POS's table (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -795,6 +796,26 @@ GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_t
 /* timesteps F32 [N] -> [dim, N]: row i = cos(t_i f_j) for j < dim/2, then sin(t_i f_j), then 0 when dim is odd,
  * f_j = exp(-ln(max_period) j / (dim/2)) (diffusion models' sinusoidal embedding). */
 GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx, struct ggml_tensor * timesteps, int dim, int max_period);
+
+/* SAM's windowed attention (segment-anything's image encoder).
+ * ggml_win_part: a F32 [C, W, H, 1] cut into w x w windows, zero-padded to
+ * multiples of w: [C, w, w, npx*npy], npx = ceil(W/w), npy = ceil(H/w),
+ * window px + npx*py holding a[:, px*w + i1, py*w + i2] (0 past the edge).
+ * ggml_win_unpart: its reverse, a F32 [C, w, w, npx*npy] -> [C, w0, h0, 1],
+ * the padding dropped. */
+GGML_API struct ggml_tensor * ggml_win_part(struct ggml_context * ctx, struct ggml_tensor * a, int w);
+GGML_API struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0, int h0, int w);
+/* The relative-position table a [C, 2k - 1] (F32 or F16; qh == kh == k) read
+ * at every query-key offset: y[:, i1, i2] = a[:, k - 1 - i1 + i2], [C, kh, qh]
+ * of a's type (upstream's result is F16 always, its kernel F16 only). */
+GGML_API struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh, int kh);
+/* Decomposed relative positions added to attention scores: a F32 [K*K, R, B]
+ * (one row of K x K key positions per query r), pw and ph F32 [K, R1, R2, B]
+ * with R1*R2 = R: y[kw + K*kh, r, b] = a[kw + K*kh, r, b] + pw[kw, r, b] + ph[kh, r, b].
+ * _inplace writes into a (contiguous). */
+GGML_API struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph);
+GGML_API struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw,
+                                                       struct ggml_tensor * ph);
 
 /* a = gradient of y, b = y = soft_max_ext(x, mask, scale, max_bias): the gradient with respect to x. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias);

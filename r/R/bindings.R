@@ -104,6 +104,13 @@ ggml_flash_attn_ext <- function(ctx, q, k, v, mask = NULL, scale, max_bias = 0, 
 ggml_flash_attn_back <- function(ctx, q, k, v, mask, d, scale) {
   .Call(C_ggml_flash_attn_back, ctx, q, k, v, mask, d, scale)
 }
+ggml_win_part <- function(ctx, a, w) .Call(C_ggml_win_part, ctx, a, w)
+ggml_win_unpart <- function(ctx, a, w0, h0, w) .Call(C_ggml_win_unpart, ctx, a, w0, h0, w)
+ggml_get_rel_pos <- function(ctx, a, qh, kh) .Call(C_ggml_get_rel_pos, ctx, a, qh, kh)
+ggml_add_rel_pos <- function(ctx, a, pw, ph) .Call(C_ggml_add_rel_pos, ctx, a, pw, ph)
+ggml_add_rel_pos_inplace <- function(ctx, a, pw, ph) {
+  .Call(C_ggml_add_rel_pos_inplace, ctx, a, pw, ph)
+}
 
 # ?"ggml-train-ops"
 ggml_unary <- function(ctx, a, op) .Call(C_ggml_unary, ctx, a, op)

@@ -571,6 +571,51 @@ SEXP R_ggml_flash_attn_back(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_v, SEXP r_mas
     return FINISH(r_ctx, "ggml_flash_attn_back", ggml_flash_attn_back(ctx->ctx, q, k, v, mask, d, scale));
 }
 
+/* ggml_win_part(ctx, a, w) */
+SEXP R_ggml_win_part(SEXP r_ctx, SEXP r_a, SEXP r_w) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int w = rg_int(r_w, "w");
+    return FINISH(r_ctx, "ggml_win_part", ggml_win_part(ctx->ctx, a, w));
+}
+
+/* ggml_win_unpart(ctx, a, w0, h0, w) */
+SEXP R_ggml_win_unpart(SEXP r_ctx, SEXP r_a, SEXP r_w0, SEXP r_h0, SEXP r_w) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int w0 = rg_int(r_w0, "w0");
+    const int h0 = rg_int(r_h0, "h0");
+    const int w = rg_int(r_w, "w");
+    return FINISH(r_ctx, "ggml_win_unpart", ggml_win_unpart(ctx->ctx, a, w0, h0, w));
+}
+
+/* ggml_get_rel_pos(ctx, a, qh, kh) */
+SEXP R_ggml_get_rel_pos(SEXP r_ctx, SEXP r_a, SEXP r_qh, SEXP r_kh) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int qh = rg_int(r_qh, "qh");
+    const int kh = rg_int(r_kh, "kh");
+    return FINISH(r_ctx, "ggml_get_rel_pos", ggml_get_rel_pos(ctx->ctx, a, qh, kh));
+}
+
+/* ggml_add_rel_pos(ctx, a, pw, ph) */
+SEXP R_ggml_add_rel_pos(SEXP r_ctx, SEXP r_a, SEXP r_pw, SEXP r_ph) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * pw = TENSOR(ctx, r_pw, "pw");
+    struct ggml_tensor * ph = TENSOR(ctx, r_ph, "ph");
+    return FINISH(r_ctx, "ggml_add_rel_pos", ggml_add_rel_pos(ctx->ctx, a, pw, ph));
+}
+
+/* ggml_add_rel_pos_inplace(ctx, a, pw, ph) */
+SEXP R_ggml_add_rel_pos_inplace(SEXP r_ctx, SEXP r_a, SEXP r_pw, SEXP r_ph) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * pw = TENSOR(ctx, r_pw, "pw");
+    struct ggml_tensor * ph = TENSOR(ctx, r_ph, "ph");
+    return FINISH(r_ctx, "ggml_add_rel_pos_inplace", ggml_add_rel_pos_inplace(ctx->ctx, a, pw, ph));
+}
+
 /* ggml_unary(ctx, a, op) */
 SEXP R_ggml_unary(SEXP r_ctx, SEXP r_a, SEXP r_op) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -62,7 +62,8 @@ static inline struct ggmlr_scale_params ggmlr_scale_params_decode(const struct g
 }
 
 /* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
- * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type) ---- */
+ * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type), WIN_UNPART (w, the
+ * windows' side), ADD_REL_POS (inplace: 1 when the result is a itself) ---- */
 
 static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
@@ -433,6 +434,24 @@ static inline struct ggmlr_set_rows_srcs ggmlr_set_rows_srcs_decode(const struct
     return s;
 }
 
+/* ---- WIN_PART (upstream's layout: [0] npx, [1] npy, the windows along ne1
+ * and ne2, [2] w, their side) ---- */
+struct ggmlr_win_part_params { int32_t npx, npy, w; };
+static inline void ggmlr_win_part_params_encode(struct ggml_tensor * t, const struct ggmlr_win_part_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_win_part_params ggmlr_win_part_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_win_part_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- ADD_REL_POS: a, then the width and height terms pw, ph (upstream's src[0..2]) ---- */
+struct ggmlr_add_rel_pos_srcs { struct ggml_tensor * a, * pw, * ph; };
+static inline void ggmlr_add_rel_pos_srcs_encode(struct ggml_tensor * t, const struct ggmlr_add_rel_pos_srcs * s) {
+    t->src[0] = s->a; t->src[1] = s->pw; t->src[2] = s->ph;
+}
+static inline struct ggmlr_add_rel_pos_srcs ggmlr_add_rel_pos_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_add_rel_pos_srcs s = {t->src[0], t->src[1], t->src[2]};
+    return s;
+}
+
 /* ---- ADD_ID, MUL_MAT_ID: the expert ids (upstream's src[2]) ---- */
 static inline void ggmlr_expert_ids_encode(struct ggml_tensor * t, struct ggml_tensor * ids) { t->src[2] = ids; }
 static inline struct ggml_tensor * ggmlr_expert_ids_decode(const struct ggml_tensor * t) { return t->src[2]; }
@@ -534,10 +553,10 @@ GGMLR_OP(FLASH_ATTN_EXT,          flash_attn_ext,     flash_attn_ext)
 GGMLR_OP(FLASH_ATTN_BACK,         flash_attn_back,    none)
 GGMLR_OP(SSM_CONV,                missing,            none)
 GGMLR_OP(SSM_SCAN,                missing,            none)
-GGMLR_OP(WIN_PART,                missing,            none)
-GGMLR_OP(WIN_UNPART,              missing,            none)
-GGMLR_OP(GET_REL_POS,             missing,            none)
-GGMLR_OP(ADD_REL_POS,             missing,            none)
+GGMLR_OP(WIN_PART,                win_part,           win_part)
+GGMLR_OP(WIN_UNPART,              win_unpart,         win_unpart)
+GGMLR_OP(GET_REL_POS,             get_rel_pos,        get_rel_pos)
+GGMLR_OP(ADD_REL_POS,             add_rel_pos,        add_rel_pos)
 GGMLR_OP(RWKV_WKV6,               missing,            none)
 GGMLR_OP(GATED_LINEAR_ATTN,       missing,            none)
 GGMLR_OP(RWKV_WKV7,               missing,            none)
@@ -565,5 +584,6 @@ GGMLR_OP(UPSCALE_BACK,            upscale_back,       none)
 GGMLR_OP(L2_NORM_BACK,            norm_back,          none)
 GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
 GGMLR_OP(PAD_BACK,                pad_back,           pad_back)
+GGMLR_OP(GET_REL_POS_BACK,        get_rel_pos_back,   none)
 
 #endif

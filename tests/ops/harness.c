@@ -248,7 +248,8 @@ static void check_refused(const struct ops_row * row, const unsigned * lay, cons
         free(v);
         if (!row->in[i].fixed) ggml_set_param(base);
     }
-    struct ggml_tensor * loss = ggml_sum(ctx, row->build(ctx, in, row->params));
+    struct ggml_tensor * out = row->build(ctx, in, row->params);
+    struct ggml_tensor * loss = ggml_sum(ctx, row->grad_through && out ? row->grad_through(ctx, out) : out);
     if (CHECK(loss != NULL, "%s: building the loss failed: %s", what, ggml_last_error())) {
         ggml_set_loss(loss);
         struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 64, true);

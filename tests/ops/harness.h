@@ -76,8 +76,9 @@ struct ops_row {
     enum ops_grad grad;
     double fd_eps, fd_atol, fd_rtol;  /* 0: the defaults 1e-2, 1e-3, 1e-2 */
     const char * refusal;  /* REFUSED: a word the message contains (NULL: any message) */
-    /* GRAD: what the weighted-sum loss is taken of (NULL: the result itself),
-     * for a result with infinities (diag_mask_inf: its softmax) */
+    /* GRAD, REFUSED: what the loss is taken of (NULL: the result itself),
+     * for a result with infinities (diag_mask_inf: its softmax) or not F32
+     * (get_rel_pos of an F16 table: its F32 copy) */
     struct ggml_tensor * (*grad_through)(struct ggml_context * ctx, struct ggml_tensor * out);
 };
 
