@@ -220,7 +220,7 @@ static int64_t scan_units(const struct scan * sc) {
 }
 
 static struct scan_unit scan_unit(const struct scan * sc, int64_t u) {
-    const int64_t hpg = sc->n_group ? sc->n_head / sc->n_group : 0;
+    const int64_t hpg = sc->n_head / sc->n_group;  /* n_group >= 1: the constructor's check */
     switch (sc->which) {
         case GGMLR_SSM_S: return (struct scan_unit) {0, sc->n_s, u % sc->n_head, u % sc->n_head + 1, u / sc->n_head};
         case GGMLR_SSM_A: return (struct scan_unit) {0, sc->n_s, u, u + 1, -1};
