@@ -16,7 +16,7 @@
  * [d_state, head_dim, n_head, n_s]: slot k = h_{n_t - k} for k <= n_t, zeros
  * past it. Units (q, h) over the threads.
  *
- * SSM_SCAN_BACK, given dy (gy for y, gS_k for slot k): the states are
+ * SSM_SCAN_BACK, given dy (gy for y, gS_k for slot k; gS_k = 0 for k >= K): the states are
  * recomputed forwards, then with G = dL/dh_{t+1} (all paths) backwards:
  *   G = G_next e_{t+1} + gy_t C_t + gS_{n_t-1-t}       (G_next e_{t+1}: 0 at t = n_t - 1)
  *   dC_t += gy_t h_{t+1},  dB_t += G x_t sp_t,  dx_t = sum_d G B_t sp_t
