@@ -205,6 +205,8 @@ enum ggml_op {
     GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_PAD_BACK,            /* the gradient of a circular PAD's or of PAD_REFLECT_1D's input (internal to autodiff) */
     GGML_OP_GET_REL_POS_BACK,    /* the gradient of GET_REL_POS's table (internal to autodiff) */
+    GGML_OP_SSM_CONV_BACK,       /* the gradient of an SSM_CONV's sx or c (internal to autodiff) */
+    GGML_OP_SSM_SCAN_BACK,       /* the gradient of one of an SSM_SCAN's s, x, dt, A, B, C (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -577,6 +579,26 @@ GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, str
 GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                                    struct ggml_tensor * v, struct ggml_tensor * mask,
                                                    struct ggml_tensor * d, float scale);
+
+/*
+ * State-space models (Mamba), upstream's ops.
+ * ggml_ssm_conv: the depthwise causal convolution of each channel's window,
+ * sx [d_conv - 1 + n_t, d_inner, n_s] by c [d_conv, d_inner] -> [d_inner, n_t, n_s]:
+ *   y[i, t, s] = sum_k sx[t + k, i, s] c[k, i].
+ * ggml_ssm_scan: the selective scan. s [d_state, head_dim, n_head, >= 1] (the
+ * states, row ids[q] of dim 3 starting sequence q), x [head_dim, n_head, n_t, n_s],
+ * dt [n_head, n_t, n_s], A [d_state, n_head] (Mamba-1, K = 1) or [1, n_head]
+ * (Mamba-2), B and C [d_state, n_group, n_t, n_s] (n_head % n_group == 0),
+ * ids I32 [n_s]; K >= 1 states kept. Per token, with sp = softplus(dt):
+ *   h = h * exp(sp A) + B x sp,  y = sum over d_state of h C.
+ * The result is 1-D: y [head_dim, n_head, n_t, n_s], then K states
+ * [d_state, head_dim, n_head, n_s]: state k is h after token n_t - 1 - k
+ * (k = 0 the last; k = n_t the starting state; zeros past it).
+ */
+GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx, struct ggml_tensor * c);
+GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s, struct ggml_tensor * x,
+                                            struct ggml_tensor * dt, struct ggml_tensor * A, struct ggml_tensor * B,
+                                            struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K);
 
 /* ---- training ops (upstream names, signatures and meaning) ---- */
 

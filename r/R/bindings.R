@@ -264,4 +264,10 @@ ggml_upscale_ext <- function(ctx, a, ne0, ne1, ne2, ne3, mode = GGML_SCALE_MODE_
   .Call(C_ggml_upscale_ext, ctx, a, ne0, ne1, ne2, ne3, mode)
 }
 
+# ?"ggml-ssm"
+ggml_ssm_conv <- function(ctx, sx, c) .Call(C_ggml_ssm_conv, ctx, sx, c)
+ggml_ssm_scan <- function(ctx, s, x, dt, A, B, C, ids, K = 1) {
+  .Call(C_ggml_ssm_scan, ctx, s, x, dt, A, B, C, ids, K)
+}
+
 # ?"ggml-constants"

@@ -223,6 +223,8 @@ ENTRY(ggml_pad_ext_circular, 10)
 ENTRY(ggml_pad_reflect_1d, 4)
 ENTRY(ggml_upscale, 4)
 ENTRY(ggml_upscale_ext, 7)
+ENTRY(ggml_ssm_conv, 3)
+ENTRY(ggml_ssm_scan, 9)
 /* END generated */
 /* glue_tensor.c */
 ENTRY(ggml_new_tensor, 4)

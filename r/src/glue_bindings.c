@@ -1428,3 +1428,25 @@ SEXP R_ggml_upscale_ext(SEXP r_ctx, SEXP r_a, SEXP r_ne0, SEXP r_ne1, SEXP r_ne2
     return FINISH(r_ctx, "ggml_upscale_ext", ggml_upscale_ext(ctx->ctx, a, ne0, ne1, ne2, ne3, mode));
 }
 
+/* ggml_ssm_conv(ctx, sx, c) */
+SEXP R_ggml_ssm_conv(SEXP r_ctx, SEXP r_sx, SEXP r_c) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * sx = TENSOR(ctx, r_sx, "sx");
+    struct ggml_tensor * c = TENSOR(ctx, r_c, "c");
+    return FINISH(r_ctx, "ggml_ssm_conv", ggml_ssm_conv(ctx->ctx, sx, c));
+}
+
+/* ggml_ssm_scan(ctx, s, x, dt, A, B, C, ids, K = 1) */
+SEXP R_ggml_ssm_scan(SEXP r_ctx, SEXP r_s, SEXP r_x, SEXP r_dt, SEXP r_A, SEXP r_B, SEXP r_C, SEXP r_ids, SEXP r_K) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * s = TENSOR(ctx, r_s, "s");
+    struct ggml_tensor * x = TENSOR(ctx, r_x, "x");
+    struct ggml_tensor * dt = TENSOR(ctx, r_dt, "dt");
+    struct ggml_tensor * A = TENSOR(ctx, r_A, "A");
+    struct ggml_tensor * B = TENSOR(ctx, r_B, "B");
+    struct ggml_tensor * C = TENSOR(ctx, r_C, "C");
+    struct ggml_tensor * ids = TENSOR(ctx, r_ids, "ids");
+    const int64_t K = rg_count(r_K, "K");
+    return FINISH(r_ctx, "ggml_ssm_scan", ggml_ssm_scan(ctx->ctx, s, x, dt, A, B, C, ids, K));
+}
+

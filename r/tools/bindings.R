@@ -31,7 +31,7 @@ bindings_kind <- function(kind, where) {
 bindings_parse_args <- function(text, where) {
   parts <- trimws(strsplit(text, ",", fixed = TRUE)[[1]])
   if (length(parts) == 0 || parts[1] != "ctx") stop(where, ": the first argument must be ctx", call. = FALSE)
-  m <- regmatches(parts[-1], regexec("^([a-z_][a-z0-9_]*): *([^=]*[^= ]) *(= *(.+))?$", parts[-1]))
+  m <- regmatches(parts[-1], regexec("^([A-Za-z_][A-Za-z0-9_]*): *([^=]*[^= ]) *(= *(.+))?$", parts[-1]))
   bad <- lengths(m) == 0
   if (any(bad)) stop(where, ": cannot read argument '", parts[-1][bad][1], "'", call. = FALSE)
   args <- data.frame(name = vapply(m, `[`, "", 2), kind = vapply(m, `[`, "", 3),
@@ -83,7 +83,7 @@ bindings_read <- function(path, hdr = bindings_header(dirname(dirname(path)))) {
     }
     if (is.null(page)) stop(where, ": a page line must come first", call. = FALSE)
     if (grepl("^arg ", line)) {
-      m <- regmatches(line, regexec("^arg ([a-z0-9_, ]+): (.+)$", line))[[1]]
+      m <- regmatches(line, regexec("^arg ([A-Za-z0-9_, ]+): (.+)$", line))[[1]]
       if (length(m) == 0) stop(where, ": cannot read the arg line", call. = FALSE)
       pages[[page]]$args[[m[2]]] <- m[3]
     } else if (grepl("^op ", line)) {

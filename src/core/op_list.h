@@ -63,7 +63,8 @@ static inline struct ggmlr_scale_params ggmlr_scale_params_decode(const struct g
 
 /* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
  * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type), WIN_UNPART (w, the
- * windows' side), ADD_REL_POS (inplace: 1 when the result is a itself) ---- */
+ * windows' side), ADD_REL_POS (inplace: 1 when the result is a itself), SSM_CONV_BACK
+ * (which gradient: 0 sx, 1 c) ---- */
 
 static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
@@ -416,6 +417,40 @@ static inline bool ggmlr_region_rows_disjoint(const int64_t ne[4], size_t esize,
 }
 
 
+/* ---- SSM_CONV_BACK: which gradient (0: sx, 1: c); its sources dy, then the
+ * forward's sx and c ---- */
+struct ggmlr_ssm_conv_back_srcs { struct ggml_tensor * dy, * sx, * c; };
+static inline void ggmlr_ssm_conv_back_srcs_encode(struct ggml_tensor * t, const struct ggmlr_ssm_conv_back_srcs * s) {
+    t->src[0] = s->dy; t->src[1] = s->sx; t->src[2] = s->c;
+}
+static inline struct ggmlr_ssm_conv_back_srcs ggmlr_ssm_conv_back_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_ssm_conv_back_srcs s = {t->src[0], t->src[1], t->src[2]};
+    return s;
+}
+
+/* ---- SSM_SCAN (upstream's layout: [0] K, the states kept); SSM_SCAN_BACK
+ * adds [1] which: the source whose gradient it is (0..5: s, x, dt, A, B, C).
+ * Sources: upstream's s, x, dt, A, B, C, ids at 0..6; SSM_SCAN_BACK adds the
+ * result's gradient dy at 7 ---- */
+enum { GGMLR_SSM_S, GGMLR_SSM_X, GGMLR_SSM_DT, GGMLR_SSM_A, GGMLR_SSM_B, GGMLR_SSM_C, GGMLR_SSM_IDS, GGMLR_SSM_DY };
+struct ggmlr_ssm_scan_params { int32_t K, which; };
+static inline void ggmlr_ssm_scan_params_encode(struct ggml_tensor * t, const struct ggmlr_ssm_scan_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_ssm_scan_params ggmlr_ssm_scan_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_ssm_scan_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+struct ggmlr_ssm_scan_srcs { struct ggml_tensor * s, * x, * dt, * A, * B, * C, * ids, * dy; };
+static inline void ggmlr_ssm_scan_srcs_encode(struct ggml_tensor * t, const struct ggmlr_ssm_scan_srcs * s) {
+    t->src[GGMLR_SSM_S] = s->s; t->src[GGMLR_SSM_X] = s->x; t->src[GGMLR_SSM_DT] = s->dt; t->src[GGMLR_SSM_A] = s->A;
+    t->src[GGMLR_SSM_B] = s->B; t->src[GGMLR_SSM_C] = s->C; t->src[GGMLR_SSM_IDS] = s->ids;
+    if (t->op == GGML_OP_SSM_SCAN_BACK) t->src[GGMLR_SSM_DY] = s->dy;
+}
+static inline struct ggmlr_ssm_scan_srcs ggmlr_ssm_scan_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_ssm_scan_srcs s = {t->src[GGMLR_SSM_S], t->src[GGMLR_SSM_X], t->src[GGMLR_SSM_DT], t->src[GGMLR_SSM_A],
+                                          t->src[GGMLR_SSM_B], t->src[GGMLR_SSM_C], t->src[GGMLR_SSM_IDS],
+                                          t->op == GGML_OP_SSM_SCAN_BACK ? t->src[GGMLR_SSM_DY] : NULL};
+    return s;
+}
+
 /* ---- ARANGE (upstream's layout: [0] start, [1] stop, [2] step); FILL: one float (its value) ---- */
 struct ggmlr_arange_params { float start, stop, step; };
 static inline void ggmlr_arange_params_encode(struct ggml_tensor * t, const struct ggmlr_arange_params * p) { ggmlr_params_put(t, p, sizeof *p); }
@@ -551,8 +586,8 @@ GGMLR_OP(TRI,                     tri,                tri)
 GGMLR_OP(FILL,                    fill,               fill)
 GGMLR_OP(FLASH_ATTN_EXT,          flash_attn_ext,     flash_attn_ext)
 GGMLR_OP(FLASH_ATTN_BACK,         flash_attn_back,    none)
-GGMLR_OP(SSM_CONV,                missing,            none)
-GGMLR_OP(SSM_SCAN,                missing,            none)
+GGMLR_OP(SSM_CONV,                ssm_conv,           ssm_conv)
+GGMLR_OP(SSM_SCAN,                ssm_scan,           ssm_scan)
 GGMLR_OP(WIN_PART,                win_part,           win_part)
 GGMLR_OP(WIN_UNPART,              win_unpart,         win_unpart)
 GGMLR_OP(GET_REL_POS,             get_rel_pos,        get_rel_pos)
@@ -585,5 +620,7 @@ GGMLR_OP(L2_NORM_BACK,            norm_back,          none)
 GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
 GGMLR_OP(PAD_BACK,                pad_back,           pad_back)
 GGMLR_OP(GET_REL_POS_BACK,        get_rel_pos_back,   none)
+GGMLR_OP(SSM_CONV_BACK,           ssm_conv_back,      none)
+GGMLR_OP(SSM_SCAN_BACK,           ssm_scan_back,      none)
 
 #endif

@@ -62,6 +62,8 @@ static const char * const op_symbols[GGML_OP_COUNT] = {
     [GGML_OP_UPSCALE_BACK] = "upscale_back(x)", [GGML_OP_L2_NORM_BACK] = "l2_norm_back(x)",
     [GGML_OP_GROUP_NORM_BACK] = "group_norm_back(x)", [GGML_OP_PAD_BACK] = "pad_back(x)",
     [GGML_OP_GET_REL_POS_BACK] = "get_rel_pos_back(x)",
+    [GGML_OP_SSM_CONV_BACK] = "ssm_conv_back(x)",
+    [GGML_OP_SSM_SCAN_BACK] = "ssm_scan_back(x)",
 };
 
 /* an op without a symbol of its own is named as by ggml_op_name */

@@ -82,7 +82,7 @@ header_ops <- function() {
   decl <- regmatches(hdr, gregexpr("GGML_API struct ggml_tensor \\* ggml_[a-z0-9_]+\\([^)]*\\);", hdr))[[1]]
   ops <- lapply(decl, function(d) {
     params <- trimws(strsplit(gsub("\\s+", " ", sub("^[^(]*\\((.*)\\);$", "\\1", d)), ",")[[1]])
-    list(names = sub("^.*[ *]", "", params), types = trimws(sub("[a-z0-9_]+$", "", params)))
+    list(names = sub("^.*[ *]", "", params), types = trimws(sub("[A-Za-z0-9_]+$", "", params)))
   })
   names(ops) <- sub("^GGML_API struct ggml_tensor \\* (ggml_[a-z0-9_]+)\\(.*$", "\\1", decl)
   ops
