@@ -5,6 +5,7 @@
 #include "ops/harness.h"
 
 #include <math.h>
+#include <string.h>
 
 static struct ggml_tensor * b_indexer(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     (void) p;
@@ -54,6 +55,34 @@ static const struct ops_row rows[] = {
     ROW("no gradient", 8, 2, 3, 1, 5, 1, GGML_TYPE_F32, NULL, OPS_REFUSED),
 };
 
+/* Keys of the other types (the table's rows hold F32 and F16 only): the
+ * scores equal, bit for bit, those of F32 keys holding the dequantized values
+ * (the kernel converts each key row, then runs the same F32 loop). */
+static void check_key_types(void) {
+    static const enum ggml_type types[] = {GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL};
+    enum { D = 32, H = 3, N = 4, KV = 6, S = 2 };
+    struct ggml_context * ctx = tc_ctx(4);
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, D, H, N, S), * w = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, H, N, 1, S);
+    struct ggml_tensor * m = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, KV, N, 1, 1), * kf = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, D, 1, KV, S);
+    tc_fill_uniform(q, -1, 1); tc_fill_uniform(w, -1, 1); tc_fill_uniform(m, -0.5, 0.5);
+    float src[D * KV * S];
+    for (int i = 0; i < D * KV * S; i++) src[i] = (float) tc_uniform(-1, 1);
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        const struct ggml_type_traits * tr = ggml_get_type_traits(types[ti]);
+        struct ggml_tensor * kq = ggml_new_tensor_4d(ctx, types[ti], D, 1, KV, S);
+        for (int r = 0; r < KV * S; r++) tr->from_float_ref(src + r * D, (char *) kq->data + r * kq->nb[2], D);
+        tr->to_float(kq->data, kf->data, D * KV * S);
+        struct ggml_tensor * yq = ggml_lightning_indexer(ctx, q, kq, w, m), * yf = ggml_lightning_indexer(ctx, q, kf, w, m);
+        struct ggml_cgraph * g = ggml_new_graph(ctx);
+        ggml_build_forward_expand(g, yq);
+        ggml_build_forward_expand(g, yf);
+        tc_compute(ctx, g, 3);
+        CHECK(memcmp(yq->data, yf->data, ggml_nbytes(yf)) == 0, "lightning_indexer with %s keys: the scores of their F32 values",
+              ggml_type_name(types[ti]));
+    }
+    ggml_free(ctx);
+}
+
 /* what the constructor refuses: NULLs, types, shapes */
 static void check_refusals(void) {
     struct ggml_context * ctx = tc_ctx(1);
@@ -87,4 +116,4 @@ static void check_refusals(void) {
     ggml_free(ctx);
 }
 
-const struct ops_family ops_lightning_indexer = {"lightning_indexer", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};
+const struct ops_family ops_lightning_indexer = {"lightning_indexer", rows, sizeof rows / sizeof rows[0], check_key_types, check_refusals};
