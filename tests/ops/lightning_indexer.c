@@ -1,7 +1,8 @@
 /* lightning_indexer.c -- rows of DeepSeek's lightning indexer: per key, the
  * weighted sum over heads of relu(q . k), plus the mask (a causal mask of
  * -Inf and zeros, as upstream's test; or small values), keys F32 or F16,
- * the mask broadcast over streams. No backward rule: a refusal row. */
+ * the mask broadcast over streams; gradients by finite differences (a small
+ * step: relu's kink is then rarely crossed), F16 keys refused as parameters. */
 #include "ops/harness.h"
 
 #include <math.h>
@@ -39,11 +40,14 @@ static void r_indexer(const double * const * in, const int64_t (*ne)[4], const v
 #define Q_(D, H, N, S) {.ne = {D, H, N, S}, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}
 #define K_(D, KV, S, TYPE) {.ne = {D, 1, KV, S}, .lo = -1, .hi = 1, .type = TYPE, .layout = OPS_CONTIG | OPS_PERMUTED}
 #define W_(H, N, S) {.ne = {H, N, 1, S}, .lo = -1, .hi = 1, .layout = OPS_CONTIG | OPS_TRANSPOSED}
-#define M_(KV, N, SM, FILL) {.ne = {KV, N, 1, SM}, .lo = -0.5, .hi = 0.5, .type = GGML_TYPE_F16, .fixed = true, .fill = FILL}
-#define ROW(NAME, D, H, N, S, KV, SM, KTYPE, FILL, GRAD)                                                                  \
+#define M_(KV, N, SM, FILL, TYPE, FIXED) {.ne = {KV, N, 1, SM}, .lo = -0.5, .hi = 0.5, .type = TYPE, .fixed = FIXED, .fill = FILL}
+#define ROW_(NAME, D, H, N, S, KV, KTYPE, MASK, GRAD, REFUSAL)                                                            \
     {.op = "LIGHTNING_INDEXER", .variant = NAME, .build = b_indexer, .n_in = 4,                                           \
-     .in = {Q_(D, H, N, S), K_(D, KV, S, KTYPE), W_(H, N, S), M_(KV, N, SM, FILL)}, .shape = s_indexer, .ref = r_indexer, \
-     .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 1e-5, .grad = GRAD, .refusal = "no backward rule"}
+     .in = {Q_(D, H, N, S), K_(D, KV, S, KTYPE), W_(H, N, S), MASK}, .shape = s_indexer, .ref = r_indexer,               \
+     .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 1e-5, .grad = GRAD, .fd_eps = 1e-3, .refusal = REFUSAL}
+/* a constant F16 mask (upstream's type) */
+#define ROW(NAME, D, H, N, S, KV, SM, KTYPE, FILL, GRAD) \
+    ROW_(NAME, D, H, N, S, KV, KTYPE, M_(KV, N, SM, FILL, GGML_TYPE_F16, true), GRAD, NULL)
 
 static const struct ops_row rows[] = {
     ROW("D 16, 4 heads, 8 keys, 5 queries, causal", 16, 4, 5, 1, 8, 1, GGML_TYPE_F32, fill_causal, OPS_FORWARD_ONLY),
@@ -52,7 +56,14 @@ static const struct ops_row rows[] = {
     ROW("4 streams, 1 mask, F16 keys", 8, 3, 3, 4, 7, 1, GGML_TYPE_F16, fill_causal, OPS_FORWARD_ONLY),
     ROW("1 key", 32, 6, 4, 2, 1, 2, GGML_TYPE_F32, NULL, OPS_FORWARD_ONLY),
     ROW("65 keys, rows over threads", 32, 8, 9, 2, 65, 1, GGML_TYPE_F16, fill_causal, OPS_FORWARD_ONLY),
-    ROW("no gradient", 8, 2, 3, 1, 5, 1, GGML_TYPE_F32, NULL, OPS_REFUSED),
+    ROW("gradient: q, k, weights", 8, 2, 3, 1, 5, 1, GGML_TYPE_F32, NULL, OPS_GRAD),
+    ROW("gradient: q, weights (F16 keys), 2 streams", 6, 3, 2, 2, 4, 1, GGML_TYPE_F16, NULL, OPS_GRAD),
+    /* q, k >= 0.1: every dot product positive, no kink near the FD step */
+    {.op = "LIGHTNING_INDEXER", .variant = "gradient: an F32 mask over 2 streams, positive scores", .build = b_indexer, .n_in = 4,
+     .in = {{.ne = {4, 2, 3, 2}, .lo = 0.1, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = {4, 1, 3, 2}, .lo = 0.1, .hi = 1, .layout = OPS_CONTIG | OPS_PERMUTED}, W_(2, 3, 2),
+            M_(3, 3, 1, NULL, GGML_TYPE_F32, false)},
+     .shape = s_indexer, .ref = r_indexer, .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 1e-5, .grad = OPS_GRAD},
+    ROW_("F16 keys as a parameter", 8, 2, 3, 1, 5, GGML_TYPE_F16, M_(5, 3, 1, NULL, GGML_TYPE_F16, true), OPS_REFUSED, "f16"),
 };
 
 /* Keys of the other types (the table's rows hold F32 and F16 only): the
