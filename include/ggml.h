@@ -599,6 +599,33 @@ GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct gg
 GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s, struct ggml_tensor * x,
                                             struct ggml_tensor * dt, struct ggml_tensor * A, struct ggml_tensor * B,
                                             struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K);
+/* ---- triangular solve; DeepSeek's sparse-attention indexer and hyper-connections (upstream's newest ops) ---- */
+
+/* X with A X = B: a [n, n, ne2, ne3] triangular (element (i0, i1) is row i1,
+ * column i0), b [k, n, ne2, ne3] (k columns), both F32 -> [k, n, ne2, ne3].
+ * lower: A's lower triangle (else its upper); uni: a diagonal of ones (A's
+ * own diagonal is not read). left = false (X A = B) is refused, as upstream's
+ * CPU backend does; upstream also refuses upper and uni (ggmlr solves them). */
+GGML_API struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                             bool left, bool lower, bool uni);
+/* DeepSeek's lightning indexer: q [D, H, N, S] F32, k [D, 1, KV, S] (F32, F16, BF16 or quantized),
+ * weights [H, N, 1, S] F32 (prescaled), mask [KV, N, 1, S'] F16 (or F32), S % S' == 0 -> [KV, N, 1, S]:
+ *   res[kv, t, 0, s] = sum_h max(q[:, h, t, s] . k[:, 0, kv, s], 0) weights[h, t, 0, s] + mask[kv, t, 0, s % S'] */
+GGML_API struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                     struct ggml_tensor * weights, struct ggml_tensor * mask);
+/* DeepSeek V4 hyper-connections (hc streams instead of one residual stream), F32.
+ * hc_comb: mixes [(2 + hc) hc, T], scale [>= 3], base [(2 + hc) hc] -> comb [hc, hc, T]:
+ *   logits[d, s, t] = mixes[2 hc + d + hc s, t] scale[2] + base[2 hc + d + hc s]; a softmax over d, + eps,
+ *   then the sums over s brought to 1 (each divided by its sum + eps), then n_iter - 1 more rounds of
+ *   over d, then over s (Sinkhorn); n_iter >= 1. Upstream takes hc = 4 only.
+ * hc_pre: x [E, hc, T], weights [hc, T] -> [E, T]: res[i, t] = sum_h x[i, h, t] weights[h, t].
+ * hc_post: x [E, T], residual [E, hc, T], post [hc, T], comb [hc, hc, T] -> [E, hc, T]:
+ *   res[i, d, t] = x[i, t] post[d, t] + sum_s residual[i, s, t] comb[d, s, t]. */
+GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_tensor * mixes, struct ggml_tensor * scale,
+                                                struct ggml_tensor * base, float eps, int32_t n_iter);
+GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weights);
+GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual,
+                                                struct ggml_tensor * post, struct ggml_tensor * comb);
 
 /* ---- training ops (upstream names, signatures and meaning) ---- */
 

@@ -92,6 +92,9 @@ ggml_mul_mat <- function(ctx, a, b) .Call(C_ggml_mul_mat, ctx, a, b)
 ggml_out_prod <- function(ctx, a, b) .Call(C_ggml_out_prod, ctx, a, b)
 ggml_mul_mat_id <- function(ctx, as, b, ids) .Call(C_ggml_mul_mat_id, ctx, as, b, ids)
 ggml_add_id <- function(ctx, a, b, ids) .Call(C_ggml_add_id, ctx, a, b, ids)
+ggml_solve_tri <- function(ctx, a, b, left = TRUE, lower = TRUE, uni = FALSE) {
+  .Call(C_ggml_solve_tri, ctx, a, b, left, lower, uni)
+}
 ggml_soft_max <- function(ctx, a) .Call(C_ggml_soft_max, ctx, a)
 ggml_soft_max_ext <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext, ctx, a, mask, scale, max_bias)
@@ -110,6 +113,18 @@ ggml_get_rel_pos <- function(ctx, a, qh, kh) .Call(C_ggml_get_rel_pos, ctx, a, q
 ggml_add_rel_pos <- function(ctx, a, pw, ph) .Call(C_ggml_add_rel_pos, ctx, a, pw, ph)
 ggml_add_rel_pos_inplace <- function(ctx, a, pw, ph) {
   .Call(C_ggml_add_rel_pos_inplace, ctx, a, pw, ph)
+}
+
+# ?"ggml-deepseek"
+ggml_lightning_indexer <- function(ctx, q, k, weights, mask) {
+  .Call(C_ggml_lightning_indexer, ctx, q, k, weights, mask)
+}
+ggml_dsv4_hc_comb <- function(ctx, mixes, scale, base, eps, n_iter) {
+  .Call(C_ggml_dsv4_hc_comb, ctx, mixes, scale, base, eps, n_iter)
+}
+ggml_dsv4_hc_pre <- function(ctx, x, weights) .Call(C_ggml_dsv4_hc_pre, ctx, x, weights)
+ggml_dsv4_hc_post <- function(ctx, x, residual, post, comb) {
+  .Call(C_ggml_dsv4_hc_post, ctx, x, residual, post, comb)
 }
 
 # ?"ggml-train-ops"

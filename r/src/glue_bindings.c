@@ -529,6 +529,17 @@ SEXP R_ggml_add_id(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ids) {
     return FINISH(r_ctx, "ggml_add_id", ggml_add_id(ctx->ctx, a, b, ids));
 }
 
+/* ggml_solve_tri(ctx, a, b, left = TRUE, lower = TRUE, uni = FALSE) */
+SEXP R_ggml_solve_tri(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_left, SEXP r_lower, SEXP r_uni) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const bool left = rg_bool(r_left, "left");
+    const bool lower = rg_bool(r_lower, "lower");
+    const bool uni = rg_bool(r_uni, "uni");
+    return FINISH(r_ctx, "ggml_solve_tri", ggml_solve_tri(ctx->ctx, a, b, left, lower, uni));
+}
+
 /* ggml_soft_max(ctx, a) */
 SEXP R_ggml_soft_max(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -614,6 +625,45 @@ SEXP R_ggml_add_rel_pos_inplace(SEXP r_ctx, SEXP r_a, SEXP r_pw, SEXP r_ph) {
     struct ggml_tensor * pw = TENSOR(ctx, r_pw, "pw");
     struct ggml_tensor * ph = TENSOR(ctx, r_ph, "ph");
     return FINISH(r_ctx, "ggml_add_rel_pos_inplace", ggml_add_rel_pos_inplace(ctx->ctx, a, pw, ph));
+}
+
+/* ggml_lightning_indexer(ctx, q, k, weights, mask) */
+SEXP R_ggml_lightning_indexer(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_weights, SEXP r_mask) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * q = TENSOR(ctx, r_q, "q");
+    struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
+    struct ggml_tensor * weights = TENSOR(ctx, r_weights, "weights");
+    struct ggml_tensor * mask = TENSOR(ctx, r_mask, "mask");
+    return FINISH(r_ctx, "ggml_lightning_indexer", ggml_lightning_indexer(ctx->ctx, q, k, weights, mask));
+}
+
+/* ggml_dsv4_hc_comb(ctx, mixes, scale, base, eps, n_iter) */
+SEXP R_ggml_dsv4_hc_comb(SEXP r_ctx, SEXP r_mixes, SEXP r_scale, SEXP r_base, SEXP r_eps, SEXP r_n_iter) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * mixes = TENSOR(ctx, r_mixes, "mixes");
+    struct ggml_tensor * scale = TENSOR(ctx, r_scale, "scale");
+    struct ggml_tensor * base = TENSOR(ctx, r_base, "base");
+    const float eps = rg_float(r_eps, "eps");
+    const int32_t n_iter = rg_int(r_n_iter, "n_iter");
+    return FINISH(r_ctx, "ggml_dsv4_hc_comb", ggml_dsv4_hc_comb(ctx->ctx, mixes, scale, base, eps, n_iter));
+}
+
+/* ggml_dsv4_hc_pre(ctx, x, weights) */
+SEXP R_ggml_dsv4_hc_pre(SEXP r_ctx, SEXP r_x, SEXP r_weights) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * x = TENSOR(ctx, r_x, "x");
+    struct ggml_tensor * weights = TENSOR(ctx, r_weights, "weights");
+    return FINISH(r_ctx, "ggml_dsv4_hc_pre", ggml_dsv4_hc_pre(ctx->ctx, x, weights));
+}
+
+/* ggml_dsv4_hc_post(ctx, x, residual, post, comb) */
+SEXP R_ggml_dsv4_hc_post(SEXP r_ctx, SEXP r_x, SEXP r_residual, SEXP r_post, SEXP r_comb) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * x = TENSOR(ctx, r_x, "x");
+    struct ggml_tensor * residual = TENSOR(ctx, r_residual, "residual");
+    struct ggml_tensor * post = TENSOR(ctx, r_post, "post");
+    struct ggml_tensor * comb = TENSOR(ctx, r_comb, "comb");
+    return FINISH(r_ctx, "ggml_dsv4_hc_post", ggml_dsv4_hc_post(ctx->ctx, x, residual, post, comb));
 }
 
 /* ggml_unary(ctx, a, op) */

@@ -15,6 +15,7 @@ bindings_kinds <- list(
   "tensor?" = c("struct ggml_tensor *", "TENSOR_OR_NULL(ctx, %s, \"%s\")"),
   "float"   = c("float", "rg_float(%s, \"%s\")"),
   "int"     = c("int", "rg_int(%s, \"%s\")"),
+  "int32"   = c("int32_t", "rg_int(%s, \"%s\")"),
   "count"   = c("int64_t", "rg_count(%s, \"%s\")"),
   "bytes"   = c("size_t", "rg_bytes(%s, \"%s\")"),
   "logical" = c("bool", "rg_bool(%s, \"%s\")")

@@ -505,6 +505,48 @@ static inline struct ggmlr_timestep_params ggmlr_timestep_params_decode(const st
     struct ggmlr_timestep_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
+/* ---- SOLVE_TRI: which triangle of a, and whether its diagonal is taken as
+ * ones (upstream keeps no slots: it takes the lower, left, non-unit form only) ---- */
+struct ggmlr_solve_tri_params { int32_t left, lower, uni; };
+static inline void ggmlr_solve_tri_params_encode(struct ggml_tensor * t, const struct ggmlr_solve_tri_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_solve_tri_params ggmlr_solve_tri_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_solve_tri_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
+/* ---- LIGHTNING_INDEXER: q, k, weights, mask (upstream's src[0..3]) ---- */
+struct ggmlr_lightning_indexer_srcs { struct ggml_tensor * q, * k, * weights, * mask; };
+static inline void ggmlr_lightning_indexer_srcs_encode(struct ggml_tensor * t, const struct ggmlr_lightning_indexer_srcs * s) {
+    t->src[0] = s->q; t->src[1] = s->k; t->src[2] = s->weights; t->src[3] = s->mask;
+}
+static inline struct ggmlr_lightning_indexer_srcs ggmlr_lightning_indexer_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_lightning_indexer_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3]};
+    return s;
+}
+
+/* ---- DSV4_HC_COMB (upstream's layout: [0] eps, [1] n_iter; mixes, scale, base at src[0..2]) ---- */
+struct ggmlr_dsv4_hc_comb_params { float eps; int32_t n_iter; };
+static inline void ggmlr_dsv4_hc_comb_params_encode(struct ggml_tensor * t, const struct ggmlr_dsv4_hc_comb_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_dsv4_hc_comb_params ggmlr_dsv4_hc_comb_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_dsv4_hc_comb_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+struct ggmlr_dsv4_hc_comb_srcs { struct ggml_tensor * mixes, * scale, * base; };
+static inline void ggmlr_dsv4_hc_comb_srcs_encode(struct ggml_tensor * t, const struct ggmlr_dsv4_hc_comb_srcs * s) {
+    t->src[0] = s->mixes; t->src[1] = s->scale; t->src[2] = s->base;
+}
+static inline struct ggmlr_dsv4_hc_comb_srcs ggmlr_dsv4_hc_comb_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_dsv4_hc_comb_srcs s = {t->src[0], t->src[1], t->src[2]};
+    return s;
+}
+/* ---- DSV4_HC_POST: x, residual, post, comb (upstream's src[0..3]) ---- */
+struct ggmlr_dsv4_hc_post_srcs { struct ggml_tensor * x, * residual, * post, * comb; };
+static inline void ggmlr_dsv4_hc_post_srcs_encode(struct ggml_tensor * t, const struct ggmlr_dsv4_hc_post_srcs * s) {
+    t->src[0] = s->x; t->src[1] = s->residual; t->src[2] = s->post; t->src[3] = s->comb;
+}
+static inline struct ggmlr_dsv4_hc_post_srcs ggmlr_dsv4_hc_post_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_dsv4_hc_post_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3]};
+    return s;
+}
+
 #endif
 #else
 /* ======== part 2: the rows ======== */
@@ -595,12 +637,12 @@ GGMLR_OP(ADD_REL_POS,             add_rel_pos,        add_rel_pos)
 GGMLR_OP(RWKV_WKV6,               missing,            none)
 GGMLR_OP(GATED_LINEAR_ATTN,       missing,            none)
 GGMLR_OP(RWKV_WKV7,               missing,            none)
-GGMLR_OP(SOLVE_TRI,               missing,            none)
+GGMLR_OP(SOLVE_TRI,               solve_tri,          solve_tri)
 GGMLR_OP(GATED_DELTA_NET,         missing,            none)
-GGMLR_OP(LIGHTNING_INDEXER,       missing,            none)
-GGMLR_OP(DSV4_HC_COMB,            missing,            none)
-GGMLR_OP(DSV4_HC_PRE,             missing,            none)
-GGMLR_OP(DSV4_HC_POST,            missing,            none)
+GGMLR_OP(LIGHTNING_INDEXER,       lightning_indexer,  lightning_indexer)
+GGMLR_OP(DSV4_HC_COMB,            dsv4_hc_comb,       none)
+GGMLR_OP(DSV4_HC_PRE,             dsv4_hc_pre,        dsv4_hc_pre)
+GGMLR_OP(DSV4_HC_POST,            dsv4_hc_post,       dsv4_hc_post)
 GGMLR_OP(UNARY,                   unary,              unary)
 GGMLR_OP(MAP_CUSTOM1,             custom,             none)
 GGMLR_OP(MAP_CUSTOM2,             custom,             none)
