@@ -214,6 +214,10 @@ ENTRY(ggml_pad, 6)
 ENTRY(ggml_pad_ext, 10)
 ENTRY(ggml_upscale, 4)
 ENTRY(ggml_upscale_ext, 7)
+ENTRY(ggml_rwkv_wkv6, 7)
+ENTRY(ggml_gated_linear_attn, 7)
+ENTRY(ggml_rwkv_wkv7, 8)
+ENTRY(ggml_gated_delta_net, 8)
 /* END generated */
 /* glue_tensor.c */
 ENTRY(ggml_new_tensor, 4)

@@ -11,7 +11,7 @@
 
 #include "common/test_common.h"
 
-enum { OPS_MAX_IN = 4 };
+enum { OPS_MAX_IN = 8 };  /* rwkv_wkv7 takes 7 inputs */
 
 /* How an input of logical shape ne sits in memory: contiguous, or a
  * transposed / permuted (dims 0 <-> 2) view of a tensor whose memory has

@@ -1,0 +1,164 @@
+/* linear_attn.c -- the recurrent linear attentions (RWKV_WKV6,
+ * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET): per sequence and head, the
+ * recurrence over its tokens. The heads (GATED_DELTA_NET: the (sequence, head)
+ * pairs) are split over the threads; each is computed by one thread in a
+ * fixed order, so the result does not depend on the thread count.
+ *
+ * RWKV_WKV6 and GATED_LINEAR_ATTN are one recurrence (core/op_list.h), the
+ * state S [key i, value j] row-major, P = S_{t-1}:
+ *   y_t[j] = sum_i q_i (a_i P_ij + b_i k_i v_j)      S_t[i][j] = w_i P_ij + k_i v_j
+ * WKV6: q = r, a = 1, b = tf, w = td;  GLA: q = scale q, a = w = g, b = 1.
+ * RWKV_WKV7, the state S [value i, key j] row-major:
+ *   S_t[i][j] = P_ij w_j + v_i k_j + (sum_l P_il a_l) b_j      y_t[i] = sum_j S_t[i][j] r_j
+ * GATED_DELTA_NET, the state kept transposed, M[j][i] = S[i][j] (key i, value j):
+ *   S *= exp(g) (scalar, or row i by exp(g_i));  d_j = beta (v_j - sum_i S_ij k_i);
+ *   S_ij += k_i d_j;  y_j = sum_i S_ij q_i / sqrt(S_v)
+ * The per-token inputs are read a row (one head's S values) at a time in any
+ * layout; the first three's state is contiguous [S*S*H, n_seqs]. */
+#include "cpu/kernels/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+/* shapes of the first three: S, H, n_tokens (k's), tokens per sequence */
+struct rec_dims { int64_t S, H, T, n_seqs, T_seq; };
+
+static struct rec_dims rec_dims(const struct ggml_tensor * dst, const struct ggml_tensor * k) {
+    const int64_t S = k->ne[0], H = k->ne[1], T = k->ne[2];
+    const int64_t n_seqs = S * H > 0 ? (dst->ne[1] - T) / S : 1;
+    return (struct rec_dims) {S, H, T, n_seqs, n_seqs > 0 ? T / n_seqs : 0};
+}
+
+/* ---- RWKV_WKV6, GATED_LINEAR_ATTN ---- */
+
+/* scratch: the rows k, v, q, w, u of one token and head, and a row of ones */
+static size_t decay_attn_work_size(const struct ggml_tensor * dst) { return 6 * (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+/* One token's inputs for head h (pointers into the tensors or into scratch). */
+struct decay_row { const float * k, * v, * q, * w, * a, * b; };
+
+static struct decay_row decay_row(const struct ggmlr_decay_attn_srcs * s, int64_t h, int64_t tok, const float * u, const float * ones,
+                                  float * scratch, int64_t S) {
+    struct decay_row r;
+    r.k = ggmlr_row_f32(s->k, h, tok, 0, scratch);
+    r.v = ggmlr_row_f32(s->v, h, tok, 0, scratch + S);
+    r.q = ggmlr_row_f32(s->q, h, tok, 0, scratch + 2 * S);
+    r.w = ggmlr_row_f32(s->w, h, tok, 0, scratch + 3 * S);
+    r.a = u ? ones : r.w;
+    r.b = u ? u : ones;
+    return r;
+}
+
+static void decay_attn_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(dst, s.k);
+    const int64_t S = d.S, C = d.S * d.H;
+    const float scale = ggmlr_decay_attn_scale_decode(dst);
+    float * scratch = p->wdata, * ones = scratch + 5 * S;
+    for (int64_t i = 0; i < S; i++) ones[i] = 1.0f;
+    float * out = dst->data;
+    int64_t h0, h1;
+    ggmlr_split(d.H, p->ith, p->nth, &h0, &h1);
+    for (int64_t h = h0; h < h1; h++) {
+        const float * u = s.u ? ggmlr_row_f32(s.u, h, 0, 0, scratch + 4 * S) : NULL;
+        for (int64_t seq = 0; seq < d.n_seqs; seq++) {
+            float * st = out + C * d.T + (seq * d.H + h) * S * S;
+            memcpy(st, (const float *) s.state->data + (seq * d.H + h) * S * S, (size_t) (S * S) * sizeof(float));
+            for (int64_t tok = seq * d.T_seq; tok < (seq + 1) * d.T_seq; tok++) {
+                const struct decay_row r = decay_row(&s, h, tok, u, ones, scratch, S);
+                float * y = out + tok * C + h * S;
+                for (int64_t j = 0; j < S; j++) y[j] = 0.0f;
+                for (int64_t i = 0; i < S; i++) {
+                    const float qa = scale * r.q[i] * r.a[i], qbk = scale * r.q[i] * r.b[i] * r.k[i];
+                    float * row = st + i * S;
+                    for (int64_t j = 0; j < S; j++) {
+                        y[j] += qa * row[j] + qbk * r.v[j];
+                        row[j] = r.w[i] * row[j] + r.k[i] * r.v[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- RWKV_WKV7 ---- */
+
+/* scratch: the rows r, w, k, v, a, b of one token and head */
+static size_t wkv7_work_size(const struct ggml_tensor * dst) { return 6 * (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+static void wkv7_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(dst, s.k);
+    const int64_t S = d.S, C = d.S * d.H;
+    float * scratch = p->wdata, * out = dst->data;
+    int64_t h0, h1;
+    ggmlr_split(d.H, p->ith, p->nth, &h0, &h1);
+    for (int64_t h = h0; h < h1; h++)
+        for (int64_t seq = 0; seq < d.n_seqs; seq++) {
+            float * st = out + C * d.T + (seq * d.H + h) * S * S;
+            memcpy(st, (const float *) s.state->data + (seq * d.H + h) * S * S, (size_t) (S * S) * sizeof(float));
+            for (int64_t tok = seq * d.T_seq; tok < (seq + 1) * d.T_seq; tok++) {
+                const float * r = ggmlr_row_f32(s.r, h, tok, 0, scratch), * w = ggmlr_row_f32(s.w, h, tok, 0, scratch + S);
+                const float * k = ggmlr_row_f32(s.k, h, tok, 0, scratch + 2 * S), * v = ggmlr_row_f32(s.v, h, tok, 0, scratch + 3 * S);
+                const float * a = ggmlr_row_f32(s.a, h, tok, 0, scratch + 4 * S), * b = ggmlr_row_f32(s.b, h, tok, 0, scratch + 5 * S);
+                float * y = out + tok * C + h * S;
+                for (int64_t i = 0; i < S; i++) {
+                    float * row = st + i * S, sa = 0.0f, acc = 0.0f;
+                    for (int64_t j = 0; j < S; j++) sa += a[j] * row[j];
+                    for (int64_t j = 0; j < S; j++) {
+                        row[j] = row[j] * w[j] + v[i] * k[j] + sa * b[j];
+                        acc += row[j] * r[j];
+                    }
+                    y[i] = acc;
+                }
+            }
+        }
+}
+
+/* ---- GATED_DELTA_NET ---- */
+
+/* scratch: the state M (S*S), the rows q, k, v, g, d (5 S), beta */
+static size_t gdn_work_size(const struct ggml_tensor * dst) {
+    const int64_t S = dst->src[2]->ne[0];
+    return ((size_t) (S * S) + 5 * (size_t) S + 1) * sizeof(float);
+}
+
+static void gdn_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_gdn_srcs s = ggmlr_gdn_srcs_decode(dst);
+    const int64_t S = s.v->ne[0], H = s.v->ne[1], T = s.v->ne[2], B = s.v->ne[3], K = ggmlr_i32_param_decode(dst);
+    const bool per_key = s.g->ne[0] == S && S != 1;
+    const float scale = 1.0f / sqrtf((float) S);
+    float * M = p->wdata, * qb = M + S * S, * kb = qb + S, * vb = kb + S, * gb = vb + S, * delta = gb + S, * bb = delta + S;
+    float * out = dst->data, * states = out + S * H * T * B;
+    const int64_t snap = S * S * H * B;  /* floats per state slot */
+    int64_t u0, u1;
+    ggmlr_split(H * B, p->ith, p->nth, &u0, &u1);
+    for (int64_t unit = u0; unit < u1; unit++) {
+        const int64_t h = unit % H, seq = unit / H;
+        const int64_t hq = h % s.q->ne[1], sq = seq / (B / s.q->ne[3]), hk = h % s.k->ne[1], sk = seq / (B / s.k->ne[3]);
+        for (int64_t j = 0; j < S; j++) memcpy(M + j * S, ggmlr_row_f32(s.state, j, h, seq, delta), (size_t) S * sizeof(float));
+        for (int64_t slot = T; slot < K; slot++)  /* before the first token: the initial state */
+            memcpy(states + slot * snap + unit * S * S, M, (size_t) (S * S) * sizeof(float));
+        for (int64_t t = 0; t < T; t++) {
+            const float * q = ggmlr_row_f32(s.q, hq, t, sq, qb), * k = ggmlr_row_f32(s.k, hk, t, sk, kb);
+            const float * v = ggmlr_row_f32(s.v, h, t, seq, vb), * g = ggmlr_row_f32(s.g, h, t, seq, gb);
+            const float beta = ggmlr_row_f32(s.beta, h, t, seq, bb)[0];
+            for (int64_t i = 0; i < S; i++) delta[i] = expf(per_key ? g[i] : g[0]);
+            for (int64_t j = 0; j < S; j++) {
+                float * row = M + j * S, kS = 0.0f;
+                for (int64_t i = 0; i < S; i++) { row[i] *= delta[i]; kS += row[i] * k[i]; }
+                /* column j of S depends only on itself: update it, then read it out */
+                const float dj = beta * (v[j] - kS);
+                float y = 0.0f;
+                for (int64_t i = 0; i < S; i++) { row[i] += k[i] * dj; y += row[i] * q[i]; }
+                out[((seq * T + t) * H + h) * S + j] = y * scale;
+            }
+            const int64_t slot = T - 1 - t;
+            if (slot < K) memcpy(states + slot * snap + unit * S * S, M, (size_t) (S * S) * sizeof(float));
+        }
+    }
+}
+
+GGMLR_KERNEL(decay_attn, decay_attn_forward, decay_attn_work_size, NULL);
+GGMLR_KERNEL(rwkv_wkv7, wkv7_forward, wkv7_work_size, NULL);
+GGMLR_KERNEL(gated_delta_net, gdn_forward, gdn_work_size, NULL);
