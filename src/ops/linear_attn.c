@@ -1,6 +1,6 @@
 /* linear_attn.c -- the recurrent linear attentions (upstream's RWKV_WKV6,
- * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET): constructors (kernels:
- * cpu/kernels/linear_attn.c). F32.
+ * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET): constructors, and the
+ * backward rule of the first two (kernels: cpu/kernels/linear_attn.c). F32.
  *
  * Each carries a state S (S x S per head and sequence) through the tokens of
  * a sequence and packs its outputs, then the final state(s), into one result
@@ -88,6 +88,50 @@ struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct gg
     const struct ggmlr_decay_attn_srcs s = {k, v, q, NULL, g, state, NULL};
     return decay_attn("ggml_gated_linear_attn", ctx, GGML_OP_GATED_LINEAR_ATTN, &s, scale);
 }
+
+/* ---- their backward: RWKV_WKV6_BACK / GATED_LINEAR_ATTN_BACK, one node for
+ * every source's gradient, packed slot by slot (ggmlr_packed_grad_offset);
+ * the rule hands each source its slice, a view shaped like it. The kernel
+ * runs the recurrence forward once more, keeping each token's state, then
+ * back through time (cpu/kernels/linear_attn.c). ---- */
+
+static struct ggml_tensor * decay_attn_back(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * grad) {
+    const char * fn = "decay_attn_back";
+    REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, grad);
+    if ((fwd->op != GGML_OP_RWKV_WKV6 && fwd->op != GGML_OP_GATED_LINEAR_ATTN) || grad->type != GGML_TYPE_F32 ||
+        !ggml_are_same_shape(grad, fwd) || !ggml_is_contiguous(grad)) {
+        ggmlr_set_error("%s: needs an RWKV_WKV6 or GATED_LINEAR_ATTN node and its gradient, F32, contiguous, of its shape", fn);
+        return NULL;
+    }
+    struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(fwd);
+    s.grad = grad;
+    /* the kernel keeps one sequence's states: (n_tokens / n_seqs + 1) S*S floats a thread */
+    const double S = (double) s.k->ne[0];
+    if (!ggmlr_check_size_bound(fn, ((double) s.k->ne[2] / (double) s.state->ne[1] + 1) * S * S * sizeof(float))) return NULL;
+    const int64_t ne[4] = {ggmlr_packed_grad_offset(fwd, ggmlr_decay_attn_n_srcs(fwd)), 1, 1, 1};
+    const bool wkv6 = fwd->op == GGML_OP_RWKV_WKV6;
+    struct ggml_tensor * t = ggmlr_new_node(ctx, wkv6 ? GGML_OP_RWKV_WKV6_BACK : GGML_OP_GATED_LINEAR_ATTN_BACK, GGML_TYPE_F32, ne, NULL, NULL);
+    if (!t) return NULL;
+    ggmlr_decay_attn_srcs_encode(t, &s);
+    if (!wkv6) ggmlr_f32_param_encode(t, ggmlr_decay_attn_scale_decode(fwd));
+    return t;
+}
+
+RULE(grad_decay_attn) {
+    struct ggml_tensor * back = decay_attn_back(ctx, node, ggmlr_grad_contiguous(ctx, g));
+    if (!back) return false;
+    for (int slot = 0; slot < ggmlr_decay_attn_n_srcs(node); slot++) {
+        struct ggml_tensor * src = node->src[slot];
+        if (!need[slot]) continue;
+        const size_t nb1 = (size_t) src->ne[0] * sizeof(float), nb2 = nb1 * (size_t) src->ne[1], nb3 = nb2 * (size_t) src->ne[2];
+        struct ggml_tensor * d = ggml_view_4d(ctx, back, src->ne[0], src->ne[1], src->ne[2], src->ne[3], nb1, nb2, nb3,
+                                              (size_t) ggmlr_packed_grad_offset(node, slot) * sizeof(float));
+        if (!ggmlr_grad_acc(ctx, gph, src, d)) return false;
+    }
+    return true;
+}
+
+GRAD_RULE(decay_attn, NULL, grad_decay_attn);
 
 /* ---- RWKV_WKV7 ---- */
 

@@ -1,7 +1,7 @@
 /* linear_attn.c -- rows of the recurrent linear attentions (RWKV_WKV6,
  * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET), their float64 references
- * (the recurrences as plain loops, states in double) and the constructors'
- * refusals. Decays stay in (0, 1), as the models make them. */
+ * (the recurrences as plain loops, states in double; the gradients by central
+ * differences of them) and the constructors' refusals. Decays stay in (0, 1), as the models make them. */
 #include "ops/harness.h"
 
 #include <math.h>
@@ -26,6 +26,17 @@ static struct ggml_tensor * b_wkv7(struct ggml_context * ctx, struct ggml_tensor
 }
 static struct ggml_tensor * b_gdn(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return ggml_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4], in[5], ((const struct la_case *) p)->K);
+}
+
+/* autodiff's RWKV_WKV6_BACK / GATED_LINEAR_ATTN_BACK: the packed gradients
+ * of every input of the forward row (the gradient node of k is a slice of
+ * it); the weight dy = dL/d(result) is the last input */
+static struct ggml_tensor * back_of(struct ggml_tensor * grad_k) { return grad_k ? grad_k->view_src : NULL; }
+static struct ggml_tensor * b_wkv6_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return back_of(ops_grad_node(ctx, in, 0, 6, b_wkv6, p));
+}
+static struct ggml_tensor * b_gla_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return back_of(ops_grad_node(ctx, in, 0, 5, b_gla, p));
 }
 
 /* ---- float64 ---- */
@@ -70,6 +81,44 @@ static void r_wkv6(const double * const * in, const int64_t (*ne)[4], const void
 static void r_gla(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
     (void) no;
     decay_ref(in, ne, false, ((const struct la_case *) p)->scale, out);
+}
+
+/* The gradients of sum(fwd(x) * dy) with respect to the n inputs x (dy is
+ * in[n], shaped like fwd's result), packed input after input: central
+ * differences of the float64 reference, step 1e-6 (their error, about 1e-10,
+ * far below the rows' tolerance). */
+static void fd_grads(ops_ref_fn fwd, int n, const double * const * in, const int64_t (*ne)[4], const void * p, double * out) {
+    const int64_t n_out = ops_nel(ne[n]);
+    double * x[OPS_MAX_IN], * y = malloc(sizeof(double) * (size_t) n_out);
+    for (int s = 0; s < n; s++) {
+        x[s] = malloc(sizeof(double) * (size_t) ops_nel(ne[s]));
+        memcpy(x[s], in[s], sizeof(double) * (size_t) ops_nel(ne[s]));
+    }
+    const double h = 1e-6;
+    int64_t at = 0;
+    for (int s = 0; s < n; s++)
+        for (int64_t e = 0; e < ops_nel(ne[s]); e++) {
+            double loss[2];
+            for (int side = 0; side < 2; side++) {
+                x[s][e] = in[s][e] + (side ? -h : h);
+                fwd((const double * const *) x, ne, p, y, NULL);
+                loss[side] = 0;
+                for (int64_t k = 0; k < n_out; k++) loss[side] += y[k] * in[n][k];
+            }
+            x[s][e] = in[s][e];
+            out[at++] = (loss[0] - loss[1]) / (2 * h);
+        }
+    for (int s = 0; s < n; s++) free(x[s]);
+    free(y);
+}
+
+static void r_wkv6_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    fd_grads(r_wkv6, 6, in, ne, p, out);
+}
+static void r_gla_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    fd_grads(r_gla, 5, in, ne, p, out);
 }
 
 /* RWKV_WKV7 (r, w, k, v, a, b, state): the state P[i][j] (value i, key j) */
@@ -144,6 +193,13 @@ static void rec_shape(const int64_t (*ne)[4], int n_state, int64_t no[4]) {
 static void s_wkv6(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; rec_shape(ne, 5, no); }
 static void s_gla(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; rec_shape(ne, 4, no); }
 static void s_wkv7(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; rec_shape(ne, 6, no); }
+/* the packed gradients: as many as the forward's n inputs hold */
+static void packed_shape(const int64_t (*ne)[4], int n, int64_t no[4]) {
+    no[0] = 0; no[1] = no[2] = no[3] = 1;
+    for (int s = 0; s < n; s++) no[0] += ops_nel(ne[s]);
+}
+static void s_wkv6_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 6, no); }
+static void s_gla_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 5, no); }
 static void s_gdn(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
     const int64_t S = ne[2][0], H = ne[2][1], T = ne[2][2], B = ne[2][3];
     no[0] = S * H; no[1] = T * B + ((const struct la_case *) p)->K * S * B; no[2] = no[3] = 1;
@@ -168,6 +224,15 @@ static const struct la_case no_case = {0, 0}, gla_half = {0.5f, 0}, gdn_k1 = {0,
     ROW_("RWKV_WKV7", NAME, b_wkv7, r_wkv7, s_wkv7, no_case, OPS_REFUSED, 7, TOKS(S, H, T, LAY), DECAY(S, H, T, OPS_CONTIG),   \
          TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, LAY), IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG),                                 \
          IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG), STATE(S, H, N))
+/* the gradient rows: the forward's inputs, then dy [S*H, T + S*N] */
+#define WKV6_BACK_(NAME, S, H, T, N, LAY)                                                                                     \
+    ROW_("RWKV_WKV6_BACK", NAME, b_wkv6_back, r_wkv6_back, s_wkv6_back, no_case, OPS_REFUSED, 7, TOKS(S, H, T, LAY),         \
+         TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, OPS_CONTIG), IN_((S, H, 1, 1), -1, 1, OPS_CONTIG), DECAY(S, H, T, OPS_CONTIG), \
+         STATE(S, H, N), IN_((S * H, T + S * N, 1, 1), -1, 1, OPS_CONTIG))
+#define GLA_BACK_(NAME, S, H, T, N, LAY)                                                                                      \
+    ROW_("GATED_LINEAR_ATTN_BACK", NAME, b_gla_back, r_gla_back, s_gla_back, gla_half, OPS_REFUSED, 6, TOKS(S, H, T, LAY),   \
+         TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, OPS_CONTIG), DECAY(S, H, T, OPS_CONTIG), STATE(S, H, N),                    \
+         IN_((S * H, T + S * N, 1, 1), -1, 1, OPS_CONTIG))
 /* q, k [S, Hk, T, Bk]; v [S, H, T, B]; g [G, H, T, B] */
 #define GDN_(NAME, CASE, S, Hk, H, T, Bk, B, G, LAY)                                                                             \
     ROW_("GATED_DELTA_NET", NAME, b_gdn, r_gdn, s_gdn, CASE, OPS_REFUSED, 6, IN_((S, Hk, T, Bk), -0.5, 0.5, LAY),              \
@@ -175,12 +240,18 @@ static const struct la_case no_case = {0, 0}, gla_half = {0.5f, 0}, gdn_k1 = {0,
          IN_((1, H, T, B), 0, 1, OPS_CONTIG), IN_((S, S, H, B), -1, 1, LAY))
 
 static const struct ops_row rows[] = {
-    WKV6_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_REFUSED),
-    WKV6_("k, r in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT, OPS_REFUSED),
-    WKV6_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG, OPS_REFUSED),
-    GLA_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_REFUSED),
-    GLA_("k, g in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT, OPS_REFUSED),
-    GLA_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG, OPS_REFUSED),
+    WKV6_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_GRAD),
+    WKV6_("k, r in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT, OPS_GRAD),
+    WKV6_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG, OPS_FORWARD_ONLY),
+    WKV6_BACK_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
+    WKV6_BACK_("k in any layout, 3 tokens", 4, 2, 3, 1, OPS_ANY_LAYOUT),
+    WKV6_BACK_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
+    GLA_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_GRAD),
+    GLA_("k, g in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT, OPS_GRAD),
+    GLA_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG, OPS_FORWARD_ONLY),
+    GLA_BACK_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
+    GLA_BACK_("k in any layout, 3 tokens", 4, 2, 3, 1, OPS_ANY_LAYOUT),
+    GLA_BACK_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
     WKV7_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
     WKV7_("r, v in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT),
     WKV7_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),

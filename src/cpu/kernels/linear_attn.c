@@ -8,6 +8,7 @@
  * state S [key i, value j] row-major, P = S_{t-1}:
  *   y_t[j] = sum_i q_i (a_i P_ij + b_i k_i v_j)      S_t[i][j] = w_i P_ij + k_i v_j
  * WKV6: q = r, a = 1, b = tf, w = td;  GLA: q = scale q, a = w = g, b = 1.
+ * Their _BACK ops run it back through time (below).
  * RWKV_WKV7, the state S [value i, key j] row-major:
  *   S_t[i][j] = P_ij w_j + v_i k_j + (sum_l P_il a_l) b_j      y_t[i] = sum_j S_t[i][j] r_j
  * GATED_DELTA_NET, the state kept transposed, M[j][i] = S[i][j] (key i, value j):
@@ -20,13 +21,12 @@
 #include <math.h>
 #include <string.h>
 
-/* shapes of the first three: S, H, n_tokens (k's), tokens per sequence */
+/* shapes of the first three: S, H, n_tokens (k's), n_seqs (the state's ne1), tokens per sequence */
 struct rec_dims { int64_t S, H, T, n_seqs, T_seq; };
 
-static struct rec_dims rec_dims(const struct ggml_tensor * dst, const struct ggml_tensor * k) {
-    const int64_t S = k->ne[0], H = k->ne[1], T = k->ne[2];
-    const int64_t n_seqs = S * H > 0 ? (dst->ne[1] - T) / S : 1;
-    return (struct rec_dims) {S, H, T, n_seqs, n_seqs > 0 ? T / n_seqs : 0};
+static struct rec_dims rec_dims(const struct ggml_tensor * k, const struct ggml_tensor * state) {
+    const int64_t n_seqs = state->ne[1];
+    return (struct rec_dims) {k->ne[0], k->ne[1], k->ne[2], n_seqs, k->ne[2] / n_seqs};
 }
 
 /* ---- RWKV_WKV6, GATED_LINEAR_ATTN ---- */
@@ -51,7 +51,7 @@ static struct decay_row decay_row(const struct ggmlr_decay_attn_srcs * s, int64_
 
 static void decay_attn_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(dst);
-    const struct rec_dims d = rec_dims(dst, s.k);
+    const struct rec_dims d = rec_dims(s.k, s.state);
     const int64_t S = d.S, C = d.S * d.H;
     const float scale = ggmlr_decay_attn_scale_decode(dst);
     float * scratch = p->wdata, * ones = scratch + 5 * S;
@@ -81,6 +81,82 @@ static void decay_attn_forward(const struct ggmlr_compute_params * p, struct ggm
     }
 }
 
+/* ---- RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK ----
+ * Back through time with G = dL/dS_t (from the result's state rows at the
+ * last token), dy = dL/dy_t, P = S_{t-1} (kept from a forward pass):
+ *   dq'_i = a_i sum_j dy_j P_ij + b_i k_i (dy.v)     (dq = scale dq')
+ *   da_i  = q'_i sum_j dy_j P_ij                      db_i = q'_i k_i (dy.v)
+ *   dk_i  = q'_i b_i (dy.v) + sum_j G_ij v_j          dw_i = sum_j G_ij P_ij
+ *   dv_j  = dy_j sum_i q'_i b_i k_i + sum_i G_ij k_i
+ *   then G := dL/dS_{t-1} = q'_i a_i dy_j + w_i G_ij; the state's gradient is G at the first token.
+ * WKV6: dr = dq', dtd = dw, dtf = the sum of db over tokens and sequences;
+ * GLA: dg = da + dw. The result packs them slot by slot (core/op_list.h). */
+
+/* scratch: one sequence's states before each token, G, the five rows, ones, dv */
+static size_t decay_attn_back_work_size(const struct ggml_tensor * dst) {
+    const struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(s.k, s.state);
+    return ((size_t) (d.T_seq + 1) * (size_t) (d.S * d.S) + 7 * (size_t) d.S) * sizeof(float);
+}
+
+static void decay_attn_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(s.k, s.state);
+    const int64_t S = d.S, SS = d.S * d.S, C = d.S * d.H;
+    const bool wkv6 = s.u != NULL;
+    const float scale = ggmlr_decay_attn_scale_decode(dst);
+    float * saved = p->wdata, * G = saved + d.T_seq * SS, * scratch = G + SS, * ones = scratch + 5 * S, * dv = ones + S;
+    for (int64_t i = 0; i < S; i++) ones[i] = 1.0f;
+    const float * grad = s.grad->data;
+    float * out = dst->data;
+    float * dk = out, * dvv = out + ggmlr_packed_grad_offset(dst, 1), * dq = out + ggmlr_packed_grad_offset(dst, 2);
+    float * du = wkv6 ? out + ggmlr_packed_grad_offset(dst, 3) : NULL, * dw = out + ggmlr_packed_grad_offset(dst, wkv6 ? 4 : 3);
+    float * dstate = out + ggmlr_packed_grad_offset(dst, wkv6 ? 5 : 4);
+    int64_t h0, h1;
+    ggmlr_split(d.H, p->ith, p->nth, &h0, &h1);
+    for (int64_t h = h0; h < h1; h++) {
+        const float * u = wkv6 ? ggmlr_row_f32(s.u, h, 0, 0, scratch + 4 * S) : NULL;
+        if (du) for (int64_t i = 0; i < S; i++) du[h * S + i] = 0.0f;
+        for (int64_t seq = 0; seq < d.n_seqs; seq++) {
+            const int64_t tok0 = seq * d.T_seq;
+            memcpy(saved, (const float *) s.state->data + (seq * d.H + h) * SS, (size_t) SS * sizeof(float));
+            for (int64_t tt = 0; tt + 1 < d.T_seq; tt++) {  /* saved[tt] = the state before token tok0 + tt */
+                const struct decay_row r = decay_row(&s, h, tok0 + tt, u, ones, scratch, S);
+                const float * P = saved + tt * SS;
+                float * next = saved + (tt + 1) * SS;
+                for (int64_t i = 0; i < S; i++)
+                    for (int64_t j = 0; j < S; j++) next[i * S + j] = r.w[i] * P[i * S + j] + r.k[i] * r.v[j];
+            }
+            memcpy(G, grad + C * d.T + (seq * d.H + h) * SS, (size_t) SS * sizeof(float));
+            for (int64_t tt = d.T_seq - 1; tt >= 0; tt--) {
+                const int64_t tok = tok0 + tt, at = tok * C + h * S;
+                const struct decay_row r = decay_row(&s, h, tok, u, ones, scratch, S);
+                const float * dy = grad + at, * P = saved + tt * SS;
+                float sv = 0.0f, qbk = 0.0f;
+                for (int64_t j = 0; j < S; j++) { sv += dy[j] * r.v[j]; dv[j] = 0.0f; }
+                for (int64_t i = 0; i < S; i++) qbk += scale * r.q[i] * r.b[i] * r.k[i];
+                for (int64_t i = 0; i < S; i++) {
+                    const float qs = scale * r.q[i], * Pi = P + i * S;
+                    float * Gi = G + i * S, Py = 0.0f, Gv = 0.0f, GP = 0.0f;
+                    for (int64_t j = 0; j < S; j++) {
+                        Py += dy[j] * Pi[j];
+                        Gv += Gi[j] * r.v[j];
+                        GP += Gi[j] * Pi[j];
+                        dv[j] += Gi[j] * r.k[i];
+                        Gi[j] = qs * r.a[i] * dy[j] + r.w[i] * Gi[j];  /* G becomes dL/dS_{t-1} */
+                    }
+                    dk[at + i] = qs * r.b[i] * sv + Gv;
+                    dq[at + i] = scale * (r.a[i] * Py + r.b[i] * r.k[i] * sv);
+                    dw[at + i] = wkv6 ? GP : GP + qs * Py;
+                    if (du) du[h * S + i] += qs * r.k[i] * sv;
+                }
+                for (int64_t j = 0; j < S; j++) dvv[at + j] = dy[j] * qbk + dv[j];
+            }
+            memcpy(dstate + (seq * d.H + h) * SS, G, (size_t) SS * sizeof(float));
+        }
+    }
+}
+
 /* ---- RWKV_WKV7 ---- */
 
 /* scratch: the rows r, w, k, v, a, b of one token and head */
@@ -88,7 +164,7 @@ static size_t wkv7_work_size(const struct ggml_tensor * dst) { return 6 * (size_
 
 static void wkv7_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(dst);
-    const struct rec_dims d = rec_dims(dst, s.k);
+    const struct rec_dims d = rec_dims(s.k, s.state);
     const int64_t S = d.S, C = d.S * d.H;
     float * scratch = p->wdata, * out = dst->data;
     int64_t h0, h1;
@@ -160,5 +236,6 @@ static void gdn_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
 }
 
 GGMLR_KERNEL(decay_attn, decay_attn_forward, decay_attn_work_size, NULL);
+GGMLR_KERNEL(decay_attn_back, decay_attn_backward, decay_attn_back_work_size, NULL);
 GGMLR_KERNEL(rwkv_wkv7, wkv7_forward, wkv7_work_size, NULL);
 GGMLR_KERNEL(gated_delta_net, gdn_forward, gdn_work_size, NULL);
