@@ -205,6 +205,7 @@ enum ggml_op {
     GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_RWKV_WKV6_BACK,      /* the gradients of RWKV_WKV6's inputs, packed (internal to autodiff) */
     GGML_OP_GATED_LINEAR_ATTN_BACK, /* the gradients of GATED_LINEAR_ATTN's inputs, packed (internal to autodiff) */
+    GGML_OP_RWKV_WKV7_BACK,      /* the gradients of RWKV_WKV7's inputs, packed (internal to autodiff) */
     GGML_OP_COUNT
 };
 

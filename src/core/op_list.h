@@ -463,21 +463,25 @@ static inline float ggmlr_decay_attn_scale_decode(const struct ggml_tensor * t) 
     if (ggmlr_decay_attn_is_wkv6(t)) return 1.0f;
     float v; ggmlr_params_get(t, &v, sizeof v); return v;
 }
-/* A packed gradient (RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK): where source
- * slot's gradient starts, in floats (its sources' elements before it). */
+/* A packed gradient (RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK, RWKV_WKV7_BACK):
+ * where source slot's gradient starts, in floats (its sources' elements before it). */
 static inline int64_t ggmlr_packed_grad_offset(const struct ggml_tensor * t, int slot) {
     int64_t off = 0;
     for (int s = 0; s < slot; s++) off += ggml_nelements(t->src[s]);
     return off;
 }
 
-/* RWKV_WKV7: r, w, k, v, a, b, state (upstream's slots) */
-struct ggmlr_wkv7_srcs { struct ggml_tensor * r, * w, * k, * v, * a, * b, * state; };
+/* RWKV_WKV7: r, w, k, v, a, b, state (upstream's slots); RWKV_WKV7_BACK the
+ * same, then dL/d(result) (contiguous) at slot 7; its result packs the
+ * sources' gradients slot by slot */
+struct ggmlr_wkv7_srcs { struct ggml_tensor * r, * w, * k, * v, * a, * b, * state, * grad; };
 static inline void ggmlr_wkv7_srcs_encode(struct ggml_tensor * t, const struct ggmlr_wkv7_srcs * s) {
     t->src[0] = s->r; t->src[1] = s->w; t->src[2] = s->k; t->src[3] = s->v; t->src[4] = s->a; t->src[5] = s->b; t->src[6] = s->state;
+    if (t->op == GGML_OP_RWKV_WKV7_BACK) t->src[7] = s->grad;
 }
 static inline struct ggmlr_wkv7_srcs ggmlr_wkv7_srcs_decode(const struct ggml_tensor * t) {
-    const struct ggmlr_wkv7_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5], t->src[6]};
+    const struct ggmlr_wkv7_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5], t->src[6],
+                                      t->op == GGML_OP_RWKV_WKV7_BACK ? t->src[7] : NULL};
     return s;
 }
 
@@ -580,7 +584,7 @@ GGMLR_OP(GET_REL_POS,             missing,            none)
 GGMLR_OP(ADD_REL_POS,             missing,            none)
 GGMLR_OP(RWKV_WKV6,               decay_attn,         decay_attn)
 GGMLR_OP(GATED_LINEAR_ATTN,       decay_attn,         decay_attn)
-GGMLR_OP(RWKV_WKV7,               rwkv_wkv7,          none)
+GGMLR_OP(RWKV_WKV7,               rwkv_wkv7,          rwkv_wkv7)
 GGMLR_OP(SOLVE_TRI,               missing,            none)
 GGMLR_OP(GATED_DELTA_NET,         gated_delta_net,    none)
 GGMLR_OP(LIGHTNING_INDEXER,       missing,            none)
@@ -606,5 +610,6 @@ GGMLR_OP(L2_NORM_BACK,            norm_back,          none)
 GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
 GGMLR_OP(RWKV_WKV6_BACK,          decay_attn_back,    none)
 GGMLR_OP(GATED_LINEAR_ATTN_BACK,  decay_attn_back,    none)
+GGMLR_OP(RWKV_WKV7_BACK,          rwkv_wkv7_back,     none)
 
 #endif

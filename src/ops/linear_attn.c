@@ -1,6 +1,6 @@
 /* linear_attn.c -- the recurrent linear attentions (upstream's RWKV_WKV6,
  * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET): constructors, and the
- * backward rule of the first two (kernels: cpu/kernels/linear_attn.c). F32.
+ * backward rules of the first three (kernels: cpu/kernels/linear_attn.c). F32.
  *
  * Each carries a state S (S x S per head and sequence) through the tokens of
  * a sequence and packs its outputs, then the final state(s), into one result
@@ -95,32 +95,26 @@ struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct gg
  * runs the recurrence forward once more, keeping each token's state, then
  * back through time (cpu/kernels/linear_attn.c). ---- */
 
-static struct ggml_tensor * decay_attn_back(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * grad) {
-    const char * fn = "decay_attn_back";
-    REQUIRE_CTX(fn); REQUIRE(fn, fwd); REQUIRE(fn, grad);
-    if ((fwd->op != GGML_OP_RWKV_WKV6 && fwd->op != GGML_OP_GATED_LINEAR_ATTN) || grad->type != GGML_TYPE_F32 ||
-        !ggml_are_same_shape(grad, fwd) || !ggml_is_contiguous(grad)) {
-        ggmlr_set_error("%s: needs an RWKV_WKV6 or GATED_LINEAR_ATTN node and its gradient, F32, contiguous, of its shape", fn);
+/* The node of a packed backward op of fwd (n_srcs sources), given grad =
+ * dL/d(fwd): F32 [the sources' elements], its sources left to the caller. */
+static struct ggml_tensor * packed_back(const char * fn, struct ggml_context * ctx, const struct ggml_tensor * fwd, const struct ggml_tensor * grad,
+                                        enum ggml_op op, int n_srcs, const struct ggml_tensor * k, const struct ggml_tensor * state) {
+    if (grad->type != GGML_TYPE_F32 || !ggml_are_same_shape(grad, fwd) || !ggml_is_contiguous(grad)) {
+        ggmlr_set_error("%s: the gradient must be F32, contiguous, shaped like the %s node", fn, ggml_op_name(fwd->op));
         return NULL;
     }
-    struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(fwd);
-    s.grad = grad;
     /* the kernel keeps one sequence's states: (n_tokens / n_seqs + 1) S*S floats a thread */
-    const double S = (double) s.k->ne[0];
-    if (!ggmlr_check_size_bound(fn, ((double) s.k->ne[2] / (double) s.state->ne[1] + 1) * S * S * sizeof(float))) return NULL;
-    const int64_t ne[4] = {ggmlr_packed_grad_offset(fwd, ggmlr_decay_attn_n_srcs(fwd)), 1, 1, 1};
-    const bool wkv6 = fwd->op == GGML_OP_RWKV_WKV6;
-    struct ggml_tensor * t = ggmlr_new_node(ctx, wkv6 ? GGML_OP_RWKV_WKV6_BACK : GGML_OP_GATED_LINEAR_ATTN_BACK, GGML_TYPE_F32, ne, NULL, NULL);
-    if (!t) return NULL;
-    ggmlr_decay_attn_srcs_encode(t, &s);
-    if (!wkv6) ggmlr_f32_param_encode(t, ggmlr_decay_attn_scale_decode(fwd));
-    return t;
+    const double S = (double) k->ne[0];
+    if (!ggmlr_check_size_bound(fn, ((double) k->ne[2] / (double) state->ne[1] + 1) * S * S * sizeof(float))) return NULL;
+    const int64_t ne[4] = {ggmlr_packed_grad_offset(fwd, n_srcs), 1, 1, 1};
+    return ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, NULL, NULL);
 }
 
-RULE(grad_decay_attn) {
-    struct ggml_tensor * back = decay_attn_back(ctx, node, ggmlr_grad_contiguous(ctx, g));
+/* Each needed source of node gets its slice of back, a view shaped like it. */
+static bool grad_slices(struct ggml_context * ctx, struct ggml_cgraph * gph, const struct ggml_tensor * node, struct ggml_tensor * back,
+                        int n_srcs, const bool * need) {
     if (!back) return false;
-    for (int slot = 0; slot < ggmlr_decay_attn_n_srcs(node); slot++) {
+    for (int slot = 0; slot < n_srcs; slot++) {
         struct ggml_tensor * src = node->src[slot];
         if (!need[slot]) continue;
         const size_t nb1 = (size_t) src->ne[0] * sizeof(float), nb2 = nb1 * (size_t) src->ne[1], nb3 = nb2 * (size_t) src->ne[2];
@@ -129,6 +123,23 @@ RULE(grad_decay_attn) {
         if (!ggmlr_grad_acc(ctx, gph, src, d)) return false;
     }
     return true;
+}
+
+static struct ggml_tensor * decay_attn_back(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * grad) {
+    struct ggmlr_decay_attn_srcs s = ggmlr_decay_attn_srcs_decode(fwd);
+    s.grad = grad;
+    const bool wkv6 = fwd->op == GGML_OP_RWKV_WKV6;
+    struct ggml_tensor * t = packed_back("decay_attn_back", ctx, fwd, grad, wkv6 ? GGML_OP_RWKV_WKV6_BACK : GGML_OP_GATED_LINEAR_ATTN_BACK,
+                                         ggmlr_decay_attn_n_srcs(fwd), s.k, s.state);
+    if (!t) return NULL;
+    ggmlr_decay_attn_srcs_encode(t, &s);
+    if (!wkv6) ggmlr_f32_param_encode(t, ggmlr_decay_attn_scale_decode(fwd));
+    return t;
+}
+
+RULE(grad_decay_attn) {
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    return gc && grad_slices(ctx, gph, node, decay_attn_back(ctx, node, gc), ggmlr_decay_attn_n_srcs(node), need);
 }
 
 GRAD_RULE(decay_attn, NULL, grad_decay_attn);
@@ -141,7 +152,7 @@ struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tenso
     REQUIRE_CTX(fn);
     struct recurrence_dims d;
     if (!check_recurrence(fn, k, state, &d)) return NULL;
-    const struct ggmlr_wkv7_srcs s = {r, w, k, v, a, b, state};
+    const struct ggmlr_wkv7_srcs s = {r, w, k, v, a, b, state, NULL};
     if (!check_f32_shape(fn, "r", r, d.S, d.H, d.T, 1) || !check_f32_shape(fn, "w", w, d.S, d.H, d.T, 1) ||
         !check_f32_shape(fn, "v", v, d.S, d.H, d.T, 1) || !check_f32_shape(fn, "a", a, d.S, d.H, d.T, 1) ||
         !check_f32_shape(fn, "b", b, d.S, d.H, d.T, 1))
@@ -150,6 +161,19 @@ struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tenso
     if (t) ggmlr_wkv7_srcs_encode(t, &s);
     return t;
 }
+
+/* its backward: RWKV_WKV7_BACK, the gradients of the seven sources packed (as above) */
+RULE(grad_rwkv_wkv7) {
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    if (!gc) return false;
+    struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(node);
+    s.grad = gc;
+    struct ggml_tensor * back = packed_back("rwkv_wkv7_back", ctx, node, gc, GGML_OP_RWKV_WKV7_BACK, 7, s.k, s.state);
+    if (back) ggmlr_wkv7_srcs_encode(back, &s);
+    return grad_slices(ctx, gph, node, back, 7, need);
+}
+
+GRAD_RULE(rwkv_wkv7, NULL, grad_rwkv_wkv7);
 
 /* ---- GATED_DELTA_NET ---- */
 

@@ -35,6 +35,9 @@ static struct ggml_tensor * back_of(struct ggml_tensor * grad_k) { return grad_k
 static struct ggml_tensor * b_wkv6_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return back_of(ops_grad_node(ctx, in, 0, 6, b_wkv6, p));
 }
+static struct ggml_tensor * b_wkv7_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return back_of(ops_grad_node(ctx, in, 0, 7, b_wkv7, p));
+}
 static struct ggml_tensor * b_gla_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return back_of(ops_grad_node(ctx, in, 0, 5, b_gla, p));
 }
@@ -145,6 +148,11 @@ static void r_wkv7(const double * const * in, const int64_t (*ne)[4], const void
     free(P);
 }
 
+static void r_wkv7_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    fd_grads(r_wkv7, 7, in, ne, p, out);
+}
+
 /* GATED_DELTA_NET (q, k, v, g, beta, state): Sm[i][j], key i, value j; the
  * state tensor's element (i, j, h, n) is Sm[i][j] */
 static void r_gdn(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
@@ -200,6 +208,7 @@ static void packed_shape(const int64_t (*ne)[4], int n, int64_t no[4]) {
 }
 static void s_wkv6_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 6, no); }
 static void s_gla_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 5, no); }
+static void s_wkv7_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 7, no); }
 static void s_gdn(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
     const int64_t S = ne[2][0], H = ne[2][1], T = ne[2][2], B = ne[2][3];
     no[0] = S * H; no[1] = T * B + ((const struct la_case *) p)->K * S * B; no[2] = no[3] = 1;
@@ -220,10 +229,14 @@ static const struct la_case no_case = {0, 0}, gla_half = {0.5f, 0}, gdn_k1 = {0,
 #define GLA_(NAME, S, H, T, N, LAY, GRAD)                                                                                         \
     ROW_("GATED_LINEAR_ATTN", NAME, b_gla, r_gla, s_gla, gla_half, GRAD, 5, TOKS(S, H, T, LAY), TOKS(S, H, T, OPS_CONTIG),    \
          TOKS(S, H, T, OPS_CONTIG), DECAY(S, H, T, LAY), STATE(S, H, N))
-#define WKV7_(NAME, S, H, T, N, LAY)                                                                                              \
-    ROW_("RWKV_WKV7", NAME, b_wkv7, r_wkv7, s_wkv7, no_case, OPS_REFUSED, 7, TOKS(S, H, T, LAY), DECAY(S, H, T, OPS_CONTIG),   \
-         TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, LAY), IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG),                                 \
-         IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG), STATE(S, H, N))
+#define WKV7_IN(S, H, T, N, LAY)                                                                                                  \
+    TOKS(S, H, T, LAY), DECAY(S, H, T, OPS_CONTIG), TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, LAY),                              \
+        IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG), IN_((S, H, T, 1), -0.5, 0.5, OPS_CONTIG), STATE(S, H, N)
+#define WKV7_(NAME, S, H, T, N, LAY, GRAD) \
+    ROW_("RWKV_WKV7", NAME, b_wkv7, r_wkv7, s_wkv7, no_case, GRAD, 7, WKV7_IN(S, H, T, N, LAY))
+#define WKV7_BACK_(NAME, S, H, T, N, LAY)                                                                                \
+    ROW_("RWKV_WKV7_BACK", NAME, b_wkv7_back, r_wkv7_back, s_wkv7_back, no_case, OPS_REFUSED, 8, WKV7_IN(S, H, T, N, LAY), \
+         IN_((S * H, T + S * N, 1, 1), -1, 1, OPS_CONTIG))
 /* the gradient rows: the forward's inputs, then dy [S*H, T + S*N] */
 #define WKV6_BACK_(NAME, S, H, T, N, LAY)                                                                                     \
     ROW_("RWKV_WKV6_BACK", NAME, b_wkv6_back, r_wkv6_back, s_wkv6_back, no_case, OPS_REFUSED, 7, TOKS(S, H, T, LAY),         \
@@ -252,9 +265,12 @@ static const struct ops_row rows[] = {
     GLA_BACK_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
     GLA_BACK_("k in any layout, 3 tokens", 4, 2, 3, 1, OPS_ANY_LAYOUT),
     GLA_BACK_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
-    WKV7_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
-    WKV7_("r, v in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT),
-    WKV7_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
+    WKV7_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_GRAD),
+    WKV7_("r, v in any layout", 4, 2, 3, 1, OPS_ANY_LAYOUT, OPS_GRAD),
+    WKV7_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG, OPS_FORWARD_ONLY),
+    WKV7_BACK_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
+    WKV7_BACK_("r, v transposed, 3 tokens", 4, 2, 3, 1, OPS_CONTIG | OPS_TRANSPOSED),
+    WKV7_BACK_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
     GDN_("scalar gate, K 1", gdn_k1, 4, 2, 2, 3, 2, 2, 1, OPS_CONTIG),
     GDN_("per-key gate, q, k over heads and sequences, K 4 > T", gdn_k4, 4, 1, 2, 3, 1, 2, 4, OPS_CONTIG),
     GDN_("q, v, state in any layout, K 2", gdn_k2, 4, 2, 2, 3, 1, 1, 1, OPS_ANY_LAYOUT),

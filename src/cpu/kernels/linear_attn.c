@@ -8,7 +8,7 @@
  * state S [key i, value j] row-major, P = S_{t-1}:
  *   y_t[j] = sum_i q_i (a_i P_ij + b_i k_i v_j)      S_t[i][j] = w_i P_ij + k_i v_j
  * WKV6: q = r, a = 1, b = tf, w = td;  GLA: q = scale q, a = w = g, b = 1.
- * Their _BACK ops run it back through time (below).
+ * Their _BACK ops, and RWKV_WKV7_BACK, run the recurrence back through time (below).
  * RWKV_WKV7, the state S [value i, key j] row-major:
  *   S_t[i][j] = P_ij w_j + v_i k_j + (sum_l P_il a_l) b_j      y_t[i] = sum_j S_t[i][j] r_j
  * GATED_DELTA_NET, the state kept transposed, M[j][i] = S[i][j] (key i, value j):
@@ -191,6 +191,81 @@ static void wkv7_forward(const struct ggmlr_compute_params * p, struct ggml_tens
         }
 }
 
+/* ---- RWKV_WKV7_BACK ----
+ * Back through time with G = dL/dS_t, dy = dL/dy_t, P = S_{t-1} (kept from a
+ * forward pass), sa_i = sum_l P_il a_l, S_t as above and Gt = G + dy r^T:
+ *   dr_j = sum_i S_ij dy_i   dw_j = sum_i Gt_ij P_ij   dk_j = sum_i Gt_ij v_i   db_j = sum_i Gt_ij sa_i
+ *   dv_i = sum_j Gt_ij k_j   dsa_i = sum_j Gt_ij b_j   da_l = sum_i dsa_i P_il
+ *   then G := dL/dS_{t-1} = Gt_il w_l + dsa_i a_l; the state's gradient is G at the first token. */
+
+/* scratch: one sequence's states before each token, G, the six rows, the five sums over i */
+static size_t wkv7_back_work_size(const struct ggml_tensor * dst) {
+    const struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(s.k, s.state);
+    return ((size_t) (d.T_seq + 1) * (size_t) (d.S * d.S) + 11 * (size_t) d.S) * sizeof(float);
+}
+
+static void wkv7_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(dst);
+    const struct rec_dims d = rec_dims(s.k, s.state);
+    const int64_t S = d.S, SS = d.S * d.S, C = d.S * d.H;
+    float * saved = p->wdata, * G = saved + d.T_seq * SS, * rows = G + SS, * sums = rows + 6 * S;
+    float * dr = sums, * dw = sums + S, * dk = sums + 2 * S, * db = sums + 3 * S, * da = sums + 4 * S;
+    const float * grad = s.grad->data;
+    float * out = dst->data;
+    int64_t h0, h1;
+    ggmlr_split(d.H, p->ith, p->nth, &h0, &h1);
+    for (int64_t h = h0; h < h1; h++)
+        for (int64_t seq = 0; seq < d.n_seqs; seq++) {
+            const int64_t tok0 = seq * d.T_seq;
+            memcpy(saved, (const float *) s.state->data + (seq * d.H + h) * SS, (size_t) SS * sizeof(float));
+            for (int64_t tt = 0; tt + 1 < d.T_seq; tt++) {  /* saved[tt] = the state before token tok0 + tt */
+                const float * w = ggmlr_row_f32(s.w, h, tok0 + tt, 0, rows), * k = ggmlr_row_f32(s.k, h, tok0 + tt, 0, rows + S);
+                const float * v = ggmlr_row_f32(s.v, h, tok0 + tt, 0, rows + 2 * S), * a = ggmlr_row_f32(s.a, h, tok0 + tt, 0, rows + 3 * S);
+                const float * b = ggmlr_row_f32(s.b, h, tok0 + tt, 0, rows + 4 * S);
+                const float * P = saved + tt * SS;
+                float * next = saved + (tt + 1) * SS;
+                for (int64_t i = 0; i < S; i++) {
+                    float sa = 0.0f;
+                    for (int64_t j = 0; j < S; j++) sa += a[j] * P[i * S + j];
+                    for (int64_t j = 0; j < S; j++) next[i * S + j] = P[i * S + j] * w[j] + v[i] * k[j] + sa * b[j];
+                }
+            }
+            memcpy(G, grad + C * d.T + (seq * d.H + h) * SS, (size_t) SS * sizeof(float));
+            for (int64_t tt = d.T_seq - 1; tt >= 0; tt--) {
+                const int64_t tok = tok0 + tt, at = tok * C + h * S;
+                const float * r = ggmlr_row_f32(s.r, h, tok, 0, rows), * w = ggmlr_row_f32(s.w, h, tok, 0, rows + S);
+                const float * k = ggmlr_row_f32(s.k, h, tok, 0, rows + 2 * S), * v = ggmlr_row_f32(s.v, h, tok, 0, rows + 3 * S);
+                const float * a = ggmlr_row_f32(s.a, h, tok, 0, rows + 4 * S), * b = ggmlr_row_f32(s.b, h, tok, 0, rows + 5 * S);
+                const float * dy = grad + at, * P = saved + tt * SS;
+                memset(sums, 0, 5 * (size_t) S * sizeof(float));
+                for (int64_t i = 0; i < S; i++) {
+                    const float * Pi = P + i * S;
+                    float * Gi = G + i * S, sa = 0.0f, dv = 0.0f, dsa = 0.0f;
+                    for (int64_t j = 0; j < S; j++) sa += a[j] * Pi[j];
+                    for (int64_t j = 0; j < S; j++) {
+                        const float Sij = Pi[j] * w[j] + v[i] * k[j] + sa * b[j];
+                        Gi[j] += dy[i] * r[j];  /* Gt */
+                        dr[j] += Sij * dy[i];
+                        dw[j] += Gi[j] * Pi[j];
+                        dk[j] += Gi[j] * v[i];
+                        db[j] += Gi[j] * sa;
+                        dv += Gi[j] * k[j];
+                        dsa += Gi[j] * b[j];
+                    }
+                    for (int64_t l = 0; l < S; l++) {
+                        da[l] += dsa * Pi[l];
+                        Gi[l] = Gi[l] * w[l] + dsa * a[l];  /* G becomes dL/dS_{t-1} */
+                    }
+                    out[ggmlr_packed_grad_offset(dst, 3) + at + i] = dv;
+                }
+                const int slot_of[5] = {0, 1, 2, 5, 4};  /* dr, dw, dk, db, da: r, w, k, b, a */
+                for (int q = 0; q < 5; q++) memcpy(out + ggmlr_packed_grad_offset(dst, slot_of[q]) + at, sums + q * S, (size_t) S * sizeof(float));
+            }
+            memcpy(out + ggmlr_packed_grad_offset(dst, 6) + (seq * d.H + h) * SS, G, (size_t) SS * sizeof(float));
+        }
+}
+
 /* ---- GATED_DELTA_NET ---- */
 
 /* scratch: the state M (S*S), the rows q, k, v, g, d (5 S), beta */
@@ -238,4 +313,5 @@ static void gdn_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
 GGMLR_KERNEL(decay_attn, decay_attn_forward, decay_attn_work_size, NULL);
 GGMLR_KERNEL(decay_attn_back, decay_attn_backward, decay_attn_back_work_size, NULL);
 GGMLR_KERNEL(rwkv_wkv7, wkv7_forward, wkv7_work_size, NULL);
+GGMLR_KERNEL(rwkv_wkv7_back, wkv7_backward, wkv7_back_work_size, NULL);
 GGMLR_KERNEL(gated_delta_net, gdn_forward, gdn_work_size, NULL);
