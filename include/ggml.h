@@ -206,6 +206,7 @@ enum ggml_op {
     GGML_OP_RWKV_WKV6_BACK,      /* the gradients of RWKV_WKV6's inputs, packed (internal to autodiff) */
     GGML_OP_GATED_LINEAR_ATTN_BACK, /* the gradients of GATED_LINEAR_ATTN's inputs, packed (internal to autodiff) */
     GGML_OP_RWKV_WKV7_BACK,      /* the gradients of RWKV_WKV7's inputs, packed (internal to autodiff) */
+    GGML_OP_GATED_DELTA_NET_BACK, /* the gradients of GATED_DELTA_NET's inputs, packed (internal to autodiff) */
     GGML_OP_COUNT
 };
 

@@ -463,7 +463,7 @@ static inline float ggmlr_decay_attn_scale_decode(const struct ggml_tensor * t) 
     if (ggmlr_decay_attn_is_wkv6(t)) return 1.0f;
     float v; ggmlr_params_get(t, &v, sizeof v); return v;
 }
-/* A packed gradient (RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK, RWKV_WKV7_BACK):
+/* A packed gradient (RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK, RWKV_WKV7_BACK, GATED_DELTA_NET_BACK):
  * where source slot's gradient starts, in floats (its sources' elements before it). */
 static inline int64_t ggmlr_packed_grad_offset(const struct ggml_tensor * t, int slot) {
     int64_t off = 0;
@@ -485,13 +485,17 @@ static inline struct ggmlr_wkv7_srcs ggmlr_wkv7_srcs_decode(const struct ggml_te
     return s;
 }
 
-/* GATED_DELTA_NET: q, k, v, g, beta, state (upstream's slots; K by ggmlr_i32_param_encode) */
-struct ggmlr_gdn_srcs { struct ggml_tensor * q, * k, * v, * g, * beta, * state; };
+/* GATED_DELTA_NET: q, k, v, g, beta, state (upstream's slots; K by
+ * ggmlr_i32_param_encode); GATED_DELTA_NET_BACK the same and K, then
+ * dL/d(result) (contiguous) at slot 6; its result packs the sources' gradients */
+struct ggmlr_gdn_srcs { struct ggml_tensor * q, * k, * v, * g, * beta, * state, * grad; };
 static inline void ggmlr_gdn_srcs_encode(struct ggml_tensor * t, const struct ggmlr_gdn_srcs * s) {
     t->src[0] = s->q; t->src[1] = s->k; t->src[2] = s->v; t->src[3] = s->g; t->src[4] = s->beta; t->src[5] = s->state;
+    if (t->op == GGML_OP_GATED_DELTA_NET_BACK) t->src[6] = s->grad;
 }
 static inline struct ggmlr_gdn_srcs ggmlr_gdn_srcs_decode(const struct ggml_tensor * t) {
-    const struct ggmlr_gdn_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5]};
+    const struct ggmlr_gdn_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5],
+                                     t->op == GGML_OP_GATED_DELTA_NET_BACK ? t->src[6] : NULL};
     return s;
 }
 
@@ -586,7 +590,7 @@ GGMLR_OP(RWKV_WKV6,               decay_attn,         decay_attn)
 GGMLR_OP(GATED_LINEAR_ATTN,       decay_attn,         decay_attn)
 GGMLR_OP(RWKV_WKV7,               rwkv_wkv7,          rwkv_wkv7)
 GGMLR_OP(SOLVE_TRI,               missing,            none)
-GGMLR_OP(GATED_DELTA_NET,         gated_delta_net,    none)
+GGMLR_OP(GATED_DELTA_NET,         gated_delta_net,    gated_delta_net)
 GGMLR_OP(LIGHTNING_INDEXER,       missing,            none)
 GGMLR_OP(DSV4_HC_COMB,            missing,            none)
 GGMLR_OP(DSV4_HC_PRE,             missing,            none)
@@ -611,5 +615,6 @@ GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
 GGMLR_OP(RWKV_WKV6_BACK,          decay_attn_back,    none)
 GGMLR_OP(GATED_LINEAR_ATTN_BACK,  decay_attn_back,    none)
 GGMLR_OP(RWKV_WKV7_BACK,          rwkv_wkv7_back,     none)
+GGMLR_OP(GATED_DELTA_NET_BACK,    gated_delta_net_back, none)
 
 #endif

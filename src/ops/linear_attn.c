@@ -1,6 +1,6 @@
 /* linear_attn.c -- the recurrent linear attentions (upstream's RWKV_WKV6,
  * GATED_LINEAR_ATTN, RWKV_WKV7, GATED_DELTA_NET): constructors, and the
- * backward rules of the first three (kernels: cpu/kernels/linear_attn.c). F32.
+ * backward rules (kernels: cpu/kernels/linear_attn.c). F32.
  *
  * Each carries a state S (S x S per head and sequence) through the tokens of
  * a sequence and packs its outputs, then the final state(s), into one result
@@ -98,14 +98,13 @@ struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct gg
 /* The node of a packed backward op of fwd (n_srcs sources), given grad =
  * dL/d(fwd): F32 [the sources' elements], its sources left to the caller. */
 static struct ggml_tensor * packed_back(const char * fn, struct ggml_context * ctx, const struct ggml_tensor * fwd, const struct ggml_tensor * grad,
-                                        enum ggml_op op, int n_srcs, const struct ggml_tensor * k, const struct ggml_tensor * state) {
+                                        enum ggml_op op, int n_srcs, int64_t S, int64_t T_seq) {
     if (grad->type != GGML_TYPE_F32 || !ggml_are_same_shape(grad, fwd) || !ggml_is_contiguous(grad)) {
         ggmlr_set_error("%s: the gradient must be F32, contiguous, shaped like the %s node", fn, ggml_op_name(fwd->op));
         return NULL;
     }
-    /* the kernel keeps one sequence's states: (n_tokens / n_seqs + 1) S*S floats a thread */
-    const double S = (double) k->ne[0];
-    if (!ggmlr_check_size_bound(fn, ((double) k->ne[2] / (double) state->ne[1] + 1) * S * S * sizeof(float))) return NULL;
+    /* the kernel keeps one sequence's states: (T_seq + 1) S*S floats a thread */
+    if (!ggmlr_check_size_bound(fn, ((double) T_seq + 1) * (double) S * (double) S * sizeof(float))) return NULL;
     const int64_t ne[4] = {ggmlr_packed_grad_offset(fwd, n_srcs), 1, 1, 1};
     return ggmlr_new_node(ctx, op, GGML_TYPE_F32, ne, NULL, NULL);
 }
@@ -130,7 +129,7 @@ static struct ggml_tensor * decay_attn_back(struct ggml_context * ctx, struct gg
     s.grad = grad;
     const bool wkv6 = fwd->op == GGML_OP_RWKV_WKV6;
     struct ggml_tensor * t = packed_back("decay_attn_back", ctx, fwd, grad, wkv6 ? GGML_OP_RWKV_WKV6_BACK : GGML_OP_GATED_LINEAR_ATTN_BACK,
-                                         ggmlr_decay_attn_n_srcs(fwd), s.k, s.state);
+                                         ggmlr_decay_attn_n_srcs(fwd), s.k->ne[0], s.k->ne[2] / s.state->ne[1]);
     if (!t) return NULL;
     ggmlr_decay_attn_srcs_encode(t, &s);
     if (!wkv6) ggmlr_f32_param_encode(t, ggmlr_decay_attn_scale_decode(fwd));
@@ -168,7 +167,7 @@ RULE(grad_rwkv_wkv7) {
     if (!gc) return false;
     struct ggmlr_wkv7_srcs s = ggmlr_wkv7_srcs_decode(node);
     s.grad = gc;
-    struct ggml_tensor * back = packed_back("rwkv_wkv7_back", ctx, node, gc, GGML_OP_RWKV_WKV7_BACK, 7, s.k, s.state);
+    struct ggml_tensor * back = packed_back("rwkv_wkv7_back", ctx, node, gc, GGML_OP_RWKV_WKV7_BACK, 7, s.k->ne[0], s.k->ne[2] / s.state->ne[1]);
     if (back) ggmlr_wkv7_srcs_encode(back, &s);
     return grad_slices(ctx, gph, node, back, 7, need);
 }
@@ -204,8 +203,33 @@ struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, struct ggml
     const int64_t ne[4] = {S * H, T * n_seqs + K * S * n_seqs, 1, 1};
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_GATED_DELTA_NET, GGML_TYPE_F32, ne, NULL, NULL);
     if (!t) return NULL;
-    const struct ggmlr_gdn_srcs s = {q, k, v, g, beta, state};
+    const struct ggmlr_gdn_srcs s = {q, k, v, g, beta, state, NULL};
     ggmlr_gdn_srcs_encode(t, &s);
     ggmlr_i32_param_encode(t, (int32_t) K);
     return t;
 }
+
+/* its backward: GATED_DELTA_NET_BACK, the gradients of the six sources
+ * packed (as above), for q and k of v's heads and sequences (shared ones
+ * would sum gradients across heads: refused) */
+static const char * refuse_gated_delta_net(const struct ggml_tensor * node, const bool * need) {
+    (void) need;
+    const struct ggmlr_gdn_srcs s = ggmlr_gdn_srcs_decode(node);
+    if (s.q->ne[1] == s.v->ne[1] && s.q->ne[3] == s.v->ne[3] && s.k->ne[1] == s.v->ne[1] && s.k->ne[3] == s.v->ne[3]) return NULL;
+    return "GATED_DELTA_NET: q or k shared across heads or sequences (fewer than v's) has no gradient here; repeat them to v's first";
+}
+
+RULE(grad_gated_delta_net) {
+    struct ggml_tensor * gc = ggmlr_grad_contiguous(ctx, g);
+    if (!gc) return false;
+    struct ggmlr_gdn_srcs s = ggmlr_gdn_srcs_decode(node);
+    s.grad = gc;
+    struct ggml_tensor * back = packed_back("gated_delta_net_back", ctx, node, gc, GGML_OP_GATED_DELTA_NET_BACK, 6, s.v->ne[0], s.v->ne[2]);
+    if (back) {
+        ggmlr_gdn_srcs_encode(back, &s);
+        ggmlr_i32_param_encode(back, ggmlr_i32_param_decode(node));
+    }
+    return grad_slices(ctx, gph, node, back, 6, need);
+}
+
+GRAD_RULE(gated_delta_net, refuse_gated_delta_net, grad_gated_delta_net);

@@ -38,6 +38,9 @@ static struct ggml_tensor * b_wkv6_back(struct ggml_context * ctx, struct ggml_t
 static struct ggml_tensor * b_wkv7_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return back_of(ops_grad_node(ctx, in, 0, 7, b_wkv7, p));
 }
+static struct ggml_tensor * b_gdn_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return back_of(ops_grad_node(ctx, in, 0, 6, b_gdn, p));
+}
 static struct ggml_tensor * b_gla_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     return back_of(ops_grad_node(ctx, in, 0, 5, b_gla, p));
 }
@@ -192,6 +195,11 @@ static void r_gdn(const double * const * in, const int64_t (*ne)[4], const void 
     free(Sm);
 }
 
+static void r_gdn_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    (void) no;
+    fd_grads(r_gdn, 6, in, ne, p, out);
+}
+
 /* ---- shapes ---- */
 
 /* [S*H, n_tokens + S*n_seqs], n_seqs the state's (input n_state) ne1 */
@@ -209,6 +217,7 @@ static void packed_shape(const int64_t (*ne)[4], int n, int64_t no[4]) {
 static void s_wkv6_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 6, no); }
 static void s_gla_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 5, no); }
 static void s_wkv7_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 7, no); }
+static void s_gdn_back(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; packed_shape(ne, 6, no); }
 static void s_gdn(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
     const int64_t S = ne[2][0], H = ne[2][1], T = ne[2][2], B = ne[2][3];
     no[0] = S * H; no[1] = T * B + ((const struct la_case *) p)->K * S * B; no[2] = no[3] = 1;
@@ -220,9 +229,12 @@ static const struct la_case no_case = {0, 0}, gla_half = {0.5f, 0}, gdn_k1 = {0,
 #define TOKS(S, H, T, LAY) IN_((S, H, T, 1), -1, 1, LAY)
 #define DECAY(S, H, T, LAY) IN_((S, H, T, 1), 0.3, 0.95, LAY)
 #define STATE(S, H, N) IN_((S * S * H, N, 1, 1), -1, 1, OPS_CONTIG)
-#define ROW_(OP, NAME, BUILD, REF, SHAPE, CASE, GRAD, N, ...)                                                                 \
+/* REFUSAL: a word autodiff's message holds where GRAD is OPS_REFUSED */
+#define ROWR_(OP, NAME, BUILD, REF, SHAPE, CASE, GRAD, REFUSAL, N, ...)                                                        \
     {.op = OP, .variant = NAME, .build = BUILD, .params = &CASE, .n_in = N, .in = {__VA_ARGS__}, .shape = SHAPE, .ref = REF, \
-     .cmp = OPS_NORM2, .tol = 1e-5, .grad = GRAD, .refusal = "no backward rule"}
+     .cmp = OPS_NORM2, .tol = 1e-5, .grad = GRAD, .refusal = REFUSAL}
+#define ROW_(OP, NAME, BUILD, REF, SHAPE, CASE, GRAD, N, ...) \
+    ROWR_(OP, NAME, BUILD, REF, SHAPE, CASE, GRAD, "no backward rule", N, __VA_ARGS__)
 #define WKV6_(NAME, S, H, T, N, LAY, GRAD)                                                                                        \
     ROW_("RWKV_WKV6", NAME, b_wkv6, r_wkv6, s_wkv6, no_case, GRAD, 6, TOKS(S, H, T, LAY), TOKS(S, H, T, OPS_CONTIG),          \
          TOKS(S, H, T, LAY), IN_((S, H, 1, 1), -1, 1, OPS_CONTIG), DECAY(S, H, T, OPS_CONTIG), STATE(S, H, N))
@@ -247,10 +259,15 @@ static const struct la_case no_case = {0, 0}, gla_half = {0.5f, 0}, gdn_k1 = {0,
          TOKS(S, H, T, OPS_CONTIG), TOKS(S, H, T, OPS_CONTIG), DECAY(S, H, T, OPS_CONTIG), STATE(S, H, N),                    \
          IN_((S * H, T + S * N, 1, 1), -1, 1, OPS_CONTIG))
 /* q, k [S, Hk, T, Bk]; v [S, H, T, B]; g [G, H, T, B] */
-#define GDN_(NAME, CASE, S, Hk, H, T, Bk, B, G, LAY)                                                                             \
-    ROW_("GATED_DELTA_NET", NAME, b_gdn, r_gdn, s_gdn, CASE, OPS_REFUSED, 6, IN_((S, Hk, T, Bk), -0.5, 0.5, LAY),              \
-         IN_((S, Hk, T, Bk), -0.5, 0.5, OPS_CONTIG), IN_((S, H, T, B), -1, 1, LAY), IN_((G, H, T, B), -2, -0.01, OPS_CONTIG),  \
-         IN_((1, H, T, B), 0, 1, OPS_CONTIG), IN_((S, S, H, B), -1, 1, LAY))
+#define GDN_IN(S, Hk, H, T, Bk, B, G, LAY)                                                                                     \
+    IN_((S, Hk, T, Bk), -0.5, 0.5, LAY), IN_((S, Hk, T, Bk), -0.5, 0.5, OPS_CONTIG), IN_((S, H, T, B), -1, 1, LAY),            \
+        IN_((G, H, T, B), -2, -0.01, OPS_CONTIG), IN_((1, H, T, B), 0, 1, OPS_CONTIG), IN_((S, S, H, B), -1, 1, LAY)
+#define GDN_(NAME, CASE, S, Hk, H, T, Bk, B, G, LAY, GRAD) \
+    ROWR_("GATED_DELTA_NET", NAME, b_gdn, r_gdn, s_gdn, CASE, GRAD, "shared", 6, GDN_IN(S, Hk, H, T, Bk, B, G, LAY))
+/* the gradient rows: dy [S*H, T*B + K*S*B] */
+#define GDN_BACK_(NAME, CASE, K, S, H, T, B, G, LAY)                                                                                \
+    ROW_("GATED_DELTA_NET_BACK", NAME, b_gdn_back, r_gdn_back, s_gdn_back, CASE, OPS_REFUSED, 7, GDN_IN(S, H, H, T, B, B, G, LAY), \
+         IN_((S * H, T * B + K * S * B, 1, 1), -1, 1, OPS_CONTIG))
 
 static const struct ops_row rows[] = {
     WKV6_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG, OPS_GRAD),
@@ -271,10 +288,15 @@ static const struct ops_row rows[] = {
     WKV7_BACK_("S 4, 2 heads, 2 sequences of 3", 4, 2, 6, 2, OPS_CONTIG),
     WKV7_BACK_("r, v transposed, 3 tokens", 4, 2, 3, 1, OPS_CONTIG | OPS_TRANSPOSED),
     WKV7_BACK_("S 8, 5 heads over threads", 8, 5, 4, 1, OPS_CONTIG),
-    GDN_("scalar gate, K 1", gdn_k1, 4, 2, 2, 3, 2, 2, 1, OPS_CONTIG),
-    GDN_("per-key gate, q, k over heads and sequences, K 4 > T", gdn_k4, 4, 1, 2, 3, 1, 2, 4, OPS_CONTIG),
-    GDN_("q, v, state in any layout, K 2", gdn_k2, 4, 2, 2, 3, 1, 1, 1, OPS_ANY_LAYOUT),
-    GDN_("S 8, 3 heads by 2 sequences over threads", gdn_k1, 8, 3, 3, 2, 2, 2, 8, OPS_CONTIG),
+    GDN_("scalar gate, K 1", gdn_k1, 4, 2, 2, 3, 2, 2, 1, OPS_CONTIG, OPS_GRAD),
+    GDN_("per-key gate, K 4 > T", gdn_k4, 4, 2, 2, 3, 2, 2, 4, OPS_CONTIG, OPS_GRAD),
+    GDN_("per-key gate, q, k over heads and sequences, K 4 > T", gdn_k4, 4, 1, 2, 3, 1, 2, 4, OPS_CONTIG, OPS_REFUSED),
+    GDN_("q, v, state in any layout, K 2", gdn_k2, 4, 2, 2, 3, 1, 1, 1, OPS_ANY_LAYOUT, OPS_GRAD),
+    GDN_("S 8, 3 heads by 2 sequences over threads", gdn_k1, 8, 3, 3, 2, 2, 2, 8, OPS_CONTIG, OPS_FORWARD_ONLY),
+    GDN_BACK_("scalar gate, K 1", gdn_k1, 1, 4, 2, 3, 2, 1, OPS_CONTIG),
+    GDN_BACK_("per-key gate, K 4 > T", gdn_k4, 4, 4, 2, 3, 2, 4, OPS_CONTIG),
+    GDN_BACK_("q, v, state transposed, K 2", gdn_k2, 2, 4, 2, 3, 1, 1, OPS_CONTIG | OPS_TRANSPOSED),
+    GDN_BACK_("S 8, 3 heads by 2 sequences over threads", gdn_k2, 2, 8, 3, 2, 2, 8, OPS_CONTIG),
 };
 
 /* what the constructors refuse: NULL, types, shapes that disagree, a state of

@@ -8,7 +8,8 @@
  * state S [key i, value j] row-major, P = S_{t-1}:
  *   y_t[j] = sum_i q_i (a_i P_ij + b_i k_i v_j)      S_t[i][j] = w_i P_ij + k_i v_j
  * WKV6: q = r, a = 1, b = tf, w = td;  GLA: q = scale q, a = w = g, b = 1.
- * Their _BACK ops, and RWKV_WKV7_BACK, run the recurrence back through time (below).
+ * Their _BACK ops, RWKV_WKV7_BACK and GATED_DELTA_NET_BACK run the recurrences back
+ * through time (below), each packing the gradients of all its sources.
  * RWKV_WKV7, the state S [value i, key j] row-major:
  *   S_t[i][j] = P_ij w_j + v_i k_j + (sum_l P_il a_l) b_j      y_t[i] = sum_j S_t[i][j] r_j
  * GATED_DELTA_NET, the state kept transposed, M[j][i] = S[i][j] (key i, value j):
@@ -310,8 +311,105 @@ static void gdn_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     }
 }
 
+/* ---- GATED_DELTA_NET_BACK ----
+ * Back through time per (sequence, head), q and k of v's heads, with
+ * G = dL/dS_t (the snapshot slots' gradients added at their tokens), P = S_{t-1}
+ * (kept from a forward pass), e_i = exp(g_i) (or exp(g)), S' = diag(e) P,
+ * kS = S'^T k, d = beta (v - kS), S_t = S' + k d^T, c = 1/sqrt(S):
+ *   Gt = G + c q dy^T          dq = c S_t dy          dd = Gt^T k
+ *   dk = Gt d + S' dkS, dkS = -beta dd                dv = beta dd
+ *   dbeta = dd.(v - kS)        dS' = Gt + k dkS^T     dg_i = sum_j dS'_ij S'_ij (summed over i for a scalar gate)
+ *   then G := dL/dS_{t-1} = diag(e) dS'; the state's gradient is G at the
+ *   first token plus the gradients of the slots that hold the initial state. */
+
+/* scratch: the states before each token and G, the rows q, k, v, g, e, dq, dk, dg, and beta */
+static size_t gdn_back_work_size(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * v = ggmlr_gdn_srcs_decode(dst).v;
+    const int64_t S = v->ne[0];
+    return ((size_t) (v->ne[2] + 1) * (size_t) (S * S) + 8 * (size_t) S + 1) * sizeof(float);
+}
+
+static void gdn_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
+    const struct ggmlr_gdn_srcs s = ggmlr_gdn_srcs_decode(dst);
+    const int64_t S = s.v->ne[0], H = s.v->ne[1], T = s.v->ne[2], B = s.v->ne[3], K = ggmlr_i32_param_decode(dst), SS = S * S;
+    const bool per_key = s.g->ne[0] == S && S != 1;
+    const float c = 1.0f / sqrtf((float) S);
+    float * saved = p->wdata, * G = saved + T * SS, * qb = G + SS, * kb = qb + S, * vb = kb + S, * gb = vb + S, * e = gb + S;
+    float * dq = e + S, * dk = dq + S, * dg = dk + S, * bb = dg + S;
+    const float * grad = s.grad->data, * gstates = grad + S * H * T * B;
+    const int64_t snap = SS * H * B;
+    float * out = dst->data;
+    float * odq = out, * odk = out + ggmlr_packed_grad_offset(dst, 1), * odv = out + ggmlr_packed_grad_offset(dst, 2);
+    float * odg = out + ggmlr_packed_grad_offset(dst, 3), * odb = out + ggmlr_packed_grad_offset(dst, 4);
+    float * ods = out + ggmlr_packed_grad_offset(dst, 5);
+    int64_t u0, u1;
+    ggmlr_split(H * B, p->ith, p->nth, &u0, &u1);
+    for (int64_t unit = u0; unit < u1; unit++) {
+        const int64_t h = unit % H, seq = unit / H;
+        for (int64_t j = 0; j < S; j++) memcpy(saved + j * S, ggmlr_row_f32(s.state, j, h, seq, qb), (size_t) S * sizeof(float));
+        for (int64_t t = 0; t + 1 < T; t++) {  /* saved[t] = the state before token t (M[j][i] = S_ij) */
+            const float * k = ggmlr_row_f32(s.k, h, t, seq, kb), * v = ggmlr_row_f32(s.v, h, t, seq, vb);
+            const float * g = ggmlr_row_f32(s.g, h, t, seq, gb), beta = ggmlr_row_f32(s.beta, h, t, seq, bb)[0];
+            for (int64_t i = 0; i < S; i++) e[i] = expf(per_key ? g[i] : g[0]);
+            for (int64_t j = 0; j < S; j++) {
+                const float * P = saved + t * SS + j * S;
+                float * next = saved + (t + 1) * SS + j * S, kS = 0.0f;
+                for (int64_t i = 0; i < S; i++) { next[i] = e[i] * P[i]; kS += next[i] * k[i]; }
+                const float dj = beta * (v[j] - kS);
+                for (int64_t i = 0; i < S; i++) next[i] += k[i] * dj;
+            }
+        }
+        memset(G, 0, (size_t) SS * sizeof(float));
+        for (int64_t t = T - 1; t >= 0; t--) {
+            const int64_t slot = T - 1 - t, at = (seq * T + t) * H + h;
+            if (slot < K)
+                for (int64_t x = 0; x < SS; x++) G[x] += gstates[slot * snap + unit * SS + x];
+            const float * q = ggmlr_row_f32(s.q, h, t, seq, qb), * k = ggmlr_row_f32(s.k, h, t, seq, kb);
+            const float * v = ggmlr_row_f32(s.v, h, t, seq, vb), * g = ggmlr_row_f32(s.g, h, t, seq, gb);
+            const float beta = ggmlr_row_f32(s.beta, h, t, seq, bb)[0], * dy = grad + at * S;
+            for (int64_t i = 0; i < S; i++) { e[i] = expf(per_key ? g[i] : g[0]); dq[i] = dk[i] = dg[i] = 0.0f; }
+            float dbeta = 0.0f;
+            for (int64_t j = 0; j < S; j++) {  /* row j of M: column j of S */
+                const float * P = saved + t * SS + j * S;
+                float * Gj = G + j * S, kS = 0.0f, dd = 0.0f;
+                for (int64_t i = 0; i < S; i++) kS += e[i] * P[i] * k[i];
+                const float dj = beta * (v[j] - kS);
+                for (int64_t i = 0; i < S; i++) {
+                    const float Sp = e[i] * P[i];
+                    dq[i] += c * (Sp + k[i] * dj) * dy[j];
+                    Gj[i] += c * q[i] * dy[j];  /* Gt */
+                    dd += Gj[i] * k[i];
+                    dk[i] += Gj[i] * dj;
+                }
+                const float dkS = -beta * dd;
+                odv[at * S + j] = beta * dd;
+                dbeta += dd * (v[j] - kS);
+                for (int64_t i = 0; i < S; i++) {
+                    const float Sp = e[i] * P[i], dSp = Gj[i] + k[i] * dkS;
+                    dk[i] += Sp * dkS;
+                    dg[i] += dSp * Sp;
+                    Gj[i] = e[i] * dSp;  /* G becomes dL/dS_{t-1} */
+                }
+            }
+            memcpy(odq + at * S, dq, (size_t) S * sizeof(float));
+            memcpy(odk + at * S, dk, (size_t) S * sizeof(float));
+            odb[at] = dbeta;
+            if (per_key) memcpy(odg + at * S, dg, (size_t) S * sizeof(float));
+            else {
+                float sum = 0.0f;
+                for (int64_t i = 0; i < S; i++) sum += dg[i];
+                odg[at] = sum;
+            }
+        }
+        for (int64_t slot = T; slot < K; slot++)  /* the slots that hold the initial state */
+            for (int64_t x = 0; x < SS; x++) G[x] += gstates[slot * snap + unit * SS + x];
+        memcpy(ods + unit * SS, G, (size_t) SS * sizeof(float));
+    }
+}
+
 GGMLR_KERNEL(decay_attn, decay_attn_forward, decay_attn_work_size, NULL);
 GGMLR_KERNEL(decay_attn_back, decay_attn_backward, decay_attn_back_work_size, NULL);
 GGMLR_KERNEL(rwkv_wkv7, wkv7_forward, wkv7_work_size, NULL);
 GGMLR_KERNEL(rwkv_wkv7_back, wkv7_backward, wkv7_back_work_size, NULL);
 GGMLR_KERNEL(gated_delta_net, gdn_forward, gdn_work_size, NULL);
+GGMLR_KERNEL(gated_delta_net_back, gdn_backward, gdn_back_work_size, NULL);
