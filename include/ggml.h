@@ -207,6 +207,10 @@ enum ggml_op {
     GGML_OP_GET_REL_POS_BACK,    /* the gradient of GET_REL_POS's table (internal to autodiff) */
     GGML_OP_SSM_CONV_BACK,       /* the gradient of an SSM_CONV's sx or c (internal to autodiff) */
     GGML_OP_SSM_SCAN_BACK,       /* the gradient of one of an SSM_SCAN's s, x, dt, A, B, C (internal to autodiff) */
+    GGML_OP_RWKV_WKV6_BACK,      /* the gradients of RWKV_WKV6's inputs, packed (internal to autodiff) */
+    GGML_OP_GATED_LINEAR_ATTN_BACK, /* the gradients of GATED_LINEAR_ATTN's inputs, packed (internal to autodiff) */
+    GGML_OP_RWKV_WKV7_BACK,      /* the gradients of RWKV_WKV7's inputs, packed (internal to autodiff) */
+    GGML_OP_GATED_DELTA_NET_BACK, /* the gradients of GATED_DELTA_NET's inputs, packed (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -626,6 +630,35 @@ GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struc
 GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weights);
 GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual,
                                                 struct ggml_tensor * post, struct ggml_tensor * comb);
+/*
+ * Recurrent linear attention (upstream's RWKV / GLA / DeltaNet ops). Each
+ * result packs the output, then the recurrent state after the last token:
+ * F32 [S*H, n_tokens + S*n_seqs] (gated_delta_net: [S*H, n_tokens*n_seqs + K*S*n_seqs]).
+ * k, v, r, td, q, g, w, a, b [S, H, n_tokens] F32 (the n_seqs sequences one
+ * after another along n_tokens); state [S*S*H, n_seqs] F32, contiguous.
+ * rwkv_wkv6: tf [S, H]; y_t = r_t^T (S_{t-1} + diag(tf) k_t v_t^T),  S_t = diag(td_t) S_{t-1} + k_t v_t^T.
+ * gated_linear_attn: S_t = diag(g_t) S_{t-1} + k_t v_t^T,  y_t = scale q_t^T S_t.
+ * rwkv_wkv7: S_t = S_{t-1} diag(w_t) + v_t k_t^T + (S_{t-1} a_t) b_t^T,  y_t = S_t r_t.
+ */
+GGML_API struct ggml_tensor * ggml_rwkv_wkv6(struct ggml_context * ctx, struct ggml_tensor * k, struct ggml_tensor * v,
+                                             struct ggml_tensor * r, struct ggml_tensor * tf, struct ggml_tensor * td,
+                                             struct ggml_tensor * state);
+GGML_API struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct ggml_tensor * k, struct ggml_tensor * v,
+                                                     struct ggml_tensor * q, struct ggml_tensor * g, struct ggml_tensor * state,
+                                                     float scale);
+GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tensor * r, struct ggml_tensor * w,
+                                             struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * a,
+                                             struct ggml_tensor * b, struct ggml_tensor * state);
+/*
+ * Gated delta rule. q, k [S, H_k, n_tokens, n_seqs_k] (H % H_k == 0, n_seqs % n_seqs_k == 0);
+ * v [S, H, n_tokens, n_seqs]; g [1 or S, H, n_tokens, n_seqs] (log decay, scalar or per key);
+ * beta [1, H, n_tokens, n_seqs]; state [S, S, H, n_seqs] (the initial state); K >= 1 snapshots.
+ * Result [S*H, n_tokens*n_seqs + K*S*n_seqs]: the outputs, then K states, slot s the state
+ * s tokens before the end (slots past n_tokens hold the initial state).
+ */
+GGML_API struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                   struct ggml_tensor * v, struct ggml_tensor * g, struct ggml_tensor * beta,
+                                                   struct ggml_tensor * state, int64_t K);
 
 /* ---- training ops (upstream names, signatures and meaning) ---- */
 

@@ -286,3 +286,17 @@ ggml_ssm_scan <- function(ctx, s, x, dt, A, B, C, ids, K = 1) {
 }
 
 # ?"ggml-constants"
+
+# ?"ggml-linear-attn"
+ggml_rwkv_wkv6 <- function(ctx, k, v, r, tf, td, state) {
+  .Call(C_ggml_rwkv_wkv6, ctx, k, v, r, tf, td, state)
+}
+ggml_gated_linear_attn <- function(ctx, k, v, q, g, state, scale) {
+  .Call(C_ggml_gated_linear_attn, ctx, k, v, q, g, state, scale)
+}
+ggml_rwkv_wkv7 <- function(ctx, r, w, k, v, a, b, state) {
+  .Call(C_ggml_rwkv_wkv7, ctx, r, w, k, v, a, b, state)
+}
+ggml_gated_delta_net <- function(ctx, q, k, v, g, beta, state, n_states = 1) {
+  .Call(C_ggml_gated_delta_net, ctx, q, k, v, g, beta, state, n_states)
+}

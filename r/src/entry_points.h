@@ -230,6 +230,10 @@ ENTRY(ggml_upscale, 4)
 ENTRY(ggml_upscale_ext, 7)
 ENTRY(ggml_ssm_conv, 3)
 ENTRY(ggml_ssm_scan, 9)
+ENTRY(ggml_rwkv_wkv6, 7)
+ENTRY(ggml_gated_linear_attn, 7)
+ENTRY(ggml_rwkv_wkv7, 8)
+ENTRY(ggml_gated_delta_net, 8)
 /* END generated */
 /* glue_tensor.c */
 ENTRY(ggml_new_tensor, 4)

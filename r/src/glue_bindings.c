@@ -1500,3 +1500,53 @@ SEXP R_ggml_ssm_scan(SEXP r_ctx, SEXP r_s, SEXP r_x, SEXP r_dt, SEXP r_A, SEXP r
     return FINISH(r_ctx, "ggml_ssm_scan", ggml_ssm_scan(ctx->ctx, s, x, dt, A, B, C, ids, K));
 }
 
+/* ggml_rwkv_wkv6(ctx, k, v, r, tf, td, state) */
+SEXP R_ggml_rwkv_wkv6(SEXP r_ctx, SEXP r_k, SEXP r_v, SEXP r_r, SEXP r_tf, SEXP r_td, SEXP r_state) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
+    struct ggml_tensor * v = TENSOR(ctx, r_v, "v");
+    struct ggml_tensor * r = TENSOR(ctx, r_r, "r");
+    struct ggml_tensor * tf = TENSOR(ctx, r_tf, "tf");
+    struct ggml_tensor * td = TENSOR(ctx, r_td, "td");
+    struct ggml_tensor * state = TENSOR(ctx, r_state, "state");
+    return FINISH(r_ctx, "ggml_rwkv_wkv6", ggml_rwkv_wkv6(ctx->ctx, k, v, r, tf, td, state));
+}
+
+/* ggml_gated_linear_attn(ctx, k, v, q, g, state, scale) */
+SEXP R_ggml_gated_linear_attn(SEXP r_ctx, SEXP r_k, SEXP r_v, SEXP r_q, SEXP r_g, SEXP r_state, SEXP r_scale) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
+    struct ggml_tensor * v = TENSOR(ctx, r_v, "v");
+    struct ggml_tensor * q = TENSOR(ctx, r_q, "q");
+    struct ggml_tensor * g = TENSOR(ctx, r_g, "g");
+    struct ggml_tensor * state = TENSOR(ctx, r_state, "state");
+    const float scale = rg_float(r_scale, "scale");
+    return FINISH(r_ctx, "ggml_gated_linear_attn", ggml_gated_linear_attn(ctx->ctx, k, v, q, g, state, scale));
+}
+
+/* ggml_rwkv_wkv7(ctx, r, w, k, v, a, b, state) */
+SEXP R_ggml_rwkv_wkv7(SEXP r_ctx, SEXP r_r, SEXP r_w, SEXP r_k, SEXP r_v, SEXP r_a, SEXP r_b, SEXP r_state) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * r = TENSOR(ctx, r_r, "r");
+    struct ggml_tensor * w = TENSOR(ctx, r_w, "w");
+    struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
+    struct ggml_tensor * v = TENSOR(ctx, r_v, "v");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * state = TENSOR(ctx, r_state, "state");
+    return FINISH(r_ctx, "ggml_rwkv_wkv7", ggml_rwkv_wkv7(ctx->ctx, r, w, k, v, a, b, state));
+}
+
+/* ggml_gated_delta_net(ctx, q, k, v, g, beta, state, n_states = 1) */
+SEXP R_ggml_gated_delta_net(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_v, SEXP r_g, SEXP r_beta, SEXP r_state, SEXP r_n_states) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * q = TENSOR(ctx, r_q, "q");
+    struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
+    struct ggml_tensor * v = TENSOR(ctx, r_v, "v");
+    struct ggml_tensor * g = TENSOR(ctx, r_g, "g");
+    struct ggml_tensor * beta = TENSOR(ctx, r_beta, "beta");
+    struct ggml_tensor * state = TENSOR(ctx, r_state, "state");
+    const int64_t n_states = rg_count(r_n_states, "n_states");
+    return FINISH(r_ctx, "ggml_gated_delta_net", ggml_gated_delta_net(ctx->ctx, q, k, v, g, beta, state, n_states));
+}
+

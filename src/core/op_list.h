@@ -64,7 +64,7 @@ static inline struct ggmlr_scale_params ggmlr_scale_params_decode(const struct g
 /* ---- one int32 (upstream's [0]): CONCAT (dim), UPSCALE and UPSCALE_BACK (mode | flags),
  * DIAG_MASK_INF / DIAG_MASK_ZERO (n_past), TRI (enum ggml_tri_type), WIN_UNPART (w, the
  * windows' side), ADD_REL_POS (inplace: 1 when the result is a itself), SSM_CONV_BACK
- * (which gradient: 0 sx, 1 c) ---- */
+ * (which gradient: 0 sx, 1 c), GATED_DELTA_NET (K, the snapshots) ---- */
 
 static inline void    ggmlr_i32_param_encode(struct ggml_tensor * t, int32_t v) { ggmlr_params_put(t, &v, sizeof v); }
 static inline int32_t ggmlr_i32_param_decode(const struct ggml_tensor * t) { int32_t v; ggmlr_params_get(t, &v, sizeof v); return v; }
@@ -547,6 +547,75 @@ static inline struct ggmlr_dsv4_hc_post_srcs ggmlr_dsv4_hc_post_srcs_decode(cons
     return s;
 }
 
+/* ---- the recurrent linear attentions (upstream's source slots). The
+ * diagonal-decay pair, RWKV_WKV6 (k, v, r, tf, td, state) and
+ * GATED_LINEAR_ATTN (k, v, q, g, state; [0] the float scale), read as one
+ * recurrence over a state S [key i, value j], per head:
+ *   y_t[j] = sum_i q_i (a_i P_ij + b_i k_i v_j),  S_t = diag(w) P + k v^T,  P = S_{t-1}
+ * with WKV6: q = r, a = 1, b = u = tf, w = td; GLA: q = scale q, a = w = g, b = 1 (u NULL).
+ * Their _BACK ops hold the same sources at the same slots, then dL/d(result)
+ * (contiguous) at slot n (5 or 6); their result packs the sources'
+ * gradients, slot by slot (ggmlr_packed_grad_offset). ---- */
+struct ggmlr_decay_attn_srcs { struct ggml_tensor * k, * v, * q, * u, * w, * state, * grad; };
+static inline bool ggmlr_decay_attn_is_wkv6(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_RWKV_WKV6 || t->op == GGML_OP_RWKV_WKV6_BACK;
+}
+static inline int ggmlr_decay_attn_n_srcs(const struct ggml_tensor * t) { return ggmlr_decay_attn_is_wkv6(t) ? 6 : 5; }
+static inline void ggmlr_decay_attn_srcs_encode(struct ggml_tensor * t, const struct ggmlr_decay_attn_srcs * s) {
+    const bool wkv6 = ggmlr_decay_attn_is_wkv6(t);
+    t->src[0] = s->k; t->src[1] = s->v; t->src[2] = s->q;
+    if (wkv6) { t->src[3] = s->u; t->src[4] = s->w; t->src[5] = s->state; }
+    else      { t->src[3] = s->w; t->src[4] = s->state; }
+    if (t->op == GGML_OP_RWKV_WKV6_BACK || t->op == GGML_OP_GATED_LINEAR_ATTN_BACK) t->src[ggmlr_decay_attn_n_srcs(t)] = s->grad;
+}
+static inline struct ggmlr_decay_attn_srcs ggmlr_decay_attn_srcs_decode(const struct ggml_tensor * t) {
+    const bool wkv6 = ggmlr_decay_attn_is_wkv6(t);
+    const bool back = t->op == GGML_OP_RWKV_WKV6_BACK || t->op == GGML_OP_GATED_LINEAR_ATTN_BACK;
+    const struct ggmlr_decay_attn_srcs s = {t->src[0], t->src[1], t->src[2], wkv6 ? t->src[3] : NULL, wkv6 ? t->src[4] : t->src[3],
+                                            wkv6 ? t->src[5] : t->src[4], back ? t->src[ggmlr_decay_attn_n_srcs(t)] : NULL};
+    return s;
+}
+/* the readout's scale: GLA's parameter, 1 for WKV6 */
+static inline float ggmlr_decay_attn_scale_decode(const struct ggml_tensor * t) {
+    if (ggmlr_decay_attn_is_wkv6(t)) return 1.0f;
+    float v; ggmlr_params_get(t, &v, sizeof v); return v;
+}
+/* A packed gradient (RWKV_WKV6_BACK, GATED_LINEAR_ATTN_BACK, RWKV_WKV7_BACK, GATED_DELTA_NET_BACK):
+ * where source slot's gradient starts, in floats (its sources' elements before it). */
+static inline int64_t ggmlr_packed_grad_offset(const struct ggml_tensor * t, int slot) {
+    int64_t off = 0;
+    for (int s = 0; s < slot; s++) off += ggml_nelements(t->src[s]);
+    return off;
+}
+
+/* RWKV_WKV7: r, w, k, v, a, b, state (upstream's slots); RWKV_WKV7_BACK the
+ * same, then dL/d(result) (contiguous) at slot 7; its result packs the
+ * sources' gradients slot by slot */
+struct ggmlr_wkv7_srcs { struct ggml_tensor * r, * w, * k, * v, * a, * b, * state, * grad; };
+static inline void ggmlr_wkv7_srcs_encode(struct ggml_tensor * t, const struct ggmlr_wkv7_srcs * s) {
+    t->src[0] = s->r; t->src[1] = s->w; t->src[2] = s->k; t->src[3] = s->v; t->src[4] = s->a; t->src[5] = s->b; t->src[6] = s->state;
+    if (t->op == GGML_OP_RWKV_WKV7_BACK) t->src[7] = s->grad;
+}
+static inline struct ggmlr_wkv7_srcs ggmlr_wkv7_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_wkv7_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5], t->src[6],
+                                      t->op == GGML_OP_RWKV_WKV7_BACK ? t->src[7] : NULL};
+    return s;
+}
+
+/* GATED_DELTA_NET: q, k, v, g, beta, state (upstream's slots; K by
+ * ggmlr_i32_param_encode); GATED_DELTA_NET_BACK the same and K, then
+ * dL/d(result) (contiguous) at slot 6; its result packs the sources' gradients */
+struct ggmlr_gdn_srcs { struct ggml_tensor * q, * k, * v, * g, * beta, * state, * grad; };
+static inline void ggmlr_gdn_srcs_encode(struct ggml_tensor * t, const struct ggmlr_gdn_srcs * s) {
+    t->src[0] = s->q; t->src[1] = s->k; t->src[2] = s->v; t->src[3] = s->g; t->src[4] = s->beta; t->src[5] = s->state;
+    if (t->op == GGML_OP_GATED_DELTA_NET_BACK) t->src[6] = s->grad;
+}
+static inline struct ggmlr_gdn_srcs ggmlr_gdn_srcs_decode(const struct ggml_tensor * t) {
+    const struct ggmlr_gdn_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], t->src[4], t->src[5],
+                                     t->op == GGML_OP_GATED_DELTA_NET_BACK ? t->src[6] : NULL};
+    return s;
+}
+
 #endif
 #else
 /* ======== part 2: the rows ======== */
@@ -634,11 +703,11 @@ GGMLR_OP(WIN_PART,                win_part,           win_part)
 GGMLR_OP(WIN_UNPART,              win_unpart,         win_unpart)
 GGMLR_OP(GET_REL_POS,             get_rel_pos,        get_rel_pos)
 GGMLR_OP(ADD_REL_POS,             add_rel_pos,        add_rel_pos)
-GGMLR_OP(RWKV_WKV6,               missing,            none)
-GGMLR_OP(GATED_LINEAR_ATTN,       missing,            none)
-GGMLR_OP(RWKV_WKV7,               missing,            none)
+GGMLR_OP(RWKV_WKV6,               decay_attn,         decay_attn)
+GGMLR_OP(GATED_LINEAR_ATTN,       decay_attn,         decay_attn)
+GGMLR_OP(RWKV_WKV7,               rwkv_wkv7,          rwkv_wkv7)
 GGMLR_OP(SOLVE_TRI,               solve_tri,          solve_tri)
-GGMLR_OP(GATED_DELTA_NET,         missing,            none)
+GGMLR_OP(GATED_DELTA_NET,         gated_delta_net,    gated_delta_net)
 GGMLR_OP(LIGHTNING_INDEXER,       lightning_indexer,  lightning_indexer)
 GGMLR_OP(DSV4_HC_COMB,            dsv4_hc_comb,       none)
 GGMLR_OP(DSV4_HC_PRE,             dsv4_hc_pre,        dsv4_hc_pre)
@@ -664,5 +733,9 @@ GGMLR_OP(PAD_BACK,                pad_back,           pad_back)
 GGMLR_OP(GET_REL_POS_BACK,        get_rel_pos_back,   none)
 GGMLR_OP(SSM_CONV_BACK,           ssm_conv_back,      none)
 GGMLR_OP(SSM_SCAN_BACK,           ssm_scan_back,      none)
+GGMLR_OP(RWKV_WKV6_BACK,          decay_attn_back,    none)
+GGMLR_OP(GATED_LINEAR_ATTN_BACK,  decay_attn_back,    none)
+GGMLR_OP(RWKV_WKV7_BACK,          rwkv_wkv7_back,     none)
+GGMLR_OP(GATED_DELTA_NET_BACK,    gated_delta_net_back, none)
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "common/test_common.h"
 
-enum { OPS_MAX_IN = 8 };  /* ssm_scan_back: s, x, dt, A, B, C, ids and dy */
+enum { OPS_MAX_IN = 8 };  /* ssm_scan_back: s, x, dt, A, B, C, ids and dy; rwkv_wkv7_back: 7 inputs and dy */
 
 /* How an input of logical shape ne sits in memory: contiguous, or a
  * transposed / permuted (dims 0 <-> 2) view of a tensor whose memory has
