@@ -405,6 +405,8 @@ GGML_API bool   ggml_get_no_alloc(struct ggml_context * ctx);
 GGML_API size_t ggml_used_mem(const struct ggml_context * ctx);
 GGML_API size_t ggml_get_mem_size(const struct ggml_context * ctx);
 GGML_API size_t ggml_tensor_overhead(void);
+/* nbytes of type hold whole rows of finite values (false and a message otherwise) */
+GGML_API bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes);
 GGML_API size_t ggml_graph_overhead(void);
 GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
 GGML_API struct ggml_tensor * ggml_get_first_tensor(const struct ggml_context * ctx);
@@ -540,6 +542,8 @@ GGML_API struct ggml_tensor * ggml_sub(struct ggml_context * ctx, struct ggml_te
 GGML_API struct ggml_tensor * ggml_mul(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_div(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 GGML_API struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+/* a + b, the result of type `type` (F32, F16, BF16; a of any type ggml_cast takes) */
+GGML_API struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_type type);
 GGML_API struct ggml_tensor * ggml_scale(struct ggml_context * ctx, struct ggml_tensor * a, float s);
 GGML_API struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a);
 GGML_API struct ggml_tensor * ggml_sqrt(struct ggml_context * ctx, struct ggml_tensor * a);
@@ -1169,6 +1173,8 @@ GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * g
 GGML_API struct ggml_cgraph *  ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * graph, bool force_grads);
 GGML_API struct ggml_tensor ** ggml_graph_nodes(struct ggml_cgraph * graph);  /* its ggml_graph_n_nodes nodes; NULL for NULL */
 GGML_API void                 ggml_graph_print(const struct ggml_cgraph * graph);  /* to the log */
+/* the graph g in Graphviz's dot format (gb, may be NULL: the graph whose gradients color g's nodes) */
+GGML_API void                 ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * g, const char * filename);
 
 
 #ifdef __cplusplus

@@ -226,6 +226,15 @@ SEXP R_ggml_add_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_add_inplace", ggml_add_inplace(ctx->ctx, a, b));
 }
 
+/* ggml_add_cast(ctx, a, b, type) */
+SEXP R_ggml_add_cast(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_type) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const enum ggml_type type = (enum ggml_type) rg_int(r_type, "type");
+    return FINISH(r_ctx, "ggml_add_cast", ggml_add_cast(ctx->ctx, a, b, type));
+}
+
 /* ggml_add1(ctx, a, b) */
 SEXP R_ggml_add1(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

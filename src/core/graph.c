@@ -291,3 +291,32 @@ void ggml_graph_print(const struct ggml_cgraph * g) {
     }
     ggmlr_log(GGML_LOG_LEVEL_INFO, "========================================\n");
 }
+
+/* Graphviz: one box per node (op, name, shape; green: a parameter, yellow: has a
+ * gradient in gb), one ellipse per leaf, an arrow from each source to its
+ * node. gb may be NULL; it is read for the gradients of g's nodes only. */
+void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * g, const char * filename) {
+    if (!g || !filename) { ggmlr_set_error("ggml_graph_dump_dot: %s is NULL", g ? "filename" : "the graph"); return; }
+    FILE * f = ggml_fopen(filename, "w");
+    if (!f) { ggmlr_set_error("ggml_graph_dump_dot: cannot open '%s' for writing", filename); return; }
+    fprintf(f, "digraph G {\n  newrank = true;\n  rankdir = TB;\n");
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor * t = g->nodes[i];
+        const bool param = (t->flags & GGML_TENSOR_FLAG_PARAM) != 0;
+        const bool has_grad = gb && ggml_graph_get_grad(gb, t) != NULL;
+        fprintf(f, "  \"%p\" [style = filled; fillcolor = %s; shape = record; label = \"%d: %s|%s|[%lld, %lld, %lld, %lld] %s\"; ];\n",
+                (const void *) t, param ? "green" : has_grad ? "yellow" : "white", i, ggml_op_desc(t), t->name,
+                (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3], ggml_type_name(t->type));
+    }
+    for (int i = 0; i < g->n_leafs; i++) {
+        const struct ggml_tensor * t = g->leafs[i];
+        fprintf(f, "  \"%p\" [style = filled; fillcolor = pink; shape = ellipse; label = \"%s [%lld, %lld] %s\"; ];\n", (const void *) t,
+                t->name, (long long) t->ne[0], (long long) t->ne[1], ggml_type_name(t->type));
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int s = 0; s < GGML_MAX_SRC; s++)
+            if (g->nodes[i]->src[s])
+                fprintf(f, "  \"%p\" -> \"%p\" [ label = \"%d\"; ];\n", (const void *) g->nodes[i]->src[s], (const void *) g->nodes[i], s);
+    fprintf(f, "}\n");
+    if (fclose(f) != 0) ggmlr_set_error("ggml_graph_dump_dot: writing '%s' failed", filename);
+}

@@ -6,6 +6,8 @@
  * searches of Q4_0 .. Q5_1, Q2_K .. Q6_K, IQ4_NL and IQ4_XS). */
 #include "core/internal.h"
 
+#include <math.h>
+
 /* No type implemented here needs tables built first (upstream's init builds
  * the IQ1/IQ2/IQ3 grids). */
 void ggml_quantize_init(enum ggml_type type) { (void) type; }
@@ -58,4 +60,49 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
         default:               ggml_get_type_traits(type)->from_float_ref(in, out, n); break;
     }
     return (size_t) nrows * row_size;
+}
+
+/* Whether nbytes of type hold whole rows of finite values (upstream checks
+ * float types and the scales of blocks): float types element by element, a
+ * block type through its dequantizer (a NaN or infinite scale shows as a
+ * non-finite value); integer types are always valid. A type with neither
+ * (IQ1/IQ2/IQ3, TQ, NVFP4, Q1_0/Q2_0: named only here) is checked for its
+ * size only. */
+bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
+    const char * fn = "ggml_validate_row_data";
+    const size_t tsize = ggml_type_size(type);
+    if (tsize == 0 || type < 0 || type >= GGML_TYPE_COUNT) { ggmlr_set_error("%s: invalid type %d", fn, (int) type); return false; }
+    if (nbytes % tsize != 0) {
+        ggmlr_set_error("%s: %zu bytes are not a whole number of %s blocks (%zu bytes each)", fn, nbytes, ggml_type_name(type), tsize);
+        return false;
+    }
+    if (nbytes > 0 && !data) { ggmlr_set_error("%s: data is NULL", fn); return false; }
+    const size_t nblocks = nbytes / tsize;
+    const int64_t blck = ggml_blck_size(type);
+    if (type == GGML_TYPE_F64) {
+        for (size_t i = 0; i < nblocks; i++) {
+            double v;
+            memcpy(&v, (const char *) data + i * 8, 8);
+            if (!isfinite(v)) { ggmlr_set_error("%s: value %zu is %g", fn, i, v); return false; }
+        }
+        return true;
+    }
+    const struct ggml_type_traits * tt = ggml_get_type_traits(type);
+    const bool floats = type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16;
+    if (!floats && !(tt && tt->to_float)) return true;
+    float buf[256];
+    const size_t per = blck > 256 ? 1 : (size_t) (256 / blck);  /* blocks per chunk of at most 256 values */
+    for (size_t b0 = 0; b0 < nblocks; b0 += per) {
+        const size_t nb = nblocks - b0 < per ? nblocks - b0 : per;
+        const void * src = (const char *) data + b0 * tsize;
+        if (type == GGML_TYPE_F32) memcpy(buf, src, nb * 4);
+        else tt->to_float(src, buf, (int64_t) nb * blck);
+        for (size_t i = 0; i < nb * (size_t) blck; i++) {
+            if (!isfinite(buf[i])) {
+                ggmlr_set_error("%s: %s value %zu is not finite", fn, ggml_type_name(type), b0 * (size_t) blck + i);
+                return false;
+            }
+        }
+    }
+    return true;
 }

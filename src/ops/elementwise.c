@@ -21,6 +21,20 @@ static struct ggml_tensor * binary_op(const char * fn, struct ggml_context * ctx
 
 struct ggml_tensor * ggml_add(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_add", ctx, GGML_OP_ADD, a, b, false); }
 
+/* a + b with a result of type `type` (F32, F16 or BF16): a of another type
+ * is widened to F32 first. Upstream makes one ADD node with that result
+ * type; here it is add then a copy (CPY) when the type is not F32. */
+struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_type type) {
+    REQUIRE_CTX("ggml_add_cast"); REQUIRE("ggml_add_cast", a); REQUIRE("ggml_add_cast", b);
+    if (type != GGML_TYPE_F32 && type != GGML_TYPE_F16 && type != GGML_TYPE_BF16) {
+        ggmlr_set_error("ggml_add_cast: the result's type must be F32, F16 or BF16 (got %s)", ggml_type_name(type));
+        return NULL;
+    }
+    struct ggml_tensor * wide = a->type == GGML_TYPE_F32 ? a : ggml_cast(ctx, a, GGML_TYPE_F32);
+    struct ggml_tensor * sum = wide ? ggml_add(ctx, wide, b) : NULL;
+    return sum && type != GGML_TYPE_F32 ? ggml_cast(ctx, sum, type) : sum;
+}
+
 struct ggml_tensor * ggml_sub(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_sub", ctx, GGML_OP_SUB, a, b, false); }
 
 struct ggml_tensor * ggml_mul(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return binary_op("ggml_mul", ctx, GGML_OP_MUL, a, b, false); }

@@ -19,6 +19,7 @@ struct ew_params {
     bool inplace;  /* add_inplace, add1_inplace, sin/cos_inplace, leaky_relu(.., true) */
     float s;       /* scale, leaky_relu's negative slope; clamp's min */
     float hi;      /* clamp's max; scale_bias's bias (with .op = EW_SCALE) */
+    bool cast;     /* EW_ADD through ggml_add_cast(a, b, F32) */
 };
 
 static const struct ew_params p_add = {.op = EW_ADD}, p_sub = {.op = EW_SUB}, p_mul = {.op = EW_MUL}, p_div = {.op = EW_DIV},
@@ -36,13 +37,16 @@ static const struct ew_params p_add = {.op = EW_ADD}, p_sub = {.op = EW_SUB}, p_
                               p_sqrt_inplace = {.op = EW_SQRT, .inplace = true}, p_log_inplace = {.op = EW_LOG, .inplace = true},
                               p_scale_inplace = {.op = EW_SCALE, .s = -1.7f, .inplace = true},
                               p_scale_bias = {.op = EW_SCALE, .s = 0.6f, .hi = -0.35f},
-                              p_scale_bias_inplace = {.op = EW_SCALE, .s = -1.3f, .hi = 2.5f, .inplace = true};
+                              p_scale_bias_inplace = {.op = EW_SCALE, .s = -1.3f, .hi = 2.5f, .inplace = true},
+                              p_add_cast = {.op = EW_ADD, .cast = true};
 
 static struct ggml_tensor * b_ew(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct ew_params * p = params;
     struct ggml_tensor * b = p->self ? in[0] : in[1];
     switch (p->op) {
-        case EW_ADD:  return p->inplace ? ggml_add_inplace(ctx, in[0], b) : ggml_add(ctx, in[0], b);
+        case EW_ADD:
+            if (p->cast) return ggml_add_cast(ctx, in[0], b, GGML_TYPE_F32);
+            return p->inplace ? ggml_add_inplace(ctx, in[0], b) : ggml_add(ctx, in[0], b);
         case EW_SUB:  return p->inplace ? ggml_sub_inplace(ctx, in[0], b) : ggml_sub(ctx, in[0], b);
         case EW_MUL:  return p->inplace ? ggml_mul_inplace(ctx, in[0], b) : ggml_mul(ctx, in[0], b);
         case EW_DIV:  return p->inplace ? ggml_div_inplace(ctx, in[0], b) : ggml_div(ctx, in[0], b);
@@ -172,6 +176,13 @@ static const struct ops_row rows[] = {
     BINARY((1, 13, 1, 3), (1, 13, 1, 3)), BINARY((1, 13, 1, 3), (1, 1, 1, 3)), BINARY((1, 13, 1, 3), (1, 13, 1, 1)),
     UNARY((7, 5, 3, 2)), UNARY((1, 13, 1, 3)), UNARY((1, 1, 1, 1)),
     GRAD2("ADD", p_add, "same shape", (5, 3, 2, 2), 0, (5, 3, 2, 2), 0, -1, 1),
+    /* ggml_add_cast: an F16 a widened, b broadcast; the gradient reaches b */
+    {.op = "ADD", .variant = "add_cast F16 a, F32 result", .build = b_ew, .params = &p_add_cast, .n_in = 2,
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1, .type = GGML_TYPE_F16, .layout = OPS_ANY_LAYOUT}, {.ne = {7, 1, 3, 1}, .lo = -1, .hi = 1}},
+     .ref = r_ew, .tol = 1e-6},
+    {.op = "ADD", .variant = "add_cast gradient (F16 a)", .build = b_ew, .params = &p_add_cast, .n_in = 2,
+     .in = {{.ne = {5, 3, 2, 1}, .lo = -1, .hi = 1, .type = GGML_TYPE_F16}, {.ne = {5, 3, 1, 1}, .lo = -1, .hi = 1}},
+     .ref = r_ew, .tol = 1e-6, .grad = OPS_GRAD},
     GRAD2("ADD", p_add, "broadcast [5,1,2,1]", (5, 3, 2, 2), 0, (5, 1, 2, 1), 0, -1, 1),
     GRAD2("SUB", p_sub, "same shape", (5, 3, 2, 2), 0, (5, 3, 2, 2), 0, -1, 1),
     GRAD2("MUL", p_mul, "same shape", (5, 3, 2, 2), 0, (5, 3, 2, 2), 0, -1, 1),
