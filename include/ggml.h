@@ -983,6 +983,11 @@ GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hi
 /* recorded (get_prec reads it back), no effect: the attention accumulates in F32 */
 GGML_API void           ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
+/* Attention sinks: one more logit per query head, sinks[h] (F32 [H = q->ne[2]]), in the softmax
+ * denominator only: p_m = e^(s_m - mx) / (sum_j e^(s_j - mx) + e^(sinks[h] - mx)) (not scaled, no
+ * value row). NULL removes them; a bad argument leaves a as it was, with a message. Autodiff refuses a
+ * node with sinks. */
+GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
 /* ---- custom ops: the user's function run by the CPU backend, called on
  * min(n_tasks, threads) threads (n_tasks GGML_N_TASKS_MAX: every thread) with

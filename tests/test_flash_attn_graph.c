@@ -362,17 +362,18 @@ static void test_permuted_output(void) {
 
 /* ---- 4. refusals ---- */
 
-enum refusal_kind { R_ALIBI, R_SOFTCAP, R_F16, R_MASK_PARAM };
+enum refusal_kind { R_ALIBI, R_SOFTCAP, R_F16, R_MASK_PARAM, R_SINKS };
 
 static void check_refusal(enum refusal_kind kind, int params, bool extra_loss_term) {
-    static const char * const names[] = {"ALiBi", "softcap", "F16 K/V", "mask param"};
-    static const char * const words[] = {"max_bias", "softcap", "F16", "mask"};
+    static const char * const names[] = {"ALiBi", "softcap", "F16 K/V", "mask param", "sinks"};
+    static const char * const words[] = {"max_bias", "softcap", "F16", "mask", "sinks"};
     attn_case c = attn_base_case(4, 3, 3, 5, 4, 2, 2);
     c.mask = AM_VALUES | AM_CAUSAL;
     c.mask_type = GGML_TYPE_F32;
     if (kind == R_ALIBI) c.max_bias = 8.0f;
     if (kind == R_SOFTCAP) { c.softcap = 2.0f; c.mask = AM_NONE; }
     if (kind == R_F16) c.kv_type = GGML_TYPE_F16;
+    if (kind == R_SINKS) c.sinks = AS_MIXED;
     struct ggml_context * ctx = tc_ctx(16);
     attn_inputs in;
     attn_inputs_make(ctx, &c, &in);
@@ -380,6 +381,7 @@ static void check_refusal(enum refusal_kind kind, int params, bool extra_loss_te
     for (int s = 0; s < 4; s++)
         if ((params & (1 << s)) && src[s]) ggml_set_param(src[s]);
     struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in.q, in.k, in.v, in.mask, c.scale, c.max_bias, c.softcap);
+    if (in.sinks) ggml_flash_attn_ext_add_sinks(out, in.sinks);
     struct ggml_tensor * loss = ggml_sum(ctx, out);
     if (extra_loss_term) loss = ggml_add(ctx, loss, ggml_sum(ctx, ggml_sqr(ctx, in.q)));
     ggml_set_loss(loss);
@@ -423,6 +425,8 @@ static void test_refusals(void) {
     check_refusal(R_F16, 1, true);
     check_refusal(R_MASK_PARAM, 8, false);   /* only the mask */
     check_refusal(R_MASK_PARAM, 9, false);   /* mask and q */
+    check_refusal(R_SINKS, 1, false);        /* sinks with a param q */
+    check_refusal(R_SINKS, 4, true);         /* param v */
 
     /* A node that no parameter reaches needs no gradient: an F16 K/V attention
      * beside a parameter elsewhere does not stop the build. */

@@ -365,7 +365,7 @@ struct ggmlr_flash_attn_srcs {
  * multiple of 16 bytes (docs/attention.md): a slice's length in floats. */
 static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n + 3) / 4 * 4; }  /* = ceil(4n / 16) * 16 / 4, without overflow */
 
-/* slots: q, k, v, mask at 0..3; EXT: stats at 5; BACK: d at 4, and the saved forward node, then its stats, at 5, 6 */
+/* slots: q, k, v, mask at 0..3; EXT: the sinks (below) at 4, stats at 5; BACK: d at 4, and the saved forward node, then its stats, at 5, 6 */
 static inline void ggmlr_flash_attn_srcs_encode(struct ggml_tensor * t, const struct ggmlr_flash_attn_srcs * s) {
     t->src[0] = s->q; t->src[1] = s->k; t->src[2] = s->v; t->src[3] = s->mask;
     if (t->op == GGML_OP_FLASH_ATTN_EXT) { t->src[5] = s->stats; return; }
@@ -376,6 +376,13 @@ static inline struct ggmlr_flash_attn_srcs ggmlr_flash_attn_srcs_decode(const st
     const struct ggmlr_flash_attn_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], fwd ? NULL : t->src[4],
                                             fwd ? t->src[5] : t->src[6], fwd ? NULL : t->src[5]};
     return s;
+}
+
+/* FLASH_ATTN_EXT's attention sinks: NULL or F32 [H], one logit per query head that joins each row's
+ * softmax denominator only (upstream's src[4], set by ggml_flash_attn_ext_add_sinks); NULL for BACK */
+static inline void ggmlr_flash_attn_sinks_encode(struct ggml_tensor * t, struct ggml_tensor * sinks) { t->src[4] = sinks; }
+static inline struct ggml_tensor * ggmlr_flash_attn_sinks_decode(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_FLASH_ATTN_EXT ? t->src[4] : NULL;
 }
 
 /* ---- the sources past a and b of the other ops ---- */

@@ -102,6 +102,7 @@ static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const
     if (srcs.k->type != GGML_TYPE_F32 || srcs.v->type != GGML_TYPE_F32)
         return "FLASH_ATTN_EXT: backward needs F32 K and V (this node has F16 K/V)";
     if (need[3]) return "FLASH_ATTN_EXT: the gradient with respect to the mask is not implemented (the mask is a parameter)";
+    if (ggmlr_flash_attn_sinks_decode(node)) return "FLASH_ATTN_EXT: backward with attention sinks (ggml_flash_attn_ext_add_sinks) is not implemented";
     return NULL;
 }
 
@@ -134,6 +135,20 @@ void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
     if (!a) { ggmlr_null_input(fn, "a"); return; }
     if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
     ggmlr_flash_attn_prec_encode(a, (int32_t) prec);
+}
+
+/* sinks: F32, one per query head (q->ne[2]); as ggml_soft_max_add_sinks */
+void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks) {
+    const char * fn = "ggml_flash_attn_ext_add_sinks";
+    if (!a) { ggmlr_null_input(fn, "a"); return; }
+    if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
+    const struct ggml_tensor * q = ggmlr_flash_attn_srcs_decode(a).q;
+    if (sinks && sinks->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "sinks", sinks, "F32"); return; }
+    if (sinks && (sinks->ne[0] != q->ne[2] || ggml_nelements(sinks) != sinks->ne[0])) {
+        ggmlr_fail_shapes(fn, "sinks must be a vector of q->ne[2] values (one per query head)", q, sinks);
+        return;
+    }
+    ggmlr_flash_attn_sinks_encode(a, sinks);
 }
 
 enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a) {
