@@ -985,8 +985,8 @@ GGML_API void           ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enu
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
 /* Attention sinks: one more logit per query head, sinks[h] (F32 [H = q->ne[2]]), in the softmax
  * denominator only: p_m = e^(s_m - mx) / (sum_j e^(s_j - mx) + e^(sinks[h] - mx)) (not scaled, no
- * value row). NULL removes them; a bad argument leaves a as it was, with a message. Autodiff refuses a
- * node with sinks. */
+ * value row). NULL removes them; a bad argument leaves a as it was, with a message. Differentiable in
+ * q, k, v and the sinks. */
 GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
 /* ---- custom ops: the user's function run by the CPU backend, called on

@@ -123,6 +123,28 @@ void attn_ref_backward(const attn_problem * p, const double * d, double * dq, do
     free(dp);
 }
 
+void attn_ref_dsinks(const attn_problem * p, const double * d, double * ds) {
+    const attn_dims * a = &p->a;
+    double * pr = malloc((size_t) a->M * sizeof *pr);
+    for (int64_t h = 0; h < a->H; h++) ds[h] = 0;
+    for (int64_t b = 0; b < a->B; b++)
+        for (int64_t h = 0; h < a->H; h++)
+            for (int64_t n = 0; n < a->N; n++) {
+                if (!attn_ref_probs(p, n, h, b, pr)) continue;  /* nothing attended: out = 0 whatever the sink */
+                const double * dO = d + out_index(a, n, h, b);
+                double p_sink = 1, d_dot_out = 0;
+                for (int64_t m = 0; m < a->M; m++) {
+                    const double * vr = v_row(p, m, kv_head(a, h), b);
+                    double dv = 0;
+                    for (int64_t i = 0; i < a->DV; i++) dv += dO[i] * vr[i];
+                    p_sink -= pr[m];
+                    d_dot_out += pr[m] * dv;
+                }
+                ds[h] -= p_sink * d_dot_out;
+            }
+    free(pr);
+}
+
 double attn_ref_loss(const attn_problem * p, const double * d) {
     const int64_t n = attn_nout(&p->a);
     double * out = malloc((size_t) n * sizeof *out);
@@ -134,8 +156,8 @@ double attn_ref_loss(const attn_problem * p, const double * d) {
 }
 
 void attn_ref_numgrad(attn_problem * p, const double * d, int which, double eps, double * g) {
-    double * x = which == 0 ? p->q : which == 1 ? p->k : p->v;
-    const int64_t n = which == 0 ? attn_nq(&p->a) : which == 1 ? attn_nk(&p->a) : attn_nv(&p->a);
+    double * x = which == 0 ? p->q : which == 1 ? p->k : which == 2 ? p->v : p->sinks;
+    const int64_t n = which == 0 ? attn_nq(&p->a) : which == 1 ? attn_nk(&p->a) : which == 2 ? attn_nv(&p->a) : p->a.H;
     for (int64_t i = 0; i < n; i++) {
         const double x0 = x[i];
         x[i] = x0 + eps;

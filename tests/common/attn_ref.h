@@ -42,9 +42,12 @@ bool attn_ref_probs(const attn_problem * p, int64_t n, int64_t h, int64_t b, dou
 void attn_ref_forward(const attn_problem * p, double * out);
 /* Gradients of sum(d * out) (d [DV,H,N,B]) by the analytic formulas; softcap must be 0. */
 void attn_ref_backward(const attn_problem * p, const double * d, double * dq, double * dk, double * dv);
+/* Gradient of sum(d * out) w.r.t. the sinks [H]: the sink's probability in a row is 1 - sum_m p_m
+ * and dout/dsink = -p_sink out, so ds[h] = -sum over head h's rows of p_sink (d . out). */
+void attn_ref_dsinks(const attn_problem * p, const double * d, double * ds);
 /* sum(d * out) */
 double attn_ref_loss(const attn_problem * p, const double * d);
-/* Central differences of sum(d * out) w.r.t. q (which = 0), k (1) or v (2), in float64. */
+/* Central differences of sum(d * out) w.r.t. q (which = 0), k (1), v (2) or the sinks (3), in float64. */
 void attn_ref_numgrad(attn_problem * p, const double * d, int which, double eps, double * g);
 
 /* ---- building the same problem as ggml tensors ---- */
