@@ -143,10 +143,10 @@ static bool grad_sinks(struct ggml_context * ctx, struct ggml_cgraph * gph, stru
     struct ggml_tensor * sink_col = ggml_reshape_3d(ctx, ggml_is_contiguous(sinks) ? sinks : ggml_cont(ctx, sinks), 1, H, 1);
     struct ggml_tensor * sink_minus_mx = ggml_neg(ctx, ggml_sub(ctx, ggml_clamp(ctx, mx, -FLT_MAX, FLT_MAX), sink_col));
     struct ggml_tensor * p = ggml_exp(ctx, ggml_sub(ctx, sink_minus_mx, lsum));                                    /* [N, H, B] */
-    struct ggml_tensor * dot = ggml_reshape_3d(ctx, ggml_sum_rows(ctx, ggml_mul(ctx, g, node)), H, N, n_batch);          /* [H, N, B] */
+    struct ggml_tensor * dot = ggml_reshape_3d(ctx, ggml_sum_rows(ctx, ggml_mul(ctx, g, node)), H, N, n_batch);    /* [H, N, B] */
     struct ggml_tensor * per_row = ggml_mul(ctx, p, ggml_cont(ctx, ggml_permute(ctx, dot, 1, 0, 2, 3)));           /* [N, H, B] */
     struct ggml_tensor * by_head = ggml_cont(ctx, ggml_permute(ctx, per_row, 0, 2, 1, 3));                         /* [N, B, H] */
-    struct ggml_tensor * ds = ggml_sum_rows(ctx, ggml_reshape_2d(ctx, by_head, N * n_batch, H));                         /* [1, H] */
+    struct ggml_tensor * ds = ggml_sum_rows(ctx, ggml_reshape_2d(ctx, by_head, N * n_batch, H));                   /* [1, H] */
     return ggmlr_grad_acc(ctx, gph, sinks, ggml_reshape(ctx, ggml_scale(ctx, ds, -1.0f), sinks));
 }
 
