@@ -280,9 +280,14 @@ enum ggml_scale_flag {
     GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* not implemented yet: refused */
 };
 
-/* ggml_rope_ext modes (upstream values) */
+/* rope modes (upstream values): ggml_rope_ext takes NORMAL and NEOX, ggml_rope_multi also the
+ * multi-section ones, MROPE, VISION and IMROPE, with GGML_MROPE_SECTIONS sections */
 #define GGML_ROPE_TYPE_NORMAL 0
 #define GGML_ROPE_TYPE_NEOX   2
+#define GGML_ROPE_TYPE_MROPE  8
+#define GGML_ROPE_TYPE_VISION 24
+#define GGML_ROPE_TYPE_IMROPE 40
+#define GGML_MROPE_SECTIONS   4
 
 enum ggml_tensor_flag {
     GGML_TENSOR_FLAG_INPUT  = 1,
@@ -998,6 +1003,27 @@ GGML_API struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
                                                        int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                                                        float beta_fast, float beta_slow);
+/* Multi-section rope (Qwen-VL): b holds 4 I32 position streams of a->ne[2] tokens each, [t | h | w | e];
+ * sections[s] pairs take their angle from stream s. MROPE: pair k (NEOX pairing (k, k + n_dims/2)) is in
+ * section s by k mod (sum of sections) against the running sums; IMROPE interleaves them (sector j: h when
+ * j % 3 == 1 and j < 3 sections[1], w when j % 3 == 2 and j < 3 sections[2], t when j % 3 == 0 and
+ * j < 3 sections[0], else e); the angle of pair k is p_s base^(-2k/n_dims) as in rope_ext. VISION: n_dims
+ * = ne0/2 pairs (k, k + n_dims) cover the whole row, each section's exponent counting from 0. Modes NORMAL
+ * and NEOX ignore sections and take one position per token (rope_ext). c: NULL or >= (pairs) factors. */
+GGML_API struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                              int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                              float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                      int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                                      float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+/* rope_multi's rotation by the opposite angles (its gradient): a ROPE_BACK node */
+GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                   int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base,
+                                                   float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+/* Rotate the entries [n_offs, n_offs + n_dims) of each row instead of [0, n_dims) (the others are copied):
+ * sets the offset of a ROPE or ROPE_BACK node a (not VISION) and returns a; n_offs even, n_offs + n_dims <= ne0.
+ * NULL with a message (a unchanged) otherwise. Its gradient keeps the offset. */
+GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs);
 /* YaRN's correction dims: the first and last pair of the ramp, in [0, n_dims - 1] */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
 /* A matrix product's precision. mul_mat and out_prod accumulate in F32 at
@@ -1021,11 +1047,11 @@ GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hi
 /* recorded (get_prec reads it back), no effect: the attention accumulates in F32 */
 GGML_API void           ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
-/* upstream's multi-section rope modes: named here, refused by the rope constructors (a message) */
-#define GGML_ROPE_TYPE_MROPE  8
-#define GGML_ROPE_TYPE_VISION 24
-#define GGML_ROPE_TYPE_IMROPE 40
-#define GGML_MROPE_SECTIONS   4
+/* Attention sinks: one more logit per query head, sinks[h] (F32 [H = q->ne[2]]), in the softmax
+ * denominator only: p_m = e^(s_m - mx) / (sum_j e^(s_j - mx) + e^(sinks[h] - mx)) (not scaled, no
+ * value row). NULL removes them; a bad argument leaves a as it was, with a message. Differentiable in
+ * q, k, v and the sinks. */
+GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
 /* ---- custom ops: the user's function run by the CPU backend, called on
  * min(n_tasks, threads) threads (n_tasks GGML_N_TASKS_MAX: every thread) with

@@ -2,7 +2,9 @@
  * reference (tests/common/attn_ref.c): many random shapes, every mask form
  * (causal, random -Inf, fully masked rows, F16/F32, extra rows, broadcast
  * planes), GQA, batches, F16 K/V, non-contiguous inputs, ALiBi, softcap,
- * saturated softmax, a large case, and bitwise equality across thread counts. */
+ * saturated softmax, a large case, and bitwise equality across thread counts;
+ * attention sinks (ggml_flash_attn_ext_add_sinks) on the same cases, and their
+ * refusals. */
 #include "common/attn_ref.h"
 
 #include <stdlib.h>
@@ -12,13 +14,24 @@
 
 static double max_err_seen = 0;  /* reported at the end: the margin under FWD_TOL */
 
+/* The forward node of case c, with its sinks if it has them. */
+static struct ggml_tensor * attn_forward(struct ggml_context * ctx, const attn_case * c, const attn_inputs * in) {
+    struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in->q, in->k, in->v, in->mask, c->scale, c->max_bias, c->softcap);
+    if (out && in->sinks) {
+        ggml_clear_error();
+        ggml_flash_attn_ext_add_sinks(out, in->sinks);
+        CHECK(ggml_last_error()[0] == '\0', "add_sinks refused valid sinks: %s [%s]", ggml_last_error(), attn_case_str(c));
+    }
+    return out;
+}
+
 /* Runs the forward of case c with n threads; returns the relative error against
  * the reference (and checks finiteness and exact zeros on fully masked rows). */
 static double check_forward(const char * what, const attn_case * c, int n_threads) {
     struct ggml_context * ctx = tc_ctx(32);
     attn_inputs in;
     attn_inputs_make(ctx, c, &in);
-    struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in.q, in.k, in.v, in.mask, c->scale, c->max_bias, c->softcap);
+    struct ggml_tensor * out = attn_forward(ctx, c, &in);
     double err = INFINITY;
     if (!CHECK(out != NULL, "%s: flash_attn_ext refused a valid case: %s [%s]", what, ggml_last_error(), attn_case_str(c))) goto done;
     const attn_dims * a = &in.p.a;
@@ -72,7 +85,7 @@ static void test_reference_by_hand(void) {
 
     /* DK = 1, M = 2: scores 0 and ln 3 -> p = (1/4, 3/4); v = (1, 5) -> 4 */
     double q[1] = {1.0}, k[2] = {0.0, log(3.0)}, v[2] = {1.0, 5.0}, out[1];
-    attn_problem p = {{1, 1, 1, 2, 1, 1, 1}, q, k, v, NULL, {0}, 1.0, 0.0, 0.0};
+    attn_problem p = {{1, 1, 1, 2, 1, 1, 1}, q, k, v, NULL, {0}, 1.0, 0.0, 0.0, NULL};
     attn_ref_forward(&p, out);
     CHECK(fabs(out[0] - 4.0) < 1e-14, "reference by hand: %.17g != 4", out[0]);
     /* a mask of (-Inf, 0) leaves only key 1 */
@@ -141,7 +154,7 @@ static void test_threads(void) {
     c.mask = AM_VALUES | AM_RANDINF | AM_FULLROW;
     c.mh = 3;
     c.mN = 12;
-    for (int variant = 0; variant < 5; variant++) {
+    for (int variant = 0; variant < 6; variant++) {
         if (variant == 1) { c.kv_type = GGML_TYPE_F16; c.softcap = 10.0f; c.max_bias = 4.0f; c.layout = AL_PERMUTED; }
         if (variant == 2) {  /* several query blocks and key tiles */
             c = attn_base_case(24, 20, 61, 333, 2, 1, 2);
@@ -156,10 +169,15 @@ static void test_threads(void) {
             c = attn_base_case(32, 32, 290, 300, 2, 1, 1);
             c.mask = AM_CAUSAL | AM_RANDINF;
         }
+        if (variant == 5) {  /* sinks, several query blocks and key tiles */
+            c = attn_base_case(24, 20, 61, 333, 4, 2, 2);
+            c.mask = AM_VALUES | AM_FULLROW | AM_KEYSPAN | AM_RANDINF;
+            c.sinks = AS_MIXED;
+        }
         struct ggml_context * ctx = tc_ctx(16);
         attn_inputs in;
         attn_inputs_make(ctx, &c, &in);
-        struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in.q, in.k, in.v, in.mask, c.scale, c.max_bias, c.softcap);
+        struct ggml_tensor * out = attn_forward(ctx, &c, &in);
         const size_t nb = ggml_nbytes(out);
         float * first = malloc(nb);
         const int threads[4] = {1, 2, 3, 8};
@@ -180,12 +198,86 @@ static void test_threads(void) {
     }
 }
 
+/* Attention sinks: the named cases and random ones with sinks of every kind
+ * (in the reference: e^(sink - max) in each row's denominator), a sink
+ * dominating every head (the outputs shrink by ~e^-10: the rescale past the
+ * margin), fully masked rows (still 0), and removing them again (NULL). */
+static void test_sinks(void) {
+    attn_named_case cases[64];
+    const int n = attn_named_cases(cases, 64);
+    tc_seed(404);
+    char what[96];
+    for (int i = 0; i < n; i++) {
+        attn_case c = cases[i].c;
+        c.sinks = i % 3 == 2 ? AS_DOMINANT : AS_MIXED;
+        snprintf(what, sizeof what, "sinks, %s", cases[i].what);
+        check_forward(what, &c, 1 + i % 3);
+    }
+    for (int i = 0; i < 60; i++) {
+        attn_case c = attn_random_case(true);
+        c.sinks = i % 4 == 3 ? AS_DOMINANT : AS_MIXED;
+        snprintf(what, sizeof what, "sinks, random case %d", i);
+        check_forward(what, &c, 1 + i % 3);
+    }
+    /* sinks set, then removed: the plain attention */
+    attn_case c = attn_base_case(8, 5, 7, 9, 4, 2, 1);
+    c.mask = AM_VALUES | AM_FULLROW;
+    c.sinks = AS_MIXED;
+    struct ggml_context * ctx = tc_ctx(8);
+    attn_inputs in;
+    attn_inputs_make(ctx, &c, &in);
+    struct ggml_tensor * out = attn_forward(ctx, &c, &in);
+    ggml_flash_attn_ext_add_sinks(out, NULL);
+    free(in.p.sinks);
+    in.p.sinks = NULL;
+    tc_poison(out);
+    if (attn_compute(ctx, out, 2)) {
+        double * ref = malloc((size_t) attn_nout(&in.p.a) * sizeof *ref);
+        attn_ref_forward(&in.p, ref);
+        CHECK_REL(tc_rel_err_tensor(out, ref), FWD_TOL, "sinks removed by add_sinks(NULL)");
+        free(ref);
+    }
+    attn_inputs_free(&in);
+    ggml_free(ctx);
+}
+
+/* add_sinks leaves a bad call's node as it was, with a message. */
+static void test_sinks_refused(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 3, 4, 1);
+    struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 5, 2, 1);
+    struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 5, 2, 1);
+    struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.5f, 0.0f, 0.0f);
+    struct ggml_tensor * good = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    struct ggml_tensor * bad[5] = {ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2), ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5),
+                                   ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 2), ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 4),
+                                   ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4)};
+    static const char * const why[5] = {"Hkv sinks", "H + 1 sinks", "2-D sinks", "F16 sinks", "I32 sinks"};
+    ggml_flash_attn_ext_add_sinks(out, good);
+    for (int i = 0; i < 5; i++) {
+        ggml_clear_error();
+        ggml_flash_attn_ext_add_sinks(out, bad[i]);
+        CHECK(ggml_last_error()[0] != '\0', "add_sinks with %s: no message", why[i]);
+        CHECK(out->src[4] == good, "add_sinks with %s changed the node", why[i]);
+    }
+    ggml_clear_error();
+    ggml_flash_attn_ext_add_sinks(NULL, good);
+    CHECK(ggml_last_error()[0] != '\0', "add_sinks on NULL: no message");
+    ggml_clear_error();
+    ggml_flash_attn_ext_add_sinks(q, good);
+    CHECK(ggml_last_error()[0] != '\0' && q->src[4] == NULL, "add_sinks on a tensor that is not flash_attn_ext: no message, or changed");
+    ggml_clear_error();
+    ggml_free(ctx);
+}
+
 int main(void) {
     if (tc_part("by_hand")) test_reference_by_hand();
     if (tc_part("named")) test_named_cases();
     if (tc_part("random")) test_random_cases();
     if (tc_part("all_masked")) test_all_masked();
     if (tc_part("threads")) test_threads();
+    if (tc_part("sinks")) test_sinks();
+    if (tc_part("sinks_refused")) test_sinks_refused();
     printf("SIMD path %s; largest forward relative error %.3g (tolerance %g)\n", ggml_cpu_simd_name(), max_err_seen, FWD_TOL);
     return tc_finish("flash_attn_forward");
 }

@@ -3,7 +3,8 @@
  * to a direct ggml_flash_attn_back call with d = W, accumulation when q, k, v
  * feed other ops (or the same node twice), non-contiguous inputs and output
  * gradients, bitwise equality across thread counts, and every refusal of
- * ggml_build_backward_expand (which must leave the graph as it was). */
+ * ggml_build_backward_expand (which must leave the graph as it was); the
+ * gradients with attention sinks (q, k, v and the sinks themselves). */
 #include "common/attn_ref.h"
 
 #include <stdlib.h>
@@ -21,6 +22,13 @@ static struct ggml_tensor * logical_of(struct ggml_context * ctx, struct ggml_te
 
 static double rel_err_tensor(const struct ggml_tensor * t, const double * ref) { return t ? tc_rel_err_tensor(t, ref) : INFINITY; }
 
+/* ||x - ref|| / ||ref|| in float64 (0 when both are 0) */
+static double rel_err_f64(const double * x, const double * ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) { num += (x[i] - ref[i]) * (x[i] - ref[i]); den += ref[i] * ref[i]; }
+    return den > 0 ? sqrt(num / den) : num > 0 ? INFINITY : 0;
+}
+
 /* ---- 1. finite differences through tc_gradcheck ---- */
 
 struct fd_user {
@@ -29,6 +37,7 @@ struct fd_user {
     bool permute_out;  /* loss on cont(permute(out)) */
     bool extra_ops;    /* + sum(sqr(q)) + sum(mul_mat(k, k)) + a second attention node */
     bool self_attn;    /* one param x used as q, k and v */
+    bool sinks;        /* a fourth param: sinks [H] (ggml_flash_attn_ext_add_sinks) */
     double * mask_host;
 };
 
@@ -48,6 +57,7 @@ static struct ggml_tensor * fd_loss(struct ggml_context * ctx, struct ggml_tenso
     if (u->layout_q == AL_PERMUTED) q = ggml_permute(ctx, q, 0, 2, 1, 3);
     struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, mask, c->scale, 0.0f, 0.0f);
     if (!out) return NULL;
+    if (u->sinks) ggml_flash_attn_ext_add_sinks(out, p[3]);
     struct ggml_tensor * loss;
     if (u->permute_out) {
         struct ggml_tensor * po = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));  /* [DV, N, H, B] */
@@ -82,13 +92,17 @@ static void test_gradcheck(void) {
                                                                                                  cases[n].what = "fd shared inputs"; cases[n++].u = u;
     memset(&u, 0, sizeof u); u.c = attn_base_case(3, 3, 4, 4, 2, 2, 1); u.c.mask = AM_CAUSAL; u.self_attn = true;
                                                                                                  cases[n].what = "fd self-attention x,x,x"; cases[n++].u = u;
+    memset(&u, 0, sizeof u); u.c = attn_base_case(3, 4, 3, 5, 4, 2, 2); u.c.mask = AM_CAUSAL | AM_VALUES; u.sinks = true;
+                                                                                                 cases[n].what = "fd sinks, GQA + batch"; cases[n++].u = u;
+    memset(&u, 0, sizeof u); u.c = attn_base_case(4, 3, 6, 4, 2, 1, 1); u.c.mask = AM_FULLROW | AM_VALUES; u.sinks = true;
+                                                                                                 cases[n].what = "fd sinks, fully masked rows"; cases[n++].u = u;
 
     tc_seed(404);
     for (int i = 0; i < n; i++) {
         const attn_case * c = &cases[i].u.c;
-        int64_t shapes[3][4] = {{c->DK, c->N, c->H, c->B}, {c->DK, c->M, c->Hkv, c->B}, {c->DV, c->M, c->Hkv, c->B}};
+        int64_t shapes[4][4] = {{c->DK, c->N, c->H, c->B}, {c->DK, c->M, c->Hkv, c->B}, {c->DV, c->M, c->Hkv, c->B}, {c->H, 1, 1, 1}};
         if (cases[i].u.layout_q == AL_PERMUTED) { shapes[0][1] = c->H; shapes[0][2] = c->N; }
-        const int n_params = cases[i].u.self_attn ? 1 : 3;
+        const int n_params = cases[i].u.self_attn ? 1 : cases[i].u.sinks ? 4 : 3;
         tc_gradcheck(cases[i].what, fd_loss, &cases[i].u, n_params, (const int64_t (*)[4]) shapes, -1, 1, 1e-2, 1e-3, 1e-2);
         free(cases[i].u.mask_host);
     }
@@ -450,6 +464,98 @@ static void test_refusals(void) {
     ggml_free(ctx);
 }
 
+/* ---- 5. attention sinks ---- */
+
+/* loss = sum(W * flash_attn_ext(q, k, v, mask) with sinks), params by bit (0 q,
+ * 1 k, 2 v, 3 sinks). With fd, first the float64 formulas (dq, dk, dv from the
+ * probabilities with the sink; ds = -sum p_sink (W . out)) against central
+ * differences of the float64 forward; then the graph's gradients against
+ * them, on 1 and 3 threads (the same bits). */
+static void check_sinks_grad(const char * what, const attn_case * c, int params, bool fd) {
+    struct ggml_context * ctx = tc_ctx(64);
+    attn_inputs in;
+    attn_inputs_make(ctx, c, &in);
+    const attn_dims * a = &in.p.a;
+    const int64_t cnt[4] = {attn_nq(a), attn_nk(a), attn_nv(a), a->H};
+    static const char * const names[4] = {"q", "k", "v", "sinks"};
+    double * ref[4];
+    for (int s = 0; s < 4; s++) ref[s] = malloc((size_t) cnt[s] * sizeof(double));
+    attn_ref_backward(&in.p, in.d, ref[0], ref[1], ref[2]);
+    attn_ref_dsinks(&in.p, in.d, ref[3]);
+    for (int s = 0; fd && s < 4; s++) {
+        double * num = malloc((size_t) cnt[s] * sizeof(double));
+        attn_ref_numgrad(&in.p, in.d, s, 1e-5, num);
+        const double e = rel_err_f64(ref[s], num, cnt[s]);
+        CHECK(e < 1e-7, "%s: float64 gradient of %s vs central differences: relative error %.3g", what, names[s], e);
+        free(num);
+    }
+    struct ggml_tensor * src[4] = {in.q, in.k, in.v, in.sinks}, * param[4];
+    for (int s = 0; s < 4; s++) {
+        param[s] = s == 3 ? in.sinks : storage_of(src[s], c->layout);
+        if (params & (1 << s)) ggml_set_param(param[s]);
+    }
+    struct ggml_tensor * out = ggml_flash_attn_ext(ctx, in.q, in.k, in.v, in.mask, c->scale, 0.0f, 0.0f);
+    ggml_flash_attn_ext_add_sinks(out, in.sinks);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, out, in.d_t));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 2048, true);
+    ggml_build_forward_expand(g, loss);
+    if (!CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "%s: backward build failed: %s", what, ggml_last_error()))
+        goto done;
+    float * first[4] = {NULL};
+    const int threads[2] = {1, 3};
+    for (int t = 0; t < 2; t++) {
+        ggml_graph_reset(g);
+        if (!CHECK(ggml_graph_compute_with_ctx(ctx, g, threads[t]) == GGML_STATUS_SUCCESS, "%s: compute failed: %s", what, ggml_last_error()))
+            break;
+        for (int s = 0; s < 4; s++) {
+            if (!(params & (1 << s))) continue;
+            struct ggml_tensor * gr = ggml_graph_get_grad(g, param[s]);
+            if (!CHECK(gr != NULL, "%s: no gradient for %s", what, names[s])) continue;
+            const size_t nb = ggml_nbytes(gr);
+            if (t == 0) {
+                first[s] = malloc(nb);
+                memcpy(first[s], gr->data, nb);
+                const double e = rel_err_tensor(s == 3 ? gr : logical_of(ctx, gr, c->layout), ref[s]);
+                CHECK(e < GRAPH_TOL, "%s: graph gradient of %s vs float64: relative error %.3g [%s]", what, names[s], e, attn_case_str(c));
+            } else {
+                CHECK(memcmp(first[s], gr->data, nb) == 0, "%s: gradient of %s differs between 1 and 3 threads", what, names[s]);
+            }
+        }
+    }
+    for (int s = 0; s < 4; s++) free(first[s]);
+done:
+    for (int s = 0; s < 4; s++) free(ref[s]);
+    attn_inputs_free(&in);
+    ggml_free(ctx);
+}
+
+static void test_sinks(void) {
+    tc_seed(707);
+    attn_case c = attn_base_case(5, 4, 6, 7, 4, 2, 2);
+    c.mask = AM_CAUSAL | AM_VALUES;
+    c.sinks = AS_MIXED;
+    check_sinks_grad("sinks, causal GQA + batch", &c, 15, true);
+    c = attn_base_case(4, 3, 7, 5, 4, 2, 1);  /* head 3: a -Inf sink on fully masked rows */
+    c.mask = AM_FULLROW | AM_VALUES;
+    c.mask_type = GGML_TYPE_F32;
+    c.sinks = AS_MIXED;
+    check_sinks_grad("sinks, fully masked rows", &c, 15, true);
+    c = attn_base_case(4, 4, 5, 6, 2, 1, 1);
+    c.sinks = AS_DOMINANT;
+    check_sinks_grad("dominant sinks, sinks only", &c, 8, true);
+    check_sinks_grad("dominant sinks, q and v", &c, 5, true);
+    c = attn_base_case(5, 3, 4, 6, 4, 2, 2);
+    c.layout = AL_PERMUTED;
+    c.mask = AM_VALUES;
+    c.sinks = AS_MIXED;
+    check_sinks_grad("sinks, permuted q, k, v", &c, 15, true);
+    c = attn_base_case(16, 12, 50, 150, 4, 2, 1);  /* several query blocks, key tiles and key chunks */
+    c.mask = AM_CAUSAL | AM_KEYSPAN;
+    c.sinks = AS_MIXED;
+    check_sinks_grad("sinks, 16x50x150", &c, 15, false);
+}
+
 int main(void) {
     if (tc_part("gradcheck")) test_gradcheck();
     if (tc_part("graph_vs_direct")) test_graph_vs_direct();
@@ -458,5 +564,6 @@ int main(void) {
     if (tc_part("same_tensor_twice")) test_same_tensor_twice();
     if (tc_part("permuted_output")) test_permuted_output();
     if (tc_part("refusals")) test_refusals();
+    if (tc_part("sinks")) test_sinks();
     return tc_finish("flash_attn_graph");
 }

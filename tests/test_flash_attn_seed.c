@@ -113,7 +113,7 @@ static bool fab_grads(const attn_dims * a, const double * q, const double * k, c
 /* num_grad(): central differences (eps = 1e-3, as in R) of sum(d * attn_ref). */
 static void num_grad(const attn_dims * a, double * q, double * k, double * v, const double * d, double scale, double * mask,
                      int which, double * g) {
-    attn_problem p = {*a, q, k, v, mask, {a->M, a->N, 1, 1}, scale, 0, 0};
+    attn_problem p = {*a, q, k, v, mask, {a->M, a->N, 1, 1}, scale, 0, 0, NULL};
     attn_ref_numgrad(&p, d, which, 1e-3, g);
 }
 
@@ -129,7 +129,7 @@ static void fd_case(const char * what, const attn_dims * a, double * q, double *
     }
     static const char * const nm[3] = {"q", "k", "v"};
     if (fab_grads(a, q, k, v, d, scale, mask, ga[0], ga[1], ga[2], NULL, NULL)) {
-        attn_problem p = {*a, q, k, v, mask, {a->M, a->N, 1, 1}, scale, 0, 0};
+        attn_problem p = {*a, q, k, v, mask, {a->M, a->N, 1, 1}, scale, 0, 0, NULL};
         attn_ref_backward(&p, d, gr[0], gr[1], gr[2]);
         for (int s = 0; s < 3; s++) {
             num_grad(a, q, k, v, d, scale, mask, s, gn[s]);
@@ -234,7 +234,7 @@ static void test_graph(void) {
             double * r[3];
             const int64_t cnt[3] = {attn_nq(&a), attn_nk(&a), attn_nv(&a)};
             for (int s = 0; s < 3; s++) r[s] = malloc((size_t) cnt[s] * sizeof(double));
-            attn_problem p = {a, qh, kh, vh, NULL, {0}, scale, 0, 0};
+            attn_problem p = {a, qh, kh, vh, NULL, {0}, scale, 0, 0, NULL};
             attn_ref_backward(&p, ones, r[0], r[1], r[2]);
             const double eq = tc_rel_err_tensor(gq, r[0]), ev = tc_rel_err_tensor(gv, r[2]);
             CHECK(eq < 1e-5 && ev < 1e-5, "graph: gq, gv vs float64: relative errors %.3g, %.3g", eq, ev);
@@ -306,7 +306,7 @@ static void test_packed_slices(void) {
         double * r[3];
         const int64_t cnt[3] = {nq, nk, nv};
         for (int s = 0; s < 3; s++) r[s] = malloc((size_t) cnt[s] * sizeof(double));
-        attn_problem p = {a, q, k, v, NULL, {0}, scale, 0, 0};
+        attn_problem p = {a, q, k, v, NULL, {0}, scale, 0, 0, NULL};
         attn_ref_backward(&p, d, r[0], r[1], r[2]);
         const double e0 = tc_rel_err_f32(packed, r[0], nq), e1 = tc_rel_err_f32(packed + off_k, r[1], nk),
                      e2 = tc_rel_err_f32(packed + off_v, r[2], nv);

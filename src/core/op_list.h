@@ -274,27 +274,41 @@ static inline struct ggmlr_pad_params ggmlr_pad_params_decode(const struct ggml_
     return p;
 }
 
-/* ---- ROPE, ROPE_BACK (upstream's layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats) ---- */
-
+/* ---- ROPE, ROPE_BACK (upstream's layout: [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10] the floats,
+ * [11..14] the sections of the multi-section modes, [15] n_offs) ----
+ * sections: pairs per position stream (time, height, width, extra) in
+ * GGML_ROPE_TYPE_MROPE / IMROPE / VISION, zeros in the other modes; n_offs: the
+ * first rotated entry of each row (ggml_rope_set_offset), 0 by default. */
 struct ggmlr_rope_params {
     int32_t n_dims, mode, n_ctx_orig;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int32_t sections[GGML_MROPE_SECTIONS], n_offs;
 };
 struct ggmlr_rope_slots {  /* the op_params words, as upstream lays them out */
     int32_t unused0, n_dims, mode, unused3, n_ctx_orig;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int32_t sections[GGML_MROPE_SECTIONS], n_offs;
 };
 static inline void ggmlr_rope_params_encode(struct ggml_tensor * t, const struct ggmlr_rope_params * p) {
     const struct ggmlr_rope_slots s = {0, p->n_dims, p->mode, 0, p->n_ctx_orig, p->freq_base, p->freq_scale, p->ext_factor,
-                                       p->attn_factor, p->beta_fast, p->beta_slow};
+                                       p->attn_factor, p->beta_fast, p->beta_slow,
+                                       {p->sections[0], p->sections[1], p->sections[2], p->sections[3]}, p->n_offs};
     ggmlr_params_put(t, &s, sizeof s);
 }
 static inline struct ggmlr_rope_params ggmlr_rope_params_decode(const struct ggml_tensor * t) {
     struct ggmlr_rope_slots s;
     ggmlr_params_get(t, &s, sizeof s);
     const struct ggmlr_rope_params p = {s.n_dims, s.mode, s.n_ctx_orig, s.freq_base, s.freq_scale, s.ext_factor, s.attn_factor,
-                                        s.beta_fast, s.beta_slow};
+                                        s.beta_fast, s.beta_slow, {s.sections[0], s.sections[1], s.sections[2], s.sections[3]}, s.n_offs};
     return p;
+}
+/* the multi-section modes take 4 positions per token (upstream: mode & GGML_ROPE_TYPE_MROPE) */
+static inline bool ggmlr_rope_is_multi(int32_t mode) {
+    return mode == GGML_ROPE_TYPE_MROPE || mode == GGML_ROPE_TYPE_VISION || mode == GGML_ROPE_TYPE_IMROPE;
+}
+/* rotated pairs per row: n_dims/2, or n_dims in VISION mode (which rotates all 2 n_dims = ne0 entries) */
+static inline int32_t ggmlr_rope_n_pairs(const struct ggmlr_rope_params * p) {
+    return p->mode == GGML_ROPE_TYPE_VISION ? p->n_dims : p->n_dims / 2;
 }
 /* YaRN's ramp between the pairs [dims[0], dims[1]]: the pair whose
  * wavelength n_ctx_orig / beta turns, d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base),
@@ -351,7 +365,7 @@ struct ggmlr_flash_attn_srcs {
  * multiple of 16 bytes (docs/attention.md): a slice's length in floats. */
 static inline int64_t ggmlr_pad16_floats(int64_t n) { return (n + 3) / 4 * 4; }  /* = ceil(4n / 16) * 16 / 4, without overflow */
 
-/* slots: q, k, v, mask at 0..3; EXT: stats at 5; BACK: d at 4, and the saved forward node, then its stats, at 5, 6 */
+/* slots: q, k, v, mask at 0..3; EXT: the sinks (below) at 4, stats at 5; BACK: d at 4, and the saved forward node, then its stats, at 5, 6 */
 static inline void ggmlr_flash_attn_srcs_encode(struct ggml_tensor * t, const struct ggmlr_flash_attn_srcs * s) {
     t->src[0] = s->q; t->src[1] = s->k; t->src[2] = s->v; t->src[3] = s->mask;
     if (t->op == GGML_OP_FLASH_ATTN_EXT) { t->src[5] = s->stats; return; }
@@ -362,6 +376,13 @@ static inline struct ggmlr_flash_attn_srcs ggmlr_flash_attn_srcs_decode(const st
     const struct ggmlr_flash_attn_srcs s = {t->src[0], t->src[1], t->src[2], t->src[3], fwd ? NULL : t->src[4],
                                             fwd ? t->src[5] : t->src[6], fwd ? NULL : t->src[5]};
     return s;
+}
+
+/* FLASH_ATTN_EXT's attention sinks: NULL or F32 [H], one logit per query head that joins each row's
+ * softmax denominator only (upstream's src[4], set by ggml_flash_attn_ext_add_sinks); NULL for BACK */
+static inline void ggmlr_flash_attn_sinks_encode(struct ggml_tensor * t, struct ggml_tensor * sinks) { t->src[4] = sinks; }
+static inline struct ggml_tensor * ggmlr_flash_attn_sinks_decode(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_FLASH_ATTN_EXT ? t->src[4] : NULL;
 }
 
 /* ---- the sources past a and b of the other ops ---- */

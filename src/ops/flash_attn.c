@@ -3,6 +3,7 @@
  * and the backward rule of the forward, one FLASH_ATTN_BACK node. */
 #include "ops/grad.h"
 
+#include <float.h>
 #include <math.h>
 
 /* Shape and type rules shared by the forward and backward ops (docs/attention.md). */
@@ -106,8 +107,11 @@ static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const
 }
 
 /* one FLASH_ATTN_BACK node (reading the forward's saved statistics) gives
- * [dq | dk | dv]; each source takes its slice as a view */
-RULE(grad_flash_attn_ext) {
+ * [dq | dk | dv]; each source takes its slice as a view. The statistics hold
+ * the sink's term, so P = exp(S - L) there is the softmax with the sink and
+ * these need nothing more. */
+static bool grad_qkv(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, struct ggml_tensor * g,
+                     const bool * need) {
     struct ggml_tensor * fab = ggmlr_flash_attn_back_saved(ctx, node, g);
     if (!fab) return false;
     size_t offset = 0;
@@ -124,6 +128,34 @@ RULE(grad_flash_attn_ext) {
     return true;
 }
 
+/* The sink of head h has probability p = exp(sink_h - mx - lsum) in each of
+ * its rows (the saved statistics, [N, H, B] each) and dout/dsink = -p out, so
+ * dsink_h = -sum over the rows (n, b) of head h of p (dO . out). mx is clamped
+ * to a finite value first: a row with nothing attended and a -Inf sink keeps
+ * mx = -Inf, and its p must come out 0, not NaN. */
+static bool grad_sinks(struct ggml_context * ctx, struct ggml_cgraph * gph, struct ggml_tensor * node, struct ggml_tensor * g,
+                       struct ggml_tensor * sinks) {
+    const int64_t N = node->ne[2], H = node->ne[1], n_batch = node->ne[3];
+    struct ggml_tensor * stats = ggmlr_flash_attn_srcs_decode(node).stats;
+    const size_t fs = sizeof(float);
+    struct ggml_tensor * mx = ggml_view_3d(ctx, stats, N, H, n_batch, N * fs, N * H * fs, 0);
+    struct ggml_tensor * lsum = ggml_view_3d(ctx, stats, N, H, n_batch, N * fs, N * H * fs, (size_t) (N * H * n_batch) * fs);
+    struct ggml_tensor * sink_col = ggml_reshape_3d(ctx, ggml_is_contiguous(sinks) ? sinks : ggml_cont(ctx, sinks), 1, H, 1);
+    struct ggml_tensor * sink_minus_mx = ggml_neg(ctx, ggml_sub(ctx, ggml_clamp(ctx, mx, -FLT_MAX, FLT_MAX), sink_col));
+    struct ggml_tensor * p = ggml_exp(ctx, ggml_sub(ctx, sink_minus_mx, lsum));                                    /* [N, H, B] */
+    struct ggml_tensor * dot = ggml_reshape_3d(ctx, ggml_sum_rows(ctx, ggml_mul(ctx, g, node)), H, N, n_batch);    /* [H, N, B] */
+    struct ggml_tensor * per_row = ggml_mul(ctx, p, ggml_cont(ctx, ggml_permute(ctx, dot, 1, 0, 2, 3)));           /* [N, H, B] */
+    struct ggml_tensor * by_head = ggml_cont(ctx, ggml_permute(ctx, per_row, 0, 2, 1, 3));                         /* [N, B, H] */
+    struct ggml_tensor * ds = ggml_sum_rows(ctx, ggml_reshape_2d(ctx, by_head, N * n_batch, H));                   /* [1, H] */
+    return ggmlr_grad_acc(ctx, gph, sinks, ggml_reshape(ctx, ggml_scale(ctx, ds, -1.0f), sinks));
+}
+
+RULE(grad_flash_attn_ext) {
+    if ((need[0] || need[1] || need[2]) && !grad_qkv(ctx, gph, node, g, need)) return false;
+    struct ggml_tensor * sinks = ggmlr_flash_attn_sinks_decode(node);
+    return !sinks || !need[4] || grad_sinks(ctx, gph, node, g, sinks);
+}
+
 GRAD_RULE(flash_attn_ext, refuse_flash_attn_ext, grad_flash_attn_ext);
 
 /* Upstream's precision switch: recorded and read back; ggmlr's attention
@@ -134,6 +166,20 @@ void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
     if (!a) { ggmlr_null_input(fn, "a"); return; }
     if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
     ggmlr_flash_attn_prec_encode(a, (int32_t) prec);
+}
+
+/* sinks: F32, one per query head (q->ne[2]); as ggml_soft_max_add_sinks */
+void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks) {
+    const char * fn = "ggml_flash_attn_ext_add_sinks";
+    if (!a) { ggmlr_null_input(fn, "a"); return; }
+    if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
+    const struct ggml_tensor * q = ggmlr_flash_attn_srcs_decode(a).q;
+    if (sinks && sinks->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "sinks", sinks, "F32"); return; }
+    if (sinks && (sinks->ne[0] != q->ne[2] || ggml_nelements(sinks) != sinks->ne[0])) {
+        ggmlr_fail_shapes(fn, "sinks must be a vector of q->ne[2] values (one per query head)", q, sinks);
+        return;
+    }
+    ggmlr_flash_attn_sinks_encode(a, sinks);
 }
 
 enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a) {

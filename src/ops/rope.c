@@ -2,14 +2,16 @@
  * its backward (ROPE_BACK), and the sinusoidal timestep embedding
  * (TIMESTEP_EMBEDDING), constructors and backward rules.
  *
- * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens],
- * c NULL or F32 frequency factors [>= n_dims/2]. The first n_dims entries of
- * each row are rotated pair by pair (pairs (2k, 2k+1) in NORMAL mode,
- * (k, k + n_dims/2) in NEOX mode) by an angle growing with the position;
- * the rest are copied (cpu/kernels/rope.c has the formula). ROPE_BACK rotates by
- * minus that angle: each is the other's gradient. The result is contiguous F32
- * shaped like a, or (_inplace) a view of a written over it: the rule does not
- * read a, so those have a gradient too. */
+ * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens]
+ * (4 n_tokens in the multi-section modes of rope_multi: streams t, h, w, e),
+ * c NULL or F32 frequency factors [>= one per rotated pair]. Entries
+ * [n_offs, n_offs + n_dims) of each row (n_offs 0 unless ggml_rope_set_offset
+ * sets it; the whole row in VISION mode) are rotated pair by pair by an angle
+ * growing with the position; the rest are copied (cpu/kernels/rope.c has the
+ * pairings and the formula). ROPE_BACK rotates by minus that angle: each is
+ * the other's gradient, with the same parameters (sections and offset too).
+ * The result is contiguous F32 shaped like a, or (_inplace) a view of a
+ * written over it: the rule does not read a, so those have a gradient too. */
 #include "ops/grad.h"
 
 #include <math.h>
@@ -17,15 +19,45 @@
 /* ne[1..3] == 1 */
 static bool is_vector(const struct ggml_tensor * t) { return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
+/* the sections of a multi-section mode: each in [0, ne0], the first three not all 0 (a pair needs a
+ * stream), their sum at most ne0 (upstream's bound) */
+static bool check_sections(const char * fn, const struct ggml_tensor * a, const int32_t * sec) {
+    const long long ne0 = a->ne[0];
+    for (int s = 0; s < GGML_MROPE_SECTIONS; s++) {
+        if (sec[s] < 0 || sec[s] > ne0) {
+            ggmlr_set_error("%s: sections must be in [0, a->ne[0] = %lld] (got %d, %d, %d, %d)", fn, ne0, sec[0], sec[1], sec[2], sec[3]);
+            return false;
+        }
+    }
+    const long long sum = (long long) sec[0] + sec[1] + sec[2] + sec[3];
+    if (sec[0] + sec[1] + sec[2] == 0 || sum > ne0) {
+        ggmlr_set_error("%s: sections[0..2] must not all be 0 and the sections must sum to at most a->ne[0] = %lld (got %d, %d, %d, %d)",
+                        fn, ne0, sec[0], sec[1], sec[2], sec[3]);
+        return false;
+    }
+    return true;
+}
+
 static bool check_params(const char * fn, const struct ggml_tensor * a, const struct ggmlr_rope_params * prm) {
-    if (prm->mode != GGML_ROPE_TYPE_NORMAL && prm->mode != GGML_ROPE_TYPE_NEOX) {
-        ggmlr_set_error("%s: mode %d is not implemented (GGML_ROPE_TYPE_NORMAL = 0 or GGML_ROPE_TYPE_NEOX = 2)", fn, (int) prm->mode);
+    if (prm->mode != GGML_ROPE_TYPE_NORMAL && prm->mode != GGML_ROPE_TYPE_NEOX && !ggmlr_rope_is_multi(prm->mode)) {
+        ggmlr_set_error("%s: mode %d is not implemented (GGML_ROPE_TYPE_NORMAL, NEOX, MROPE, VISION or IMROPE)", fn, (int) prm->mode);
         return false;
     }
     if (prm->n_dims <= 0 || prm->n_dims % 2 != 0 || prm->n_dims > a->ne[0]) {
         ggmlr_set_error("%s: n_dims must be even, positive and at most a->ne[0] = %lld (got %d)", fn, (long long) a->ne[0], (int) prm->n_dims);
         return false;
     }
+    if (prm->mode == GGML_ROPE_TYPE_VISION && (a->ne[0] != 2 * (int64_t) prm->n_dims || prm->n_offs != 0)) {
+        ggmlr_set_error("%s: VISION mode rotates whole rows: a->ne[0] = %lld must be 2 n_dims = %lld, with no offset (got %d)", fn,
+                        (long long) a->ne[0], 2 * (long long) prm->n_dims, (int) prm->n_offs);
+        return false;
+    }
+    if (prm->n_offs < 0 || prm->n_offs % 2 != 0 || prm->n_offs > a->ne[0] - prm->n_dims) {
+        ggmlr_set_error("%s: n_offs must be even, >= 0 and at most a->ne[0] - n_dims = %lld (got %d)", fn,
+                        (long long) (a->ne[0] - prm->n_dims), (int) prm->n_offs);
+        return false;
+    }
+    if (ggmlr_rope_is_multi(prm->mode) && !check_sections(fn, a, prm->sections)) return false;
     const float floats[6] = {prm->freq_base, prm->freq_scale, prm->ext_factor, prm->attn_factor, prm->beta_fast, prm->beta_slow};
     for (int i = 0; i < 6; i++) {
         if (!isfinite(floats[i])) {
@@ -53,13 +85,17 @@ static struct ggml_tensor * rope_impl(const char * fn, struct ggml_context * ctx
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
     REQUIRE_F32(fn, a);
     if (b->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "b (positions)", b, "I32");
-    if (!is_vector(b) || b->ne[0] != a->ne[2]) return ggmlr_fail_shapes(fn, "b must be a vector of a->ne[2] positions", a, b);
+    const bool multi = ggmlr_rope_is_multi(prm->mode);
+    if (!is_vector(b) || b->ne[0] != (multi ? 4 : 1) * a->ne[2])
+        return ggmlr_fail_shapes(fn, multi ? "b must be a vector of 4 a->ne[2] positions (t, h, w, e streams)" : "b must be a vector of a->ne[2] positions",
+                                 a, b);
     if (!check_params(fn, a, prm)) return NULL;
+    const int32_t n_pairs = ggmlr_rope_n_pairs(prm);
     if (c) {
         REQUIRE_F32(fn, c);
-        if (!is_vector(c) || c->ne[0] < prm->n_dims / 2) {
+        if (!is_vector(c) || c->ne[0] < n_pairs) {
             char sc[96];
-            ggmlr_set_error("%s: c (frequency factors) must be a vector of at least n_dims/2 = %d values (got %s)", fn, (int) prm->n_dims / 2,
+            ggmlr_set_error("%s: c (frequency factors) must be a vector of at least one value per rotated pair, %d (got %s)", fn, (int) n_pairs,
                             ggmlr_shape_str(c, sc, sizeof sc));
             return NULL;
         }
@@ -73,23 +109,48 @@ static struct ggml_tensor * rope_impl(const char * fn, struct ggml_context * ctx
     return t;
 }
 
+/* rope_ext's forms take one position per token: the multi-section modes are rope_multi's */
+static struct ggml_tensor * rope_single(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                        struct ggml_tensor * c, const struct ggmlr_rope_params * prm, bool inplace) {
+    if (ggmlr_rope_is_multi(prm->mode)) {
+        ggmlr_set_error("%s: mode %d is a multi-section mode: use ggml_rope_multi", fn, (int) prm->mode);
+        return NULL;
+    }
+    return rope_impl(fn, ctx, op, a, b, c, prm, inplace);
+}
+
+/* rope_multi's parameters: the sections are kept in the multi-section modes only (zeros otherwise, as upstream) */
+static struct ggml_tensor * rope_multi(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
+                                       struct ggml_tensor * c, int n_dims, const int * sections, int mode, int n_ctx_orig, float freq_base,
+                                       float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow, bool inplace) {
+    struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    if (ggmlr_rope_is_multi(mode)) {
+        if (!sections) {
+            ggmlr_set_error("%s: sections is NULL (mode %d needs GGML_MROPE_SECTIONS of them)", fn, mode);
+            return NULL;
+        }
+        for (int s = 0; s < GGML_MROPE_SECTIONS; s++) prm.sections[s] = sections[s];
+    }
+    return rope_impl(fn, ctx, op, a, b, c, &prm, inplace);
+}
+
 struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                    int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                    float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
-    return ggmlr_rope_node(ctx, GGML_OP_ROPE, a, b, c, &prm);
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    return rope_single("ggml_rope_ext", ctx, GGML_OP_ROPE, a, b, c, &prm, false);
 }
 
 struct ggml_tensor * ggmlr_rope_node(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
                                      struct ggml_tensor * c, const struct ggmlr_rope_params * prm) {
-    return rope_impl(op == GGML_OP_ROPE ? "ggml_rope_ext" : "ggml_rope_ext_back", ctx, op, a, b, c, prm, false);
+    return rope_impl(op == GGML_OP_ROPE ? "rope" : "rope_back", ctx, op, a, b, c, prm, false);
 }
 
 struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                            int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                            float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
-    return rope_impl("ggml_rope_ext_inplace", ctx, GGML_OP_ROPE, a, b, c, &prm, true);
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    return rope_single("ggml_rope_ext_inplace", ctx, GGML_OP_ROPE, a, b, c, &prm, true);
 }
 
 /* upstream's older forms: ggml_rope is rope_ext with base 10000 and no scaling;
@@ -99,27 +160,63 @@ static const struct ggmlr_rope_params plain_rope = {.freq_base = 10000.0f, .freq
 struct ggml_tensor * ggml_rope(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
     struct ggmlr_rope_params prm = plain_rope;
     prm.n_dims = n_dims; prm.mode = mode;
-    return rope_impl("ggml_rope", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
+    return rope_single("ggml_rope", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
 }
 
 struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
     struct ggmlr_rope_params prm = plain_rope;
     prm.n_dims = n_dims; prm.mode = mode;
-    return rope_impl("ggml_rope_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
+    return rope_single("ggml_rope_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
 }
 
 struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
                                       int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                                       float beta_fast, float beta_slow) {
-    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
-    return rope_impl("ggml_rope_custom", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    return rope_single("ggml_rope_custom", ctx, GGML_OP_ROPE, a, b, NULL, &prm, false);
 }
 
 struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
                                               int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                                               float beta_fast, float beta_slow) {
-    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
-    return rope_impl("ggml_rope_custom_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    return rope_single("ggml_rope_custom_inplace", ctx, GGML_OP_ROPE, a, b, NULL, &prm, true);
+}
+
+struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                     int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                     float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_multi("ggml_rope_multi", ctx, GGML_OP_ROPE, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                      attn_factor, beta_fast, beta_slow, false);
+}
+
+struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                             int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                             float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_multi("ggml_rope_multi_inplace", ctx, GGML_OP_ROPE, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                      ext_factor, attn_factor, beta_fast, beta_slow, true);
+}
+
+struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                          int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base,
+                                          float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_multi("ggml_rope_multi_back", ctx, GGML_OP_ROPE_BACK, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                      ext_factor, attn_factor, beta_fast, beta_slow, false);
+}
+
+/* the node keeps its sources and other parameters: only the offset is checked (against a's row) and set */
+struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs) {
+    const char * fn = "ggml_rope_set_offset";
+    REQUIRE(fn, a);
+    if (a->op != GGML_OP_ROPE && a->op != GGML_OP_ROPE_BACK) {
+        ggmlr_set_error("%s: a must be a ROPE or ROPE_BACK node (got %s)", fn, ggml_op_name(a->op));
+        return NULL;
+    }
+    struct ggmlr_rope_params prm = ggmlr_rope_params_decode(a);
+    prm.n_offs = n_offs;
+    if (!check_params(fn, a->src[0], &prm)) return NULL;
+    ggmlr_rope_params_encode(a, &prm);
+    return a;
 }
 
 /* YaRN's correction dims: the maths is core/op_list.h's, shared with the kernel */
@@ -130,8 +227,8 @@ void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float
 struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                         int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                         float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
-    return ggmlr_rope_node(ctx, GGML_OP_ROPE_BACK, a, b, c, &prm);
+    const struct ggmlr_rope_params prm = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, {0}, 0};
+    return rope_single("ggml_rope_ext_back", ctx, GGML_OP_ROPE_BACK, a, b, c, &prm, false);
 }
 
 /* ---- backward ----

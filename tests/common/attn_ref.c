@@ -55,7 +55,9 @@ bool attn_ref_probs(const attn_problem * p, int64_t n, int64_t h, int64_t b, dou
         for (int64_t m = 0; m < a->M; m++) pr[m] = 0;
         return false;
     }
-    double sum = 0;
+    const double sink = p->sinks ? p->sinks[h] : -INFINITY;
+    if (sink > mx) mx = sink;
+    double sum = sink == -INFINITY ? 0 : exp(sink - mx);
     for (int64_t m = 0; m < a->M; m++) {
         pr[m] = exp(pr[m] - mx);
         sum += pr[m];
@@ -121,6 +123,28 @@ void attn_ref_backward(const attn_problem * p, const double * d, double * dq, do
     free(dp);
 }
 
+void attn_ref_dsinks(const attn_problem * p, const double * d, double * ds) {
+    const attn_dims * a = &p->a;
+    double * pr = malloc((size_t) a->M * sizeof *pr);
+    for (int64_t h = 0; h < a->H; h++) ds[h] = 0;
+    for (int64_t b = 0; b < a->B; b++)
+        for (int64_t h = 0; h < a->H; h++)
+            for (int64_t n = 0; n < a->N; n++) {
+                if (!attn_ref_probs(p, n, h, b, pr)) continue;  /* nothing attended: out = 0 whatever the sink */
+                const double * dO = d + out_index(a, n, h, b);
+                double p_sink = 1, d_dot_out = 0;
+                for (int64_t m = 0; m < a->M; m++) {
+                    const double * vr = v_row(p, m, kv_head(a, h), b);
+                    double dv = 0;
+                    for (int64_t i = 0; i < a->DV; i++) dv += dO[i] * vr[i];
+                    p_sink -= pr[m];
+                    d_dot_out += pr[m] * dv;
+                }
+                ds[h] -= p_sink * d_dot_out;
+            }
+    free(pr);
+}
+
 double attn_ref_loss(const attn_problem * p, const double * d) {
     const int64_t n = attn_nout(&p->a);
     double * out = malloc((size_t) n * sizeof *out);
@@ -132,8 +156,8 @@ double attn_ref_loss(const attn_problem * p, const double * d) {
 }
 
 void attn_ref_numgrad(attn_problem * p, const double * d, int which, double eps, double * g) {
-    double * x = which == 0 ? p->q : which == 1 ? p->k : p->v;
-    const int64_t n = which == 0 ? attn_nq(&p->a) : which == 1 ? attn_nk(&p->a) : attn_nv(&p->a);
+    double * x = which == 0 ? p->q : which == 1 ? p->k : which == 2 ? p->v : p->sinks;
+    const int64_t n = which == 0 ? attn_nq(&p->a) : which == 1 ? attn_nk(&p->a) : which == 2 ? attn_nv(&p->a) : p->a.H;
     for (int64_t i = 0; i < n; i++) {
         const double x0 = x[i];
         x[i] = x0 + eps;
@@ -266,6 +290,18 @@ void attn_inputs_make(struct ggml_context * ctx, const attn_case * c, attn_input
     in->d_t = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, a->DV, a->H, a->N, a->B);
     ggml_set_name(in->d_t, "d");
     attn_tensor_set(in->d_t, in->d);
+
+    if (c->sinks != AS_NONE) {
+        p->sinks = random_values(a->H, -2, 2, 0, GGML_TYPE_F32);
+        for (int64_t h = 0; h < a->H; h++) {
+            if (c->sinks == AS_DOMINANT) p->sinks[h] = 10 + 0.5 * (double) h;
+            else if (h % 4 == 1) p->sinks[h] = 10;
+            else if (h % 4 == 3) p->sinks[h] = -INFINITY;
+        }
+        in->sinks = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, a->H);
+        ggml_set_name(in->sinks, "sinks");
+        attn_tensor_set(in->sinks, p->sinks);
+    }
 }
 
 void attn_inputs_free(attn_inputs * in) {
@@ -273,6 +309,7 @@ void attn_inputs_free(attn_inputs * in) {
     free(in->p.k);
     free(in->p.v);
     free(in->p.mask);
+    free(in->p.sinks);
     free(in->d);
     memset(in, 0, sizeof *in);
 }
@@ -366,11 +403,11 @@ const char * attn_case_str(const attn_case * c) {
     static char buf[400];
     snprintf(buf, sizeof buf,
              "DK=%lld DV=%lld N=%lld M=%lld H=%lld Hkv=%lld B=%lld mask=%d(%s, mN=%lld mh=%lld mb=%lld) kv=%s layout=%d "
-             "range=[%g,%g] quant=%g pairs=%d scale=%g max_bias=%g softcap=%g",
+             "range=[%g,%g] quant=%g pairs=%d scale=%g max_bias=%g softcap=%g sinks=%d",
              (long long) c->DK, (long long) c->DV, (long long) c->N, (long long) c->M, (long long) c->H, (long long) c->Hkv,
              (long long) c->B, c->mask, type_str(c->mask_type), (long long) c->mN, (long long) c->mh, (long long) c->mb,
              type_str(c->kv_type), c->layout, c->lo, c->hi, c->quant, (int) c->pair_keys, (double) c->scale,
-             (double) c->max_bias, (double) c->softcap);
+             (double) c->max_bias, (double) c->softcap, c->sinks);
     return buf;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     double * mask;      /* [M, mne[1], mne[2], mne[3]] or NULL */
     int64_t  mne[4];
     double   scale, max_bias, softcap;
+    double * sinks;     /* NULL or [H]: a logit per query head in each row's softmax denominator only */
 } attn_problem;
 
 static inline int64_t attn_nq(const attn_dims * a)   { return a->DK * a->N * a->H * a->B; }
@@ -34,16 +35,19 @@ int64_t attn_pad(int64_t n);
 /* Upstream ggml's ALiBi slope of query head h with n_head = H heads (1 when max_bias <= 0). */
 double attn_alibi_slope(double max_bias, int64_t h, int64_t n_head);
 
-/* Softmax probabilities of query row (n, h, b) into pr[M]; returns false (pr all 0)
- * when every score is -Inf. */
+/* Softmax probabilities of query row (n, h, b) into pr[M] (with a sink: its e^(sink - max) in the
+ * denominator too); returns false (pr all 0) when every score is -Inf. */
 bool attn_ref_probs(const attn_problem * p, int64_t n, int64_t h, int64_t b, double * pr);
 /* out [DV,H,N,B] */
 void attn_ref_forward(const attn_problem * p, double * out);
 /* Gradients of sum(d * out) (d [DV,H,N,B]) by the analytic formulas; softcap must be 0. */
 void attn_ref_backward(const attn_problem * p, const double * d, double * dq, double * dk, double * dv);
+/* Gradient of sum(d * out) w.r.t. the sinks [H]: the sink's probability in a row is 1 - sum_m p_m
+ * and dout/dsink = -p_sink out, so ds[h] = -sum over head h's rows of p_sink (d . out). */
+void attn_ref_dsinks(const attn_problem * p, const double * d, double * ds);
 /* sum(d * out) */
 double attn_ref_loss(const attn_problem * p, const double * d);
-/* Central differences of sum(d * out) w.r.t. q (which = 0), k (1) or v (2), in float64. */
+/* Central differences of sum(d * out) w.r.t. q (which = 0), k (1), v (2) or the sinks (3), in float64. */
 void attn_ref_numgrad(attn_problem * p, const double * d, int which, double eps, double * g);
 
 /* ---- building the same problem as ggml tensors ---- */
@@ -58,6 +62,10 @@ enum attn_mask_flags {
     AM_TOPROWS = 32,  /* rows n < 30 of plane (0, 0) entirely -Inf (whole blocks of queries) */
     AM_KEYSPAN = 64,  /* keys 64 <= m < 140 hidden from every query (whole tiles of keys) */
 };
+
+/* ggml_flash_attn_ext_add_sinks: none; per head h, by h % 4: uniform in [-2, 2], 10 (past every score:
+ * the sink dominates the row), uniform, -Inf (adds nothing); or 10 + h / 2 on every head */
+enum attn_sinks { AS_NONE = 0, AS_MIXED = 1, AS_DOMINANT = 2 };
 
 enum attn_layout {
     AL_CONTIGUOUS = 0,
@@ -76,12 +84,14 @@ typedef struct {
     double quant;               /* > 0: q, k, v rounded to multiples of quant */
     bool pair_keys;             /* key 2j+1 = key 2j + 32 e0, |q[0]| <= 1/16: pairs of near ties */
     float scale, max_bias, softcap;
+    int sinks;                  /* attn_sinks */
 } attn_case;
 
 typedef struct {
     attn_problem p;             /* the same values as float64 (F16 values already rounded) */
     double * d;                 /* [DV,H,N,B] random weights / output gradient */
     struct ggml_tensor * q, * k, * v, * mask, * d_t;
+    struct ggml_tensor * sinks; /* F32 [H] or NULL */
 } attn_inputs;
 
 /* Creates and fills q, k, v, mask (if any) and d in ctx (which must hold data),

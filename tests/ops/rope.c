@@ -24,18 +24,33 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rp_params {
     int n_dims, mode, n_ctx_orig;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
     bool ff;  /* in[2]: frequency factors */
+    int sections[GGML_MROPE_SECTIONS];  /* the multi-section modes' (ggml_rope_multi) */
+    int n_offs;                         /* != 0: ggml_rope_set_offset */
 };
 
+static bool is_multi(int mode) { return mode == GGML_ROPE_TYPE_MROPE || mode == GGML_ROPE_TYPE_VISION || mode == GGML_ROPE_TYPE_IMROPE; }
+
+/* rope_ext(_back), or rope_multi(_back) in the multi-section modes; then the offset if the row has one */
+static struct ggml_tensor * with_offset(const struct rp_params * p, struct ggml_tensor * t) {
+    return p->n_offs && t ? ggml_rope_set_offset(t, p->n_offs) : t;
+}
 static struct ggml_tensor * rope(struct ggml_context * ctx, const struct rp_params * p, bool back, struct ggml_tensor ** in,
                                  struct ggml_tensor * x) {
-    return (back ? ggml_rope_ext_back : ggml_rope_ext)(ctx, x, in[1], p->ff ? in[2] : NULL, p->n_dims, p->mode, p->n_ctx_orig,
-                                                       p->freq_base, p->freq_scale, p->ext_factor, p->attn_factor, p->beta_fast,
-                                                       p->beta_slow);
+    struct ggml_tensor * c = p->ff ? in[2] : NULL;
+    int sections[GGML_MROPE_SECTIONS];
+    memcpy(sections, p->sections, sizeof sections);
+    if (is_multi(p->mode))
+        return with_offset(p, (back ? ggml_rope_multi_back : ggml_rope_multi)(ctx, x, in[1], c, p->n_dims, sections, p->mode, p->n_ctx_orig,
+                                                                              p->freq_base, p->freq_scale, p->ext_factor, p->attn_factor,
+                                                                              p->beta_fast, p->beta_slow));
+    return with_offset(p, (back ? ggml_rope_ext_back : ggml_rope_ext)(ctx, x, in[1], c, p->n_dims, p->mode, p->n_ctx_orig, p->freq_base,
+                                                                      p->freq_scale, p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow));
 }
 static struct ggml_tensor * b_rope(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return rope(ctx, p, false, in, in[0]); }
 static struct ggml_tensor * b_rope_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) { return rope(ctx, p, true, in, in[0]); }
@@ -44,6 +59,13 @@ static struct ggml_tensor * b_rope_ext_inplace(struct ggml_context * ctx, struct
     const struct rp_params * p = params;
     return ggml_rope_ext_inplace(ctx, in[0], in[1], p->ff ? in[2] : NULL, p->n_dims, p->mode, p->n_ctx_orig, p->freq_base, p->freq_scale,
                                  p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow);
+}
+static struct ggml_tensor * b_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    int sections[GGML_MROPE_SECTIONS];
+    memcpy(sections, p->sections, sizeof sections);
+    return with_offset(p, ggml_rope_multi_inplace(ctx, in[0], in[1], p->ff ? in[2] : NULL, p->n_dims, sections, p->mode, p->n_ctx_orig,
+                                                  p->freq_base, p->freq_scale, p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow));
 }
 static struct ggml_tensor * b_rope_custom(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct rp_params * p = params;
@@ -70,15 +92,46 @@ static struct ggml_tensor * b_inverse(struct ggml_context * ctx, struct ggml_ten
 
 static const double PI = 3.14159265358979323846;
 
-/* the magnitude factor, and each pair's angle at position pos */
-static double angles(const struct rp_params * p, const double * ff, double pos, double * angle) {
+/* the magnitude: attn_factor, times 1 + 0.1 ln(1/freq_scale) with YaRN */
+static double magnitude(const struct rp_params * p) {
+    return p->ext_factor != 0 ? p->attn_factor * (1 + 0.1 * log(1 / p->freq_scale)) : p->attn_factor;
+}
+
+/* rotated pairs: n_dims/2, or n_dims in VISION mode (the whole row, ne0 = 2 n_dims) */
+static int n_pairs(const struct rp_params * p) { return p->mode == GGML_ROPE_TYPE_VISION ? p->n_dims : p->n_dims / 2; }
+
+/* The position stream (0..3: t, h, w, e) of pair k and the exponent j of its frequency base^(-2j/n_dims):
+ * one stream and j = k outside the multi-section modes. MROPE, VISION: the sector q = k mod (the sections'
+ * sum) lies in section s when sections[0] + .. + sections[s-1] <= q < .. + sections[s]; IMROPE deals the
+ * sectors out in turn, t h w t h w .., each stream while it has sections left (3 sections[s] sectors),
+ * e after. VISION counts j from its section's start (upstream resets a stream's angle at its section's first
+ * sector: the same whenever no two used sections start at one sector, as in every row); the others keep j = k. */
+static int pair_stream(const struct rp_params * p, int k, int * j) {
+    *j = k;
+    if (!is_multi(p->mode)) return 0;
+    const int * sec = p->sections;
+    const int q = k % (sec[0] + sec[1] + sec[2] + sec[3]);
+    if (p->mode == GGML_ROPE_TYPE_IMROPE) {
+        const int turn = q % 3;  /* 0: t, 1: h, 2: w */
+        return q < 3 * sec[turn] ? turn : 3;
+    }
+    int start = 0, s = 0;
+    while (s < 3 && q >= start + sec[s]) start += sec[s++];
+    if (p->mode == GGML_ROPE_TYPE_VISION) *j = q - start;
+    return s;
+}
+
+/* each pair's angle for a token whose stream positions are pos[0..3] */
+static void angles(const struct rp_params * p, const double * ff, const double * pos, double * angle) {
     const double base = p->freq_base, scale = p->freq_scale, ext = p->ext_factor;
     /* YaRN: the dimension index whose wavelength makes `beta` turns over n_ctx_orig tokens */
     const double d_fast = p->n_dims * log(p->n_ctx_orig / (p->beta_fast * 2 * PI)) / (2 * log(base));
     const double d_slow = p->n_dims * log(p->n_ctx_orig / (p->beta_slow * 2 * PI)) / (2 * log(base));
     const double lo = d_fast > 0 ? floor(d_fast) : 0, hi = ceil(d_slow) < p->n_dims - 1 ? ceil(d_slow) : p->n_dims - 1;
-    for (int k = 0; k < p->n_dims / 2; k++) {
-        const double inv_extrap = 1.0 / pow(base, (2.0 * k) / p->n_dims) / (ff ? ff[k] : 1.0);
+    for (int k = 0; k < n_pairs(p); k++) {
+        int j;
+        const int stream = pair_stream(p, k, &j);
+        const double inv_extrap = 1.0 / pow(base, (2.0 * j) / p->n_dims) / (ff ? ff[k] : 1.0);
         const double inv_interp = inv_extrap * scale;
         double inv = inv_interp;
         if (ext != 0) {
@@ -87,25 +140,28 @@ static double angles(const struct rp_params * p, const double * ff, double pos, 
             const double mask = (1 - ramp) * ext;  /* 1: extrapolate (high frequencies), 0: interpolate */
             inv = inv_interp * (1 - mask) + inv_extrap * mask;
         }
-        angle[k] = pos * inv;
+        angle[k] = pos[stream] * inv;
     }
-    return ext != 0 ? p->attn_factor * (1 + 0.1 * log(1 / scale)) : p->attn_factor;
 }
 
-/* rope (sign 1) or rope_back (sign -1) of x [ne0, heads, tokens, ne3], positions in[1][token] */
+/* rope (sign 1) or rope_back (sign -1) of x [ne0, heads, tokens, ne3], positions in[1][token + s tokens] of stream s */
 static void ref_rope(const struct rp_params * p, const double * const * in, const int64_t ne[4], double sign, double * y) {
     const int64_t ne0 = ne[0], rows = ne[1] * ne[2] * ne[3];
-    const int half = p->n_dims / 2;
-    double * angle = malloc((size_t) half * sizeof *angle);
+    const int pairs = n_pairs(p);
+    const double m = magnitude(p);
+    double * angle = malloc((size_t) pairs * sizeof *angle);
     for (int64_t r = 0; r < rows; r++) {
         const int64_t token = (r / ne[1]) % ne[2];
-        const double m = angles(p, p->ff ? in[2] : NULL, in[1][token], angle);
+        double pos[4] = {0, 0, 0, 0};
+        for (int s = 0; s < (is_multi(p->mode) ? 4 : 1); s++) pos[s] = in[1][token + s * ne[2]];
+        angles(p, p->ff ? in[2] : NULL, pos, angle);
         const double * xr = in[0] + r * ne0;
         double * yr = y + r * ne0;
         for (int64_t j = 0; j < ne0; j++) yr[j] = xr[j];
-        for (int k = 0; k < half; k++) {
-            const bool neox = p->mode == GGML_ROPE_TYPE_NEOX;
-            const int64_t j0 = neox ? k : 2 * k, j1 = neox ? k + half : 2 * k + 1;
+        for (int k = 0; k < pairs; k++) {
+            /* NORMAL: (2k, 2k+1); the others: (k, k + pairs); from n_offs on */
+            const bool normal = p->mode == GGML_ROPE_TYPE_NORMAL;
+            const int64_t j0 = p->n_offs + (normal ? 2 * k : k), j1 = normal ? j0 + 1 : j0 + pairs;
             const double c = cos(sign * angle[k]), s = sin(sign * angle[k]);
             yr[j0] = m * (c * xr[j0] - s * xr[j1]);
             yr[j1] = m * (s * xr[j0] + c * xr[j1]);
@@ -121,13 +177,15 @@ static void r_rope_back(const double * const * in, const int64_t (*ne)[4], const
     (void) no;
     ref_rope(p, in, ne[0], -1, out);
 }
-/* the rotations cancel: m^2 x on the rotated dims, x on the others */
+/* the rotations cancel: m^2 x on the rotated entries [n_offs, n_offs + 2 pairs), x on the others */
 static void r_inverse(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     (void) ne;
     const struct rp_params * p = params;
-    double angle_unused[64];
-    const double m = angles(p, NULL, 0, angle_unused);
-    for (int64_t i = 0; i < ops_nel(no); i++) out[i] = (i % no[0] < p->n_dims ? m * m : 1.0) * in[0][i];
+    const double m = magnitude(p);
+    for (int64_t i = 0; i < ops_nel(no); i++) {
+        const int64_t j = i % no[0];
+        out[i] = (j >= p->n_offs && j < p->n_offs + 2 * n_pairs(p) ? m * m : 1.0) * in[0][i];
+    }
 }
 
 /* positions of the tokens, the list repeated */
@@ -136,49 +194,71 @@ static void f_positions(double * v, const int64_t ne[4]) {
     for (int64_t i = 0; i < ops_nel(ne); i++) v[i] = positions[i % (int64_t) (sizeof positions / sizeof positions[0])];
 }
 
-/*                                             n_dims mode                     n_ctx  base     scale   ext   attn  fast  slow  ff */
+/*                                             n_dims mode                     n_ctx  base     scale   ext   attn  fast  slow  ff     sections      n_offs */
 static const struct rp_params
-    c_normal      = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false},
-    c_neox        = {16, GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0,    1,    32,   1,    false},
-    c_partial     = {4,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  0.25f,  0,    1,    32,   1,    false},
-    c_neox_scale  = {6,  GGML_ROPE_TYPE_NEOX,   0,    500000, 0.5f,   0,    1,    32,   1,    false},
-    c_tiny        = {2,  GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0,    1,    32,   1,    false},
-    c_yarn        = {64, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    false},
-    c_yarn_half   = {32, GGML_ROPE_TYPE_NORMAL, 512,  10000,  0.125f, 0.5f, 0.8f, 32,   1,    false},
-    c_yarn_slow   = {24, GGML_ROPE_TYPE_NEOX,   2048, 10000,  0.5f,   1,    1,    1,    32,   false},
-    c_yarn_clamp  = {16, GGML_ROPE_TYPE_NORMAL, 4096, 10,     0.5f,   1,    1,    1000, 1,    false},
-    c_ff          = {12, GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    true},
-    c_yarn_ff     = {16, GGML_ROPE_TYPE_NEOX,   1024, 10000,  0.5f,   1,    1.2f, 32,   1,    true},
-    c_tr          = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false},
-    c_tr_yarn     = {12, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    false};
+    c_normal      = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false, {0}, 0},
+    c_neox        = {16, GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0,    1,    32,   1,    false, {0}, 0},
+    c_partial     = {4,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  0.25f,  0,    1,    32,   1,    false, {0}, 0},
+    c_neox_scale  = {6,  GGML_ROPE_TYPE_NEOX,   0,    500000, 0.5f,   0,    1,    32,   1,    false, {0}, 0},
+    c_tiny        = {2,  GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0,    1,    32,   1,    false, {0}, 0},
+    c_yarn        = {64, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    false, {0}, 0},
+    c_yarn_half   = {32, GGML_ROPE_TYPE_NORMAL, 512,  10000,  0.125f, 0.5f, 0.8f, 32,   1,    false, {0}, 0},
+    c_yarn_slow   = {24, GGML_ROPE_TYPE_NEOX,   2048, 10000,  0.5f,   1,    1,    1,    32,   false, {0}, 0},
+    c_yarn_clamp  = {16, GGML_ROPE_TYPE_NORMAL, 4096, 10,     0.5f,   1,    1,    1000, 1,    false, {0}, 0},
+    c_ff          = {12, GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    true,  {0}, 0},
+    c_yarn_ff     = {16, GGML_ROPE_TYPE_NEOX,   1024, 10000,  0.5f,   1,    1.2f, 32,   1,    true,  {0}, 0},
+    c_tr          = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false, {0}, 0},
+    c_tr_yarn     = {12, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    false, {0}, 0},
+    /* the multi-section modes (ggml_rope_multi), then ggml_rope_set_offset (n_offs) */
+    c_mrope       = {24, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0,    1,    32,   1,    false, {4, 4, 4, 0}, 0},
+    c_mrope_e     = {16, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0,    1,    32,   1,    false, {2, 1, 1, 2}, 0},      /* sum 6 < 8 pairs: wraps */
+    c_mrope_long  = {20, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0,    1,    32,   1,    false, {6, 6, 6, 0}, 0},      /* sum 18 > 10 pairs */
+    c_mrope_yarn  = {24, GGML_ROPE_TYPE_MROPE,  4096, 10000,  0.25f,  1,    1.2f, 32,   1,    true,  {6, 3, 3, 0}, 0},
+    c_imrope      = {24, GGML_ROPE_TYPE_IMROPE, 0,    10000,  1,      0,    1,    32,   1,    false, {4, 4, 4, 0}, 0},
+    c_imrope_e    = {16, GGML_ROPE_TYPE_IMROPE, 0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 1, 3}, 0},
+    c_imrope_yarn = {20, GGML_ROPE_TYPE_IMROPE, 1024, 10000,  0.5f,   1,    1,    32,   1,    true,  {3, 4, 3, 0}, 0},
+    c_vision      = {8,  GGML_ROPE_TYPE_VISION, 0,    10000,  1,      0,    1,    32,   1,    false, {4, 4, 0, 0}, 0},
+    c_vision_wrap = {8,  GGML_ROPE_TYPE_VISION, 0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 0, 0}, 0},      /* sum 4 < 8 pairs */
+    c_vision_yarn = {12, GGML_ROPE_TYPE_VISION, 2048, 10000,  0.5f,   1,    0.9f, 32,   1,    true,  {3, 3, 0, 0}, 0},
+    c_multi_neox  = {8,  GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0,    1,    32,   1,    false, {4, 4, 4, 0}, 0},      /* sections ignored */
+    c_offs_normal = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false, {0}, 4},
+    c_offs_neox   = {10, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    true,  {0}, 2},
+    c_offs_mrope  = {12, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 2, 0}, 6},
+    c_offs_imrope = {12, GGML_ROPE_TYPE_IMROPE, 0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 2, 0}, 4};
 
 #define X_(S, LAY) {.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .layout = LAY}
 #define TOKENS_(n0, n1, n2, n3) n2
-#define POS_(S) {.ne = {TOKENS_ S, 1, 1, 1}, .type = GGML_TYPE_I32, .fixed = true, .fill = f_positions}
+/* NS: position streams, 1 (rope_ext) or 4 (the multi-section modes: t, h, w, e) */
+#define POS_(NS, S) {.ne = {(NS) * TOKENS_ S, 1, 1, 1}, .type = GGML_TYPE_I32, .fixed = true, .fill = f_positions}
 #define FF_(NFF) {.ne = {(NFF) ? (NFF) : 1, 1, 1, 1}, .lo = 0.5, .hi = 2, .fixed = true}
-/* NFF: the number of frequency factors (n_dims / 2; 0: none) */
-#define IN_(NFF, S, LAY) .n_in = (NFF) ? 3 : 2, .in = {X_(S, LAY), POS_(S), FF_(NFF)}
-#define ONE(OP, BUILD, REF, NAME, P, NFF, S, LAY, ATOL, GRAD)                                                              \
-    {.op = OP, .variant = NAME, .build = BUILD, .params = &P, IN_(NFF, S, LAY), .ref = REF, .cmp = OPS_ELEMENTS,       \
+/* NFF: the number of frequency factors (one per pair; 0: none) */
+#define IN_(NS, NFF, S, LAY) .n_in = (NFF) ? 3 : 2, .in = {X_(S, LAY), POS_(NS, S), FF_(NFF)}
+#define ONE(NS, OP, BUILD, REF, NAME, P, NFF, S, LAY, ATOL, GRAD)                                                          \
+    {.op = OP, .variant = NAME, .build = BUILD, .params = &P, IN_(NS, NFF, S, LAY), .ref = REF, .cmp = OPS_ELEMENTS,   \
      .tol = 1.2e-7, .atol = ATOL, .grad = GRAD}
 /* rope, rope_back and the inverse on one case; M2 = m^2, worked out from attn_factor and freq_scale */
-#define CASE(NAME, P, NFF, S, LAY, M2)                                                                                      \
-    ONE("ROPE", b_rope, r_rope, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                                            \
-    ONE("ROPE_BACK", b_rope_back, r_rope_back, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                             \
-    {.op = "ROPE_BACK", .variant = "rope_back(rope(x)), " NAME, .build = b_inverse, .params = &P, IN_(NFF, S, LAY),     \
+#define CASE_N(NS, NAME, P, NFF, S, LAY, M2)                                                                                \
+    ONE(NS, "ROPE", b_rope, r_rope, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                                        \
+    ONE(NS, "ROPE_BACK", b_rope_back, r_rope_back, NAME, P, NFF, S, LAY, 4e-9, OPS_FORWARD_ONLY),                         \
+    {.op = "ROPE_BACK", .variant = "rope_back(rope(x)), " NAME, .build = b_inverse, .params = &P, IN_(NS, NFF, S, LAY), \
      .ref = r_inverse, .cmp = OPS_ELEMENTS, .atol = 8e-7 * (M2)}
-#define GRAD(NAME, P, NFF, S)                                                                                               \
-    ONE("ROPE", b_rope, r_rope, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD),                                          \
-    ONE("ROPE_BACK", b_rope_back, r_rope_back, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD)
+#define GRAD_N(NS, NAME, P, NFF, S)                                                                                         \
+    ONE(NS, "ROPE", b_rope, r_rope, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD),                                      \
+    ONE(NS, "ROPE_BACK", b_rope_back, r_rope_back, "gradient, " NAME, P, NFF, S, 0, 4e-9, OPS_GRAD)
+#define CASE(...) CASE_N(1, __VA_ARGS__)
+#define GRAD(...) GRAD_N(1, __VA_ARGS__)
+#define MCASE(...) CASE_N(4, __VA_ARGS__)  /* ggml_rope_multi(_back) */
+#define MGRAD(...) GRAD_N(4, __VA_ARGS__)
 /* the frequency factors as a parameter */
 #define REFUSED(OP, BUILD, REF)                                                                                         \
     {.op = OP, .variant = "frequency factors a parameter", .build = BUILD, .params = &c_ff, .n_in = 3,                \
-     .in = {X_((12, 2, 13, 1), 0), POS_((12, 2, 13, 1)), {.ne = {6, 1, 1, 1}, .lo = 0.5, .hi = 2}}, .ref = REF,       \
+     .in = {X_((12, 2, 13, 1), 0), POS_(1, (12, 2, 13, 1)), {.ne = {6, 1, 1, 1}, .lo = 0.5, .hi = 2}}, .ref = REF,    \
      .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .grad = OPS_REFUSED, .refusal = "frequency factors"}
 /* a form of ROPE on a contiguous x, written over it (INPLACE) or not */
-#define FORM(NAME, BUILD, P, NFF, S, RESULT)                                                                                \
-    {.op = "ROPE", .variant = NAME, .build = BUILD, .params = &P, IN_(NFF, S, 0), .ref = r_rope, .cmp = OPS_ELEMENTS,  \
-     .tol = 1.2e-7, .atol = 4e-9, .result = RESULT}
+#define FORM_N(NS, NAME, BUILD, P, NFF, S, RESULT)                                                                          \
+    {.op = "ROPE", .variant = NAME, .build = BUILD, .params = &P, IN_(NS, NFF, S, 0), .ref = r_rope,                   \
+     .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .result = RESULT}
+#define FORM(...) FORM_N(1, __VA_ARGS__)
 struct te_params { int dim, max_period; };
 static struct ggml_tensor * b_te(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     const struct te_params * c = p;
@@ -234,6 +314,32 @@ static const struct ops_row rows[] = {
     GRAD("normal, YaRN ext 0.5, attn 0.8", c_yarn_half, 0, (34, 3, 5, 1)),
     GRAD("normal, YaRN, both dims clamped", c_yarn_clamp, 0, (16, 2, 5, 1)),
     GRAD("neox, YaRN + frequency factors", c_yarn_ff, 8, (20, 2, 5, 1)),
+    FORM_N(4, "ggml_rope_multi_inplace MROPE", b_rope_multi_inplace, c_mrope, 0, (26, 2, 6, 1), OPS_INPLACE),
+    FORM_N(4, "ggml_rope_multi_inplace IMROPE, offset", b_rope_multi_inplace, c_offs_imrope, 0, (20, 2, 6, 1), OPS_INPLACE),
+    FORM("ggml_rope_multi NEOX (one stream, sections ignored)", b_rope_multi_inplace, c_multi_neox, 0, (10, 2, 13, 1), OPS_INPLACE),
+    MCASE("MROPE, n_dims < ne0", c_mrope, 0, (28, 2, 6, 2), 0, 1.0),
+    MCASE("MROPE, extra stream, sections wrap", c_mrope_e, 0, (16, 3, 5, 1), 0, 1.0),
+    MCASE("MROPE, sections past n_dims/2", c_mrope_long, 0, (22, 2, 6, 1), 0, 1.0),
+    MCASE("MROPE, YaRN + frequency factors", c_mrope_yarn, 12, (24, 2, 6, 1), 0, 1.8670),     /* (1.2 (1 + 0.1 ln 4))^2 */
+    MCASE("IMROPE", c_imrope, 0, (24, 3, 6, 1), 0, 1.0),
+    MCASE("IMROPE, extra stream", c_imrope_e, 0, (18, 2, 7, 1), 0, 1.0),
+    MCASE("IMROPE, YaRN + frequency factors", c_imrope_yarn, 10, (20, 2, 6, 1), 0, 1.1435),   /* (1 + 0.1 ln 2)^2 */
+    MCASE("VISION", c_vision, 0, (16, 3, 6, 1), 0, 1.0),
+    MCASE("VISION, sections wrap", c_vision_wrap, 0, (16, 2, 5, 2), 0, 1.0),
+    MCASE("VISION, YaRN + frequency factors", c_vision_yarn, 12, (24, 2, 6, 1), 0, 0.9262),  /* (0.9 (1 + 0.1 ln 2))^2 */
+    MCASE("MROPE, transposed input", c_mrope_e, 0, (16, 5, 6, 1), OPS_TRANSPOSED, 1.0),
+    MCASE("VISION, transposed input", c_vision, 0, (16, 4, 6, 1), OPS_TRANSPOSED, 1.0),
+    CASE("normal, offset 4", c_offs_normal, 0, (14, 3, 13, 1), 0, 1.0),
+    CASE("neox, offset 2, YaRN + frequency factors", c_offs_neox, 5, (15, 2, 13, 1), OPS_TRANSPOSED, 1.2965),
+    MCASE("MROPE, offset 6", c_offs_mrope, 0, (20, 2, 6, 1), 0, 1.0),
+    MCASE("IMROPE, offset 4", c_offs_imrope, 0, (16, 2, 6, 1), 0, 1.0),
+    MGRAD("MROPE, extra stream", c_mrope_e, 0, (16, 2, 3, 1)),
+    MGRAD("MROPE, YaRN + frequency factors", c_mrope_yarn, 12, (24, 2, 3, 1)),
+    MGRAD("IMROPE, extra stream", c_imrope_e, 0, (18, 2, 3, 1)),
+    MGRAD("VISION, YaRN + frequency factors", c_vision_yarn, 12, (24, 2, 3, 1)),
+    GRAD("normal, offset 4", c_offs_normal, 0, (14, 2, 5, 1)),
+    GRAD("neox, offset 2, YaRN + frequency factors", c_offs_neox, 5, (15, 2, 5, 1)),
+    MGRAD("MROPE, offset 6", c_offs_mrope, 0, (20, 2, 3, 1)),
     REFUSED("ROPE", b_rope, r_rope), REFUSED("ROPE_BACK", b_rope_back, r_rope_back),
     TE("dim 8, 5 timesteps", te_8, 5, 0, 20, OPS_FORWARD_ONLY),
     TE("odd dim 7, max_period 100", te_7, 6, 0, 20, OPS_FORWARD_ONLY),
@@ -244,4 +350,49 @@ static const struct ops_row rows[] = {
     TE("gradient, dim 1 (zero)", te_1, 3, 0, 3, OPS_GRAD),
 };
 
-const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL, NULL};
+/* rope_multi's and rope_set_offset's refusals (rope_ext's are in tests/test_op_refusals.c) */
+static void check_refusals(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 16, 2, 3, 1);
+    struct ggml_tensor * pos1 = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3), * pos4 = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 12);
+    struct ggml_tensor * ff4 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), * ff8 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    int sec[4] = {2, 1, 1, 0}, vis[4] = {4, 4, 0, 0};
+    int neg[4] = {2, -1, 1, 0}, zero3[4] = {0, 0, 0, 4}, too_long[4] = {8, 8, 1, 0}, huge[4] = {INT32_MAX, INT32_MAX, 1, 0};
+#define MULTI(A, B, C, N, SEC, MODE) ggml_rope_multi(ctx, A, B, C, N, SEC, MODE, 0, 10000, 1, 0, 1, 32, 1)
+    CHECK(MULTI(x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE) != NULL, "a valid rope_multi works: %s", ggml_last_error());
+    CHECK(MULTI(x, pos4, ff8, 8, vis, GGML_ROPE_TYPE_VISION) != NULL, "a valid VISION rope_multi works: %s", ggml_last_error());
+    CHECK(MULTI(x, pos1, NULL, 8, NULL, GGML_ROPE_TYPE_NEOX) != NULL, "rope_multi NEOX without sections works: %s", ggml_last_error());
+    OPS_EXPECT_REFUSED(MULTI(NULL, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi with a NULL context");
+    OPS_EXPECT_REFUSED(MULTI(x, NULL, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi with NULL positions");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, NULL, GGML_ROPE_TYPE_MROPE), "rope_multi MROPE without sections");
+    OPS_EXPECT_REFUSED(MULTI(x, pos1, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi MROPE with one position per token");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_NEOX), "rope_multi NEOX with 4 positions per token");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, neg, GGML_ROPE_TYPE_MROPE), "rope_multi with a negative section");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, zero3, GGML_ROPE_TYPE_IMROPE), "rope_multi with sections[0..2] all 0");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, too_long, GGML_ROPE_TYPE_MROPE), "rope_multi with sections summing past ne0");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, huge, GGML_ROPE_TYPE_MROPE), "rope_multi with sections near INT32_MAX");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 6, vis, GGML_ROPE_TYPE_VISION), "rope_multi VISION with ne0 != 2 n_dims");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, ff4, 8, vis, GGML_ROPE_TYPE_VISION), "rope_multi VISION with n_dims/2 factors (it has n_dims pairs)");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 7, sec, GGML_ROPE_TYPE_MROPE), "rope_multi with an odd n_dims");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, sec, 16), "rope_multi with mode 16");
+    OPS_EXPECT_REFUSED(MULTI(x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE | 1), "rope_multi with mode 9");
+    OPS_EXPECT_REFUSED(ggml_rope_multi_back(ctx, x, pos4, NULL, 8, NULL, GGML_ROPE_TYPE_IMROPE, 0, 10000, 1, 0, 1, 32, 1),
+                       "rope_multi_back IMROPE without sections");
+    OPS_EXPECT_REFUSED(ggml_rope_multi_inplace(ctx, x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE, 0, -1, 1, 0, 1, 32, 1),
+                       "rope_multi_inplace with freq_base -1");
+    OPS_EXPECT_REFUSED(ggml_rope_ext(ctx, x, pos4, NULL, 8, GGML_ROPE_TYPE_MROPE, 0, 10000, 1, 0, 1, 32, 1), "rope_ext with mode MROPE");
+#undef MULTI
+    struct ggml_tensor * r = ggml_rope_ext(ctx, x, pos1, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000, 1, 0, 1, 32, 1);
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(NULL, 2), "rope_set_offset of NULL");
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(x, 2), "rope_set_offset of a tensor that is not a ROPE node");
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(r, -2), "rope_set_offset -2");
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(r, 3), "rope_set_offset odd");
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(r, 10), "rope_set_offset past ne0 - n_dims");
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(r, INT32_MAX - 1), "rope_set_offset INT32_MAX - 1");
+    CHECK(ggml_rope_set_offset(r, 8) == r, "rope_set_offset 8 on ne0 16, n_dims 8 works: %s", ggml_last_error());
+    OPS_EXPECT_REFUSED(ggml_rope_set_offset(ggml_rope_multi(ctx, x, pos4, NULL, 8, vis, GGML_ROPE_TYPE_VISION, 0, 10000, 1, 0, 1, 32, 1), 2),
+                       "rope_set_offset of a VISION node");
+    ggml_free(ctx);
+}
+
+const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};

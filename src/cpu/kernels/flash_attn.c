@@ -7,6 +7,7 @@
  *   s_m = scale * q.k_m           (softcap c > 0: c * tanh(s_m / c))
  *   s_m += slope_h * mask[m, n]   (mask plane h % mh, batch b % mb)
  *   p = softmax(s),  out = sum_m p_m v_m          (all -Inf: out = 0)
+ *   (with sinks: sinks[h] joins the softmax's denominator, not the sum)
  *
  * Forward (FlashAttention-2): per block of QB query rows, walk K/V in tiles of
  * KB keys: S = Q (scale K)^T + mask in 6 x TC register tiles with the rows'
@@ -49,6 +50,7 @@ struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
     struct fa a;
     const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(dst);
     a.q = srcs.q; a.k = srcs.k; a.v = srcs.v; a.mask = srcs.mask; a.d = srcs.d;
+    a.sinks = ggmlr_flash_attn_sinks_decode(dst);
     a.DK = a.q->ne[0]; a.DV = a.v->ne[0]; a.N = a.q->ne[1]; a.M = a.k->ne[1];
     a.H = a.q->ne[2]; a.Hkv = a.k->ne[2]; a.B = a.q->ne[3]; a.group = a.H / a.Hkv;
     a.vec = ggmlr_vec();
@@ -366,6 +368,24 @@ struct fwd_scratch ggmlr_fa_fwd_layout(const struct fa * a, float * w) {
     return s;
 }
 
+/* The head's sink logit joins the denominators of rows [0, nr) once every key
+ * is in, outside the tile loops: l += e^(sink - mx), or, past the margin, the
+ * sink becomes the reference max (O and l rescaled by e^(mx - sink), l += 1).
+ * A row with nothing attended keeps O = 0; a -Inf sink adds nothing. */
+static void add_sink(const struct fa * a, float sink, int64_t nr, const struct fwd_scratch * s) {
+    if (sink == -INFINITY) return;
+    for (int64_t r = 0; r < nr; r++) {
+        if (sink > s->mx[r] + RESCALE_MARGIN) {
+            const float alpha = s->mx[r] != -INFINITY ? expf(s->mx[r] - sink) : 0.0f;
+            s->l[r] = s->l[r] * alpha + 1.0f;
+            a->vec->scal(a->DVp, alpha, s->o + r * a->DVp);
+            s->mx[r] = sink;
+        } else {
+            s->l[r] += expf(sink - s->mx[r]);
+        }
+    }
+}
+
 /* Attention for rows [n0, n0+nr) of head h, batch b: normalised outputs into
  * s->o (rows of DVp) and, when mx is given, each row's logsumexp as max (mx)
  * plus log of the sum (lsum): kept apart, since mx + lsum would round away
@@ -434,6 +454,7 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
             ggmlr_fa_acc_rows(a, bi.group_live[r0 / TR], s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);
         }
     }
+    if (a->sinks) add_sink(a, *(const float *) ggmlr_elem_ptr(a->sinks, h, 0, 0, 0), nr, s);
     for (int64_t r = 0; r < nr; r++) {
         const float inv = s->l[r] > 0.0f ? 1.0f / s->l[r] : 0.0f;
         a->vec->scal(a->DVp, inv, s->o + r * a->DVp);

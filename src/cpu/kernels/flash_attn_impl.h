@@ -18,6 +18,7 @@
 
 struct fa {
     const struct ggml_tensor * q, * k, * v, * mask, * d;
+    const struct ggml_tensor * sinks;  /* FLASH_ATTN_EXT: NULL or one logit per query head */
     int64_t DK, DV, N, M, H, Hkv, B, group;
     int64_t DKp, DVp;        /* feature dims padded to whole half tiles (TC / 2 columns) */
     int64_t TC;              /* columns of a GEMM micro-tile (vec->tile_c) */

@@ -1,18 +1,28 @@
 /* rope.c -- rotary position embedding (ROPE) and its backward (ROPE_BACK).
  *
- * Row (i1, i2, i3) of a, at position p = b[i2], has its pair k < n_dims/2
- * (entries (2k, 2k+1) in NORMAL mode, (k, k + n_dims/2) in NEOX mode) rotated:
+ * Row (i1, i2, i3) of a has its pair k < P rotated (P = n_dims/2, or n_dims
+ * in VISION mode), over the entries from o = n_offs on: (o + 2k, o + 2k + 1)
+ * in NORMAL mode, (o + k, o + k + n_dims/2) in NEOX, MROPE and IMROPE modes,
+ * (k, k + n_dims) in VISION mode (o = 0, n_dims = ne0/2: the whole row):
  *   y0 = m (x0 cos t - x1 sin t),  y1 = m (x0 sin t + x1 cos t)
  * with, as upstream ggml (YaRN, ext_factor e = 0 for plain RoPE),
- *   t_ext = p base^(-2k/n_dims) / c[k]       (c: frequency factors, 1 without)
+ *   t_ext = p base^(-2j/n_dims) / c[k]       (c: frequency factors, 1 without)
  *   t_int = freq_scale t_ext
  *   ramp  = 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1)
  *   t     = t_int (1 - e ramp) + t_ext e ramp
  *   m     = attn_factor (1 + 0.1 ln(1 / freq_scale))  when e != 0, else attn_factor
  *   lo, hi = the correction dims floor(d(beta_fast)), ceil(d(beta_slow)) clamped to
  *            [0, n_dims - 1], d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base)
- * Entries from n_dims on are copied. ROPE_BACK uses -t: the transpose, the
- * gradient of ROPE (and ROPE's matrix is the gradient of ROPE_BACK).
+ * The position p is b[i2] in NORMAL and NEOX modes, and j = k. The
+ * multi-section modes read the stream s of b (p = b[i2 + s ne2]) that pair k's
+ * sector (k mod the sections' sum) falls in: by the running sums of the
+ * sections (MROPE, VISION) or interleaved (IMROPE: sector q takes h when
+ * q % 3 == 1 and q < 3 sections[1], w when q % 3 == 2 and q < 3 sections[2],
+ * t when q % 3 == 0 and q < 3 sections[0], else e), j = k; in VISION mode j
+ * counts the pairs since the sector entered the stream's section (upstream's
+ * reset of each stream's angle at its section's first sector). The other
+ * entries are copied. ROPE_BACK uses -t: the transpose, the gradient of ROPE
+ * (and ROPE's matrix is the gradient of ROPE_BACK).
  *
  * Angles, cos and sin are computed in double once per token (per row change
  * of i2) and the rotation in double, so each output is one float rounding
@@ -22,15 +32,32 @@
 
 #include <math.h>
 
-/* scratch: n_dims doubles (cos, sin of each pair), then one row of a as F32 */
+/* scratch: 2 P doubles (cos, sin of each pair), then one row of a as F32 */
 static size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
     const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
-    return (size_t) prm.n_dims * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
+    return 2 * (size_t) ggmlr_rope_n_pairs(&prm) * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
 }
 
-/* cos_sin[2k], cos_sin[2k+1] = m cos t, sign m sin t of pair k at position pos */
-static void pair_rotations(const struct ggmlr_rope_params * prm, const struct ggml_tensor * freq_factors, double pos, double sign, double * cos_sin) {
-    const int n_pairs = prm->n_dims / 2;
+/* the position stream (0..3: t, h, w, e) of a multi-section mode's sector q */
+static int section_stream(const struct ggmlr_rope_params * prm, int q) {
+    const int32_t * sec = prm->sections;
+    if (prm->mode == GGML_ROPE_TYPE_IMROPE) {
+        if (q % 3 == 1 && q < 3 * sec[1]) return 1;
+        if (q % 3 == 2 && q < 3 * sec[2]) return 2;
+        if (q % 3 == 0 && q < 3 * sec[0]) return 0;
+        return 3;
+    }
+    return q < sec[0] ? 0 : q < sec[0] + sec[1] ? 1 : q < sec[0] + sec[1] + sec[2] ? 2 : 3;
+}
+
+/* cos_sin[2k], cos_sin[2k+1] = m cos t, sign m sin t of pair k for the token with positions pos[0..3]
+ * (pos[0] only outside the multi-section modes) */
+static void pair_rotations(const struct ggmlr_rope_params * prm, const struct ggml_tensor * freq_factors, const double * pos, double sign,
+                           double * cos_sin) {
+    const int n_pairs = ggmlr_rope_n_pairs(prm);
+    const bool multi = ggmlr_rope_is_multi(prm->mode), vision = prm->mode == GGML_ROPE_TYPE_VISION;
+    const int32_t * sec = prm->sections;
+    const int sect_sum = sec[0] + sec[1] + sec[2] + sec[3];
     const double ext = prm->ext_factor, scale = prm->freq_scale;
     double lo = 0.0, hi = 0.0, m = prm->attn_factor;
     if (ext != 0.0) {
@@ -40,8 +67,22 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
         hi = dims[1];
         m *= 1.0 + 0.1 * log(1.0 / scale);
     }
+    int since_reset[GGML_MROPE_SECTIONS] = {0, 0, 0, 0};  /* VISION: j of each stream */
     for (int k = 0; k < n_pairs; k++) {
-        double t_ext = pos * pow((double) prm->freq_base, -2.0 * k / prm->n_dims);
+        int stream = 0, j = k;
+        if (multi) {
+            const int q = k % sect_sum;
+            if (vision) {  /* the first matching boundary resets its stream, as upstream's else-if chain */
+                const int starts[GGML_MROPE_SECTIONS] = {0, sec[0], sec[0] + sec[1], sec[0] + sec[1] + sec[2]};
+                for (int s = 0; s < GGML_MROPE_SECTIONS; s++) {
+                    if (q == starts[s]) { since_reset[s] = 0; break; }
+                }
+            }
+            stream = section_stream(prm, q);
+            if (vision) j = since_reset[stream];
+            for (int s = 0; s < GGML_MROPE_SECTIONS; s++) since_reset[s]++;
+        }
+        double t_ext = pos[stream] * pow((double) prm->freq_base, -2.0 * j / prm->n_dims);
         if (freq_factors) t_ext /= ggmlr_load_f32(GGML_TYPE_F32, (const char *) freq_factors->data + k * freq_factors->nb[0]);
         double t = scale * t_ext;
         if (ext != 0.0) {
@@ -56,30 +97,35 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
 static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * pos = dst->src[1], * freq_factors = ggmlr_rope_freq_factors_decode(dst);
     const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
-    const int64_t ne0 = dst->ne[0], half = prm.n_dims / 2;
-    /* NORMAL: pair k is (2k, 2k+1); NEOX: (k, k + n_dims/2) */
-    const int64_t stride = prm.mode == GGML_ROPE_TYPE_NEOX ? 1 : 2, offset = prm.mode == GGML_ROPE_TYPE_NEOX ? half : 1;
+    const int64_t ne0 = dst->ne[0], ne2 = dst->ne[2], n_pairs = ggmlr_rope_n_pairs(&prm);
+    const int n_streams = ggmlr_rope_is_multi(prm.mode) ? GGML_MROPE_SECTIONS : 1;
+    /* the rotated span [first, first + 2 P); NORMAL: pair k is (2k, 2k+1), the others (k, k + P) */
+    const int64_t first = prm.n_offs, span = 2 * n_pairs;
+    const int64_t stride = prm.mode == GGML_ROPE_TYPE_NORMAL ? 2 : 1, offset = prm.mode == GGML_ROPE_TYPE_NORMAL ? 1 : n_pairs;
     const double sign = dst->op == GGML_OP_ROPE ? 1.0 : -1.0;
     double * cos_sin = p->wdata;
-    float * row_scratch = (float *) (cos_sin + prm.n_dims);
+    float * row_scratch = (float *) (cos_sin + span);
     int64_t cached_i2 = -1;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         if (i2 != cached_i2) {
-            const int32_t position = *(const int32_t *) ((const char *) pos->data + i2 * pos->nb[0]);
-            pair_rotations(&prm, freq_factors, position, sign, cos_sin);
+            double positions[GGML_MROPE_SECTIONS] = {0, 0, 0, 0};
+            for (int s = 0; s < n_streams; s++)
+                positions[s] = *(const int32_t *) ((const char *) pos->data + (i2 + s * ne2) * pos->nb[0]);
+            pair_rotations(&prm, freq_factors, positions, sign, cos_sin);
             cached_i2 = i2;
         }
         const float * x = ggmlr_row_f32(a, i1, i2, i3, row_scratch);
         float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
-        for (int64_t k = 0; k < half; k++) {
-            const int64_t j0 = k * stride, j1 = j0 + offset;
+        for (int64_t j = 0; j < first; j++) y[j] = x[j];
+        for (int64_t k = 0; k < n_pairs; k++) {
+            const int64_t j0 = first + k * stride, j1 = j0 + offset;
             const double c = cos_sin[2 * k], s = cos_sin[2 * k + 1], x0 = x[j0], x1 = x[j1];
             y[j0] = (float) (x0 * c - x1 * s);
             y[j1] = (float) (x0 * s + x1 * c);
         }
-        for (int64_t j = prm.n_dims; j < ne0; j++) y[j] = x[j];
+        for (int64_t j = first + span; j < ne0; j++) y[j] = x[j];
     }
 }
 
