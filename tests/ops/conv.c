@@ -426,4 +426,66 @@ static const struct ops_row rows[] = {
     C2I_("F16", c2i_up, (12, 7, 1, 1), GGML_TYPE_F16, OPS_FORWARD_ONLY),
 };
 
-const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL, NULL};
+/* what the constructors of the direct convolutions, im2col_3d and col2im_1d
+ * refuse: NULL, types, channel counts that disagree, strides or dilations
+ * below 1, negative paddings, a data smaller than the dilated kernel, sizes
+ * that would overflow */
+static void check_refusals(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * k2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 2, 4), * x2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 6, 5, 2, 1);
+    struct ggml_tensor * kdw = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 1, 2), * k16 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 3, 3, 2, 4);
+    struct ggml_tensor * x16 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 6, 5, 2, 1), * ki = ggml_new_tensor_4d(ctx, GGML_TYPE_I32, 3, 3, 2, 4);
+    struct ggml_tensor * k3 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2, 2, 2, 6), * x3 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 5, 4, 4, 4);
+    struct ggml_tensor * cols = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 12, 7), * ci = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 12, 7);
+    struct ggml_tensor * c3 = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 12, 7, 2);
+
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(NULL, k2, x2, 1, 1, 0, 0, 1, 1), "conv_2d_direct without a context");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, NULL, x2, 1, 1, 0, 0, 1, 1), "conv_2d_direct of a NULL kernel");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, NULL, 1, 1, 0, 0, 1, 1), "conv_2d_direct of NULL data");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, ki, x2, 1, 1, 0, 0, 1, 1), "conv_2d_direct of an I32 kernel");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x16, 1, 1, 0, 0, 1, 1), "conv_2d_direct of F16 data");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x3, 1, 1, 0, 0, 1, 1), "conv_2d_direct with IC 2 against 4");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x2, 0, 1, 0, 0, 1, 1), "conv_2d_direct with stride 0");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x2, 1, 1, -1, 0, 1, 1), "conv_2d_direct with padding -1");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x2, 1, 1, 0, 0, 1, 0), "conv_2d_direct with dilation 0");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x2, 1, 1, 0, 0, 3, 1), "conv_2d_direct with a dilated kernel wider than the data");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_direct(ctx, k2, x2, 1, 1, 0, 0, 1, INT32_MAX), "conv_2d_direct with a dilation of 2^31 - 1");
+    CHECK(ggml_conv_2d_direct(ctx, k16, x2, 1, 1, 1, 1, 1, 1) != NULL, "conv_2d_direct of an F16 kernel");
+
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, NULL, x2, 1, 1, 0, 0, 1, 1), "conv_2d_dw_direct of a NULL kernel");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, kdw, NULL, 1, 1, 0, 0, 1, 1), "conv_2d_dw_direct of NULL data");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, k2, x2, 1, 1, 0, 0, 1, 1), "conv_2d_dw_direct of a kernel with 2 input channels");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, kdw, x3, 1, 1, 0, 0, 1, 1), "conv_2d_dw_direct with 2 kernels for 4 channels");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, kdw, x2, 1, -2, 0, 0, 1, 1), "conv_2d_dw_direct with stride -2");
+    OPS_EXPECT_REFUSED(ggml_conv_2d_dw_direct(ctx, kdw, x2, 1, 1, 0, 0, 1, 5), "conv_2d_dw_direct with a dilated kernel taller than the data");
+
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, NULL, x3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 3), "conv_3d_direct of a NULL kernel");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2), "conv_3d_direct with IC*OC 4, kernel ne3 6");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 3, 3), "conv_3d_direct with IC*N 6, data ne3 4");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 2, 3), "conv_3d_direct with IC 0");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3), "conv_3d_direct with depth stride 0");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 1, 0, 0, -1, 1, 1, 1, 2, 2, 3), "conv_3d_direct with depth padding -1");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k3, x3, 1, 1, 1, 0, 0, 0, 1, 1, 4, 2, 2, 3), "conv_3d_direct with a dilated depth past the data");
+    OPS_EXPECT_REFUSED(ggml_conv_3d_direct(ctx, k16, x16, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 4), "conv_3d_direct of F16 data");
+
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, NULL, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d of NULL data");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, ci, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d of I32 data");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_I32), "im2col_3d to I32 patches");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 0");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 3, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 3 not dividing 4");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, GGML_TYPE_F32), "im2col_3d with dilation 0");
+    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, (int64_t) 1 << 40, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 2^40");
+
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(NULL, cols, 2, 3, 0), "col2im_1d without a context");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, NULL, 2, 3, 0), "col2im_1d of NULL");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, ci, 2, 3, 0), "col2im_1d of I32 columns");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, c3, 2, 3, 0), "col2im_1d of a 3-D tensor");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, cols, 0, 3, 0), "col2im_1d with stride 0");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, cols, 2, 0, 0), "col2im_1d with 0 channels");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, cols, 2, 5, 0), "col2im_1d with 5 channels not dividing 12");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, cols, 2, 3, -1), "col2im_1d with padding -1");
+    OPS_EXPECT_REFUSED(ggml_col2im_1d(ctx, cols, 2, 3, 9), "col2im_1d cropping the whole signal");
+    ggml_free(ctx);
+}
+
+const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};
