@@ -204,6 +204,7 @@ enum ggml_op {
     GGML_OP_L2_NORM_BACK,        /* the gradient of L2_NORM (internal to autodiff) */
     GGML_OP_GROUP_NORM_BACK,     /* the gradient of GROUP_NORM (internal to autodiff) */
     GGML_OP_CONV_DIRECT_BACK,    /* the gradient of a CONV_2D / CONV_3D / CONV_2D_DW's kernel or data (internal to autodiff) */
+    GGML_OP_IM2COL_3D_BACK,      /* the gradient of an IM2COL_3D's data: the patches added back (internal to autodiff) */
     GGML_OP_COUNT
 };
 

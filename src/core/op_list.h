@@ -209,14 +209,17 @@ static inline struct ggmlr_conv_transpose_params ggmlr_conv_transpose_params_dec
 
 /* ---- CONV_2D, CONV_2D_DW (upstream's layout: s0, s1, p0, p1, d0, d1),
  * CONV_3D (s0, s1, s2, p0, p1, p2, d0, d1, d2, c, n, oc), IM2COL_3D (the same
- * first ten, c = IC; n is not among them) and ggmlr's CONV_DIRECT_BACK (CONV_3D's twelve, then the
+ * first ten, c = IC; n is not among them; and its gradient op IM2COL_3D_BACK)
+ * and ggmlr's CONV_DIRECT_BACK (CONV_3D's twelve, then the
  * forward op and which of its sources the node is the gradient of: 0 the
  * kernel, 1 the data). A 2-D op decodes with s2 = d2 = 1, p2 = 0, and c, n,
  * oc 0 (its shapes hold them). ---- */
 
 struct ggmlr_conv_direct_params { int32_t s0, s1, s2, p0, p1, p2, d0, d1, d2, c, n, oc, fwd_op, wrt; };
 static inline bool ggmlr_conv_direct_is_2d(enum ggml_op op) { return op == GGML_OP_CONV_2D || op == GGML_OP_CONV_2D_DW; }
-static inline size_t ggmlr_conv_direct_words(enum ggml_op op) { return op == GGML_OP_IM2COL_3D ? 10 : op == GGML_OP_CONV_3D ? 12 : 14; }
+static inline size_t ggmlr_conv_direct_words(enum ggml_op op) {
+    return op == GGML_OP_IM2COL_3D || op == GGML_OP_IM2COL_3D_BACK ? 10 : op == GGML_OP_CONV_3D ? 12 : 14;
+}
 static inline void ggmlr_conv_direct_params_encode(struct ggml_tensor * t, const struct ggmlr_conv_direct_params * p) {
     if (ggmlr_conv_direct_is_2d(t->op)) {
         const int32_t w[6] = {p->s0, p->s1, p->p0, p->p1, p->d0, p->d1};
@@ -246,7 +249,7 @@ static inline struct ggmlr_conv_dims ggmlr_conv_direct_dims(enum ggml_op op, con
                                                             const struct ggmlr_conv_direct_params * p) {
     struct ggmlr_conv_dims d = {bne[0], bne[1], 1, bne[2], bne[3], kne[0], kne[1], 1, kne[2], kne[3], 1};
     if (op == GGML_OP_CONV_2D_DW) d.groups = d.ic;
-    if (op == GGML_OP_CONV_3D || op == GGML_OP_IM2COL_3D) {
+    if (op == GGML_OP_CONV_3D || op == GGML_OP_IM2COL_3D || op == GGML_OP_IM2COL_3D_BACK) {
         d.id = bne[2]; d.kd = kne[2]; d.ic = d.icg = p->c; d.n = p->n; d.oc = p->oc;
     }
     return d;
@@ -542,7 +545,7 @@ GGMLR_OP(CLAMP,                   map,                clamp)
 GGMLR_OP(CONV_TRANSPOSE_1D,       conv_transpose,     conv_transpose)
 GGMLR_OP(IM2COL,                  im2col,             im2col)
 GGMLR_OP(IM2COL_BACK,             im2col_back,        im2col_back)
-GGMLR_OP(IM2COL_3D,               im2col_3d,          none)
+GGMLR_OP(IM2COL_3D,               im2col_3d,          im2col_3d)
 GGMLR_OP(COL2IM_1D,               col2im_1d,          col2im_1d)
 GGMLR_OP(CONV_2D,                 conv_direct,        conv_direct)
 GGMLR_OP(CONV_3D,                 conv_direct,        conv_direct)
@@ -596,6 +599,7 @@ GGMLR_OP(GLU_BACK,                glu_back,           none)
 GGMLR_OP(UPSCALE_BACK,            upscale_back,       none)
 GGMLR_OP(L2_NORM_BACK,            norm_back,          none)
 GGMLR_OP(GROUP_NORM_BACK,         group_norm,         none)
-GGMLR_OP(CONV_DIRECT_BACK,        conv_direct_back,   none)
+GGMLR_OP(CONV_DIRECT_BACK,        conv_direct_back,   conv_direct_back)
+GGMLR_OP(IM2COL_3D_BACK,          im2col_3d_back,     im2col_3d_back)
 
 #endif

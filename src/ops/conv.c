@@ -333,14 +333,14 @@ struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_
 }
 
 /* The gradient of a direct convolution's kernel (wrt 0) or data (wrt 1),
- * given g, the gradient of its result: CONV_DIRECT_BACK, F32, the shape of
- * that source. Its src[1] is the other source. */
-static struct ggml_tensor * conv_direct_back(struct ggml_context * ctx, struct ggml_tensor * fwd, struct ggml_tensor * g, int wrt) {
-    struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(fwd);
-    p.fwd_op = (int32_t) fwd->op;
-    p.wrt = wrt;
-    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_CONV_DIRECT_BACK, GGML_TYPE_F32, fwd->src[wrt]->ne, g, fwd->src[1 - wrt]);
-    if (t) ggmlr_conv_direct_params_encode(t, &p);
+ * given g, the gradient of its result, and its other source: CONV_DIRECT_BACK,
+ * F32 of shape ne; p holds the forward op's parameters and fwd_op. */
+static struct ggml_tensor * conv_direct_back(struct ggml_context * ctx, const struct ggmlr_conv_direct_params * p, int wrt,
+                                             struct ggml_tensor * g, struct ggml_tensor * other, const int64_t ne[4]) {
+    struct ggmlr_conv_direct_params q = *p;
+    q.wrt = wrt;
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_CONV_DIRECT_BACK, GGML_TYPE_F32, ne, g, other);
+    if (t) ggmlr_conv_direct_params_encode(t, &q);
     return t;
 }
 
@@ -370,6 +370,15 @@ struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tenso
     const int64_t ne[4] = {IC * d.kd * d.kh * d.kw, o[0], o[1], o[2] * d.n};
     struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_IM2COL_3D, dst_type, ne, a, b);
     if (t) ggmlr_conv_direct_params_encode(t, &p);
+    return t;
+}
+
+/* The adjoint of im2col_3d (IM2COL_3D_BACK): the patches' gradient dcol added
+ * back onto data of shape ne, for kernel a (shape only); p: IM2COL_3D's. */
+static struct ggml_tensor * im2col_3d_back(struct ggml_context * ctx, struct ggml_tensor * dcol, struct ggml_tensor * a, const int64_t ne[4],
+                                           const struct ggmlr_conv_direct_params * p) {
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_IM2COL_3D_BACK, GGML_TYPE_F32, ne, dcol, a);
+    if (t) ggmlr_conv_direct_params_encode(t, p);
     return t;
 }
 
@@ -444,8 +453,38 @@ RULE(grad_conv_transpose) {
  * d b[i, c, n] = sum_(oc in c's group, k, o: o s + k d - p = i) a[k, icg, oc] g[o, oc, n],
  * each one CONV_DIRECT_BACK node (a gather, no patch buffer). */
 RULE(grad_conv_direct) {
-    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, conv_direct_back(ctx, node, g, 0))) return false;
-    return !need[1] || ggmlr_grad_acc(ctx, gph, B, conv_direct_back(ctx, node, g, 1));
+    struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(node);
+    p.fwd_op = (int32_t) node->op;
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, conv_direct_back(ctx, &p, 0, g, B, A->ne))) return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, conv_direct_back(ctx, &p, 1, g, A, B->ne));
+}
+
+/* CONV_DIRECT_BACK is bilinear in (the forward's g, its other source), and
+ * <h, D(a, g)> = <conv(a, h), g> = <K(h, g), a> for the data gradient D, and
+ * <h, K(b, g)> = <conv(h, b), g> = <D(h, g), b> for the kernel gradient K:
+ * so its g gets a forward convolution of the incoming gradient h, and its
+ * other source the other gradient op of h and g (a double backward). */
+RULE(grad_conv_direct_back) {
+    const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(node);
+    const enum ggml_op fwd = (enum ggml_op) p.fwd_op;
+    const char * fn = ggml_op_name(fwd);
+    const bool wrt_data = p.wrt == 1;
+    if (need[0] && !ggmlr_grad_acc(ctx, gph, A, wrt_data ? conv_direct_node(fn, ctx, fwd, B, g, &p) : conv_direct_node(fn, ctx, fwd, g, B, &p)))
+        return false;
+    return !need[1] || ggmlr_grad_acc(ctx, gph, B, conv_direct_back(ctx, &p, wrt_data ? 0 : 1, A, g, B->ne));
+}
+
+/* IM2COL_3D: d b = im2col_3d_back(g) (A is the kernel, shape only);
+ * IM2COL_3D_BACK: d (d col) = im2col_3d(g), its adjoint (B the kernel) */
+RULE(grad_im2col_3d) {
+    if (!need[1]) return true;
+    const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(node);
+    return ggmlr_grad_acc(ctx, gph, B, im2col_3d_back(ctx, g, A, B->ne, &p));
+}
+RULE(grad_im2col_3d_back) {
+    if (!need[0]) return true;
+    const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(node);
+    return ggmlr_grad_acc(ctx, gph, A, ggml_im2col_3d(ctx, B, g, p.c, p.s0, p.s1, p.s2, p.p0, p.p1, p.p2, p.d0, p.d1, p.d2, GGML_TYPE_F32));
 }
 
 /* COL2IM_1D is the adjoint of a 1-D im2col with kernel size K and OC channels:
@@ -464,4 +503,9 @@ GRAD_RULE(conv_transpose, ggmlr_refuse_not_f32, grad_conv_transpose);
 GRAD_RULE(im2col, ggmlr_refuse_not_f32, grad_im2col);
 GRAD_RULE(im2col_back, NULL, grad_im2col_back);
 GRAD_RULE(conv_direct, ggmlr_refuse_not_f32, grad_conv_direct);
+/* CONV_DIRECT_BACK's sources are F32 but an F16 kernel, which cannot need a
+ * gradient here: the forward convolution reading it has refused first */
+GRAD_RULE(conv_direct_back, NULL, grad_conv_direct_back);
+GRAD_RULE(im2col_3d, ggmlr_refuse_not_f32, grad_im2col_3d);
+GRAD_RULE(im2col_3d_back, NULL, grad_im2col_3d_back);
 GRAD_RULE(col2im_1d, ggmlr_refuse_not_f32, grad_col2im_1d);

@@ -1,5 +1,7 @@
-/* conv.c -- rows of IM2COL, its adjoint IM2COL_BACK and the transposed
- * convolutions. IM2COL reads the kernel tensor for its shape only, so the
+/* conv.c -- rows of IM2COL, its adjoint IM2COL_BACK, the transposed
+ * convolutions, the direct convolutions CONV_2D, CONV_2D_DW, CONV_3D and
+ * their gradient op CONV_DIRECT_BACK (one reference: every product of the
+ * definition, walked once), IM2COL_3D with IM2COL_3D_BACK, and COL2IM_1D. IM2COL reads the kernel tensor for its shape only, so the
  * builders make it themselves and the rows' inputs are the image (IM2COL)
  * or the patches' gradient (IM2COL_BACK). The
  * references follow the definition: im2col reads each patch entry from the
@@ -228,6 +230,7 @@ static void s_conv_direct(const int64_t (*ne)[4], const void * p, int64_t no[4])
     const bool d3 = c->op == GGML_OP_CONV_3D;
     no[0] = d.o[0]; no[1] = d.o[1]; no[2] = d3 ? d.o[2] : d.OC; no[3] = d3 ? d.OC * d.N : d.N;
 }
+/* the shape of input 0 (the kernel's gradient; im2col_3d_back's data) or 1 (the data's gradient) */
 static void s_cd_back_kernel(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; memcpy(no, ne[0], 4 * sizeof no[0]); }
 static void s_cd_back_data(const int64_t (*ne)[4], const void * p, int64_t no[4]) { (void) p; memcpy(no, ne[1], 4 * sizeof no[0]); }
 
@@ -258,10 +261,12 @@ static void s_im2col_3d(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
     no[0] = c->ic * c->kne[2] * c->kne[1] * c->kne[0]; no[1] = o[0]; no[2] = o[1]; no[3] = o[2] * (ne[0][3] / c->ic);
 }
 
-/* col[((ic KD + kz) KH + ky) KW + kx, ox, oy, oz + OD n] = b[ox s0 + kx d0 - p0, .., .., n IC + ic] */
-static void r_im2col_3d(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
-    const struct i3_case * c = p;
-    const int64_t * I = ne[0], * K = c->kne, N = I[3] / c->ic;
+/* Walks every patch entry col[((ic KD + kz) KH + ky) KW + kx, ox, oy, oz + OD n],
+ * which reads b[ox s0 + kx d0 - p0, .., .., n IC + ic] (zero outside b): copies
+ * it into col_out, or adds col_in's entry onto img_out; returns the count. */
+static int64_t walk_3d(const struct i3_case * c, const int64_t I[4], double * col_out, int64_t n_col, const double * img_in,
+                       const double * col_in, double * img_out) {
+    const int64_t * K = c->kne, N = I[3] / c->ic;
     int64_t O[3], e = 0;
     for (int i = 0; i < 3; i++) O[i] = out_size(I[i], K[i], c->s[i], c->p[i], c->d[i]);
     for (int64_t n = 0; n < N; n++)
@@ -275,9 +280,26 @@ static void r_im2col_3d(const double * const * in, const int64_t (*ne)[4], const
                                     const int64_t x = ox * c->s[0] + kx * c->d[0] - c->p[0], y = oy * c->s[1] + ky * c->d[1] - c->p[1],
                                                   z = oz * c->s[2] + kz * c->d[2] - c->p[2];
                                     const bool inside = x >= 0 && x < I[0] && y >= 0 && y < I[1] && z >= 0 && z < I[2];
-                                    if (e < ops_nel(no)) out[e] = inside ? in[0][(((n * c->ic + ic) * I[2] + z) * I[1] + y) * I[0] + x] : 0.0;
+                                    const int64_t i = (((n * c->ic + ic) * I[2] + z) * I[1] + y) * I[0] + x;
+                                    if (col_out && e < n_col) col_out[e] = inside ? img_in[i] : 0.0;
+                                    if (img_out && inside) img_out[i] += col_in[e];
                                 }
-    nan_unless(e == ops_nel(no), out, no);
+    return e;
+}
+
+static void r_im2col_3d(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    nan_unless(walk_3d(p, ne[0], out, ops_nel(no), in[0], NULL, NULL) == ops_nel(no), out, no);
+}
+
+/* autodiff's IM2COL_3D_BACK: the data's gradient for the patches' gradient dy (input 1) */
+static struct ggml_tensor * b_im2col_3d_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
+    return ops_grad_node(ctx, in, 0, 1, b_im2col_3d, p);
+}
+static void r_im2col_3d_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    for (int64_t i = 0; i < ops_nel(no); i++) out[i] = 0.0;
+    const bool ok = ops_nel(no) == ops_nel(ne[0]);
+    if (ok) walk_3d(p, ne[0], NULL, 0, NULL, in[1], out);
+    nan_unless(ok, out, no);
 }
 
 struct c2i_case { int s0, oc, p0; };
@@ -306,7 +328,8 @@ static void r_col2im_1d(const double * const * in, const int64_t (*ne)[4], const
 
 /*                                     kernel      IC  s          p          d          dst */
 static const struct i3_case i3_basic = {{2, 3, 2, 4}, 2, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, GGML_TYPE_F32},
-                            i3_f16 = {{3, 2, 2, 3}, 1, {2, 1, 1}, {1, 1, 0}, {1, 2, 1}, GGML_TYPE_F16};
+                            i3_f16 = {{3, 2, 2, 3}, 1, {2, 1, 1}, {1, 1, 0}, {1, 2, 1}, GGML_TYPE_F16},
+                            i3_f32b = {{3, 2, 2, 3}, 1, {2, 1, 1}, {1, 1, 0}, {1, 2, 1}, GGML_TYPE_F32};
 static const struct c2i_case c2i_up = {2, 3, 0}, c2i_pad = {1, 2, 1}, c2i_gaps = {3, 1, 0};
 
 /* result shapes, from the definitions */
@@ -357,15 +380,19 @@ static void s_conv_transpose(const int64_t (*ne)[4], const void * p, int64_t no[
     {.op = OP, .variant = "F16 kernel, " NAME, .build = b_conv_direct, .params = &CASE, .n_in = 2,                  \
      .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .type = GGML_TYPE_F16}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
      .shape = s_conv_direct, .ref = r_conv_direct, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_REFUSED, .refusal = "f16"}
-/* CONV_DIRECT_BACK, gradient of the kernel (K) or the data (D); its own gradient is refused */
+/* CONV_DIRECT_BACK, gradient of the kernel or the data; its own gradient (a double backward) FD-checked.
+ * The source whose gradient it is does not reach it: fixed (ops_grad_node makes it the parameter). */
+#define FIXED_(S) {.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .fixed = true}
+enum { CD_kernel, CD_data };  /* the source input 0 or 1 whose gradient a row's node is */
 #define CDB_(NAME, WHICH, CASE, A, B, Y)                                                                              \
     {.op = "CONV_DIRECT_BACK", .variant = NAME, .build = b_cd_back_##WHICH, .params = &CASE, .n_in = 3,              \
-     .in = {IN_(A, -1, 1), IN_(B, -1, 1), IN_(Y, -1, 1)}, .shape = s_cd_back_##WHICH, .ref = r_cd_back_##WHICH,      \
-     .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_REFUSED, .refusal = "no backward rule"}
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .fixed = CD_##WHICH == CD_kernel},                              \
+            {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .fixed = CD_##WHICH == CD_data}, IN_(Y, -1, 1)},                    \
+     .shape = s_cd_back_##WHICH, .ref = r_cd_back_##WHICH, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_GRAD}
 #define I3_(NAME, CASE, B, ITYPE, OTYPE, GRAD)                                                                               \
     {.op = "IM2COL_3D", .variant = NAME, .build = b_im2col_3d, .params = &CASE, .n_in = 1,                          \
      .in = {{.ne = OPS_SHAPE B, .lo = -2, .hi = 2, .type = ITYPE, .layout = OPS_ANY_LAYOUT}}, .shape = s_im2col_3d,  \
-     .out_type = OTYPE, .ref = r_im2col_3d, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD, .refusal = "no backward rule"}
+     .out_type = OTYPE, .ref = r_im2col_3d, .cmp = OPS_NORM2, .tol = 1e-6, .grad = GRAD, .refusal = "f16"}
 #define C2I_(NAME, CASE, A, TYPE, GRAD)                                                                               \
     {.op = "COL2IM_1D", .variant = NAME, .build = b_col2im_1d, .params = &CASE, .n_in = 1,                          \
      .in = {{.ne = OPS_SHAPE A, .lo = -2, .hi = 2, .type = TYPE, .layout = OPS_ANY_LAYOUT}}, .shape = s_col2im_1d,   \
@@ -417,7 +444,15 @@ static const struct ops_row rows[] = {
     CDB_("CONV_2D_DW: data", data, dw_basic, (3, 3, 1, 4), (7, 6, 4, 2), (4, 3, 4, 2)),
     CDB_("CONV_3D: kernel", kernel, cd3_odd, (3, 2, 2, 2), (7, 5, 6, 1), (4, 5, 2, 2)),
     CDB_("CONV_3D: data", data, cd3_basic, (2, 2, 2, 6), (5, 4, 4, 4), (6, 3, 5, 6)),
-    I3_("2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", i3_basic, (5, 6, 4, 4), GGML_TYPE_F32, GGML_TYPE_F32, OPS_REFUSED),
+    CDB_("CONV_2D_DW: kernel", kernel, dw_odd, (2, 3, 1, 3), (8, 7, 3, 1), (8, 5, 3, 1)),
+    I3_("2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", i3_basic, (5, 6, 4, 4), GGML_TYPE_F32, GGML_TYPE_F32, OPS_GRAD),
+    I3_("F16 data, F32 patches", i3_basic, (5, 6, 4, 4), GGML_TYPE_F16, GGML_TYPE_F32, OPS_REFUSED),
+    {.op = "IM2COL_3D_BACK", .variant = "2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", .build = b_im2col_3d_back, .params = &i3_basic, .n_in = 2,
+     .in = {FIXED_((5, 6, 4, 4)), IN_((24, 6, 2, 8), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
+     .tol = 1e-6, .grad = OPS_GRAD},
+    {.op = "IM2COL_3D_BACK", .variant = "3x2x2 IC 1 N 2, s 2,1,1 p 1,1,0 d 1,2,1", .build = b_im2col_3d_back, .params = &i3_f32b, .n_in = 2,
+     .in = {FIXED_((7, 5, 4, 2)), IN_((12, 4, 5, 6), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
+     .tol = 1e-6, .grad = OPS_GRAD},
     I3_("F16 patches, 3x2x2 s 2,1,1", i3_f16, (7, 5, 4, 2), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     I3_("F16 data and patches", i3_f16, (7, 5, 4, 2), GGML_TYPE_F16, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     C2I_("K 4 OC 3 s 2 (upstream's)", c2i_up, (12, 7, 1, 1), GGML_TYPE_F32, OPS_GRAD),

@@ -1,6 +1,6 @@
 /* conv_direct.c -- the direct convolutions CONV_2D, CONV_3D, CONV_2D_DW, their
  * gradient op CONV_DIRECT_BACK, IM2COL_3D and COL2IM_1D (constructors and
- * the maths: ops/conv.c).
+ * the maths: ops/conv.c), and IM2COL_3D_BACK.
  *
  * Every tensor is seen with five axes through its strides: the data and the
  * output (w, h, d, channel, n), the kernel (w, h, d, icg, oc); a 2-D op has a
@@ -122,6 +122,7 @@ static void conv_forward_row(const struct conv_job * j, float * acc, int64_t oy,
                     int64_t lo, hi;
                     const int64_t off = kx * p->d0 - p->p0;
                     tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    if (hi <= lo) continue;  /* no pointer formed outside the row */
                     const float w = load(j->kern.type, at5(&j->kern, kx, ky, kz, icg, oc));
                     axpy(acc + lo, 1, w, in + (size_t) (lo * p->s0 + off) * j->data.nb[0], (size_t) p->s0 * j->data.nb[0], hi - lo);
                 }
@@ -147,6 +148,7 @@ static void conv_data_grad_row(const struct conv_job * j, float * acc, int64_t i
                     int64_t lo, hi;
                     const int64_t off = kx * p->d0 - p->p0;
                     tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    if (hi <= lo) continue;  /* no pointer formed outside the row */
                     const float w = load(j->kern.type, at5(&j->kern, kx, ky, kz, icg, oc));
                     axpy(acc + lo * p->s0 + off, p->s0, w, g + (size_t) lo * j->out.nb[0], j->out.nb[0], hi - lo);
                 }
@@ -171,6 +173,7 @@ static void conv_kernel_grad_row(const struct conv_job * j, float * acc, int64_t
                     int64_t lo, hi;
                     const int64_t off = kx * p->d0 - p->p0;
                     tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    if (hi <= lo) continue;  /* no pointer formed outside the row */
                     acc[kx] += dot(g + (size_t) lo * j->out.nb[0], j->out.nb[0], in + (size_t) (lo * p->s0 + off) * j->data.nb[0],
                                    (size_t) p->s0 * j->data.nb[0], hi - lo);
                 }
@@ -239,6 +242,39 @@ static void im2col_3d_forward(const struct ggmlr_compute_params * prm, struct gg
     }
 }
 
+/* IM2COL_3D_BACK: dst row (iy, iz, n IC + ic) of the data gathers the patch
+ * entries (ic, kz, ky, kx) of the output positions that read it: an add of
+ * each tap's run of patches (along ox) onto every s0-th element */
+static void im2col_3d_backward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
+    const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
+    const struct ggml_tensor * col = dst->src[0];
+    const struct ggmlr_conv_dims d = ggmlr_conv_direct_dims(GGML_OP_CONV_3D, dst->src[1]->ne, dst->ne, &p);
+    const int64_t od_n = col->ne[3] / (dst->ne[3] / d.ic);
+    float * acc = prm->wdata;
+    struct ggmlr_rows rows = ggmlr_my_rows(prm, dst);
+    int64_t r, iy, iz, i3;
+    while (ggmlr_next_row(&rows, &r, &iy, &iz, &i3)) {
+        const int64_t ic = i3 % d.ic, n = i3 / d.ic;
+        memset(acc, 0, (size_t) d.iw * sizeof(float));
+        for (int64_t kz = 0; kz < d.kd; kz++) {
+            const int64_t oz = tap_source(iz, kz, p.s2, p.p2, p.d2, od_n);
+            if (oz < 0) continue;
+            for (int64_t ky = 0; ky < d.kh; ky++) {
+                const int64_t oy = tap_source(iy, ky, p.s1, p.p1, p.d1, col->ne[2]);
+                if (oy < 0) continue;
+                for (int64_t kx = 0; kx < d.kw; kx++) {
+                    int64_t lo, hi;
+                    const int64_t off = kx * p.d0 - p.p0, e = ((ic * d.kd + kz) * d.kh + ky) * d.kw + kx;
+                    tap_range(d.iw, col->ne[1], off, p.s0, &lo, &hi);
+                    if (hi <= lo) continue;
+                    axpy(acc + lo * p.s0 + off, p.s0, 1.0f, (const char *) ggmlr_elem_ptr(col, e, lo, oy, oz + od_n * n), col->nb[1], hi - lo);
+                }
+            }
+        }
+        memcpy(ggmlr_elem_ptr(dst, 0, iy, iz, i3), acc, (size_t) d.iw * sizeof(float));
+    }
+}
+
 /* COL2IM_1D: dst row oc, y[t s0 + k - p0] += a[oc K + k, t], in t then k order */
 static void col2im_1d_forward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
     const struct ggmlr_col2im_params p = ggmlr_col2im_params_decode(dst);
@@ -264,4 +300,5 @@ static void col2im_1d_forward(const struct ggmlr_compute_params * prm, struct gg
 GGMLR_KERNEL(conv_direct, conv_direct_forward, row_work_size, NULL);
 GGMLR_KERNEL(conv_direct_back, conv_direct_backward, row_work_size, NULL);
 GGMLR_KERNEL(im2col_3d, im2col_3d_forward, im2col_3d_work_size, NULL);
+GGMLR_KERNEL(im2col_3d_back, im2col_3d_backward, row_work_size, NULL);
 GGMLR_KERNEL(col2im_1d, col2im_1d_forward, row_work_size, NULL);
