@@ -176,7 +176,7 @@ static struct cd_dims cd_dims(const struct cd_case * c, const int64_t (*ne)[4]) 
  * y += a b (y non-NULL), or da += b dy, db += a dy (the adjoints). */
 static void cd_walk(const struct cd_case * c, const struct cd_dims * d, const double * a, const double * b, double * y, const double * dy,
                     double * da, double * db) {
-    const int64_t OCg = d->OC / d->G;
+    const int64_t OCg = d->G > 0 ? d->OC / d->G : 0;  /* 0 groups: a depthwise convolution of 0 channels */
     for (int64_t n = 0; n < d->N; n++)
         for (int64_t oc = 0; oc < d->OC; oc++)
             for (int64_t oz = 0; oz < d->o[2]; oz++)
@@ -436,6 +436,8 @@ static const struct ops_row rows[] = {
     CD_("CONV_2D_DW", "2x3 s 1,2 p 1,2 d 2,1", dw_odd, (2, 3, 1, 3), (8, 7, 3, 1), OPS_GRAD),
     CD_("CONV_2D_DW", "channels first (CWHN): CWHN result", dw_cwhn, (3, 2, 1, 5), (7, 6, 5, 2), OPS_GRAD),
     CD16_("CONV_2D_DW", "3x3 s 2 p 1", dw_basic, (3, 3, 1, 4), (7, 6, 4, 2)),
+    CD_("CONV_2D_DW", "0 channels", dw_basic, (3, 3, 1, 0), (7, 6, 0, 2), OPS_FORWARD_ONLY),
+    CD_("CONV_2D", "0 input channels: zeros", cd2_basic, (3, 3, 0, 2), (6, 5, 0, 2), OPS_FORWARD_ONLY),
     CD_("CONV_3D", "2x2x2 p 1,0,1, IC 2 N 2 OC 3", cd3_basic, (2, 2, 2, 6), (5, 4, 4, 4), OPS_GRAD),
     CD_("CONV_3D", "3x2x2 s 2,1,2 p 1,1,0 d 1,2,2", cd3_odd, (3, 2, 2, 2), (7, 5, 6, 1), OPS_GRAD),
     CD16_("CONV_3D", "2x2x2", cd3_basic, (2, 2, 2, 6), (5, 4, 4, 4)),
@@ -447,6 +449,7 @@ static const struct ops_row rows[] = {
     CDB_("CONV_2D_DW: kernel", kernel, dw_odd, (2, 3, 1, 3), (8, 7, 3, 1), (8, 5, 3, 1)),
     I3_("2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", i3_basic, (5, 6, 4, 4), GGML_TYPE_F32, GGML_TYPE_F32, OPS_GRAD),
     I3_("F16 data, F32 patches", i3_basic, (5, 6, 4, 4), GGML_TYPE_F16, GGML_TYPE_F32, OPS_REFUSED),
+    I3_("N 0", i3_basic, (5, 6, 4, 0), GGML_TYPE_F32, GGML_TYPE_F32, OPS_FORWARD_ONLY),
     {.op = "IM2COL_3D_BACK", .variant = "2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", .build = b_im2col_3d_back, .params = &i3_basic, .n_in = 2,
      .in = {FIXED_((5, 6, 4, 4)), IN_((24, 6, 2, 8), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
      .tol = 1e-6, .grad = OPS_GRAD},

@@ -87,7 +87,7 @@ static struct conv_job conv_job(const struct ggml_tensor * kern, const struct gg
     const bool d2 = ggmlr_conv_direct_is_2d(op);
     j.d = ggmlr_conv_direct_dims(op, kern->ne, data->ne, p);
     j.ow = out->ne[0]; j.oh = out->ne[1]; j.od = d2 ? 1 : out->ne[2];
-    j.ocg = j.d.oc / j.d.groups;
+    j.ocg = j.d.groups > 0 ? j.d.oc / j.d.groups : 0;  /* 0 groups: a depthwise convolution of 0 channels, nothing to write */
     j.kern = view5(kern, d2, j.d.icg);
     j.data = view5(data, d2, j.d.ic);
     j.out = view5(out, d2, j.d.oc);
@@ -198,6 +198,7 @@ static void conv_direct_forward(const struct ggmlr_compute_params * prm, struct 
 
 /* src[0] the forward result's gradient, src[1] the forward's other source */
 static void conv_direct_backward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
+    if (ggml_nelements(dst) == 0) return;  /* nothing to write; a divisor below may be 0 */
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     const bool wrt_data = p.wrt == 1;
     const struct conv_job j = wrt_data ? conv_job(dst->src[1], dst, dst->src[0], &p) : conv_job(dst, dst->src[1], dst->src[0], &p);
@@ -218,6 +219,7 @@ static void conv_direct_backward(const struct ggmlr_compute_params * prm, struct
 static size_t im2col_3d_work_size(const struct ggml_tensor * dst) { return dst->type == GGML_TYPE_F32 ? 0 : row_work_size(dst); }
 
 static void im2col_3d_forward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
+    if (ggml_nelements(dst) == 0) return;  /* nothing to write; a divisor below may be 0 */
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     const struct ggmlr_conv_dims d = ggmlr_conv_direct_dims(GGML_OP_CONV_3D, dst->src[0]->ne, dst->src[1]->ne, &p);
     const struct view5 b = view5(dst->src[1], false, d.ic);
@@ -246,6 +248,7 @@ static void im2col_3d_forward(const struct ggmlr_compute_params * prm, struct gg
  * entries (ic, kz, ky, kx) of the output positions that read it: an add of
  * each tap's run of patches (along ox) onto every s0-th element */
 static void im2col_3d_backward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
+    if (ggml_nelements(dst) == 0) return;  /* nothing to write; a divisor below may be 0 */
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     const struct ggml_tensor * col = dst->src[0];
     const struct ggmlr_conv_dims d = ggmlr_conv_direct_dims(GGML_OP_CONV_3D, dst->src[1]->ne, dst->ne, &p);
