@@ -693,10 +693,11 @@ GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, stru
  * (channel n*IC + ic) -> [OW, OH, OD, OC*N] (channel n*OC + oc); n_channels = IC,
  * n_batch = N, n_channels_out = OC.
  * ggml_im2col_3d: the patches of b [IW, IH, ID, IC*N] for kernel a [KW, KH, KD, OC*IC]
- * (shape only) -> [IC*KD*KH*KW, OW, OH, OD*N], element ((ic*KD + kd)*KH + kh)*KW + kw,
- * zero outside b; dst_type F32 or F16.
+ * (its KW, KH, KD only) -> [IC*KD*KH*KW, OW, OH, OD*N], element ((ic*KD + kd)*KH + kh)*KW + kw,
+ * zero outside b; N = b->ne[3] / IC rounded down; dst_type F32 or F16.
  * ggml_col2im_1d: scatter-add of columns a [K*OC, T_in] (element oc*K + k) onto
- * [T_out, OC], y[t s0 + k - p0, oc] += a[oc*K + k, t], T_out = (T_in - 1) s0 + K - 2 p0.
+ * [T_out, OC], y[t s0 + k - p0, oc] += a[oc*K + k, t], T_out = (T_in - 1) s0 + K - 2 p0;
+ * F32, F16 or BF16 (the result of a's type, summed in F32).
  */
 GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1,
                                                   int p0, int p1, int d0, int d1);

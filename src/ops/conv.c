@@ -347,7 +347,8 @@ static struct ggml_tensor * conv_direct_back(struct ggml_context * ctx, const st
 /* ---- IM2COL_3D, COL2IM_1D ---- */
 
 /* im2col_3d's patches (kernels: cpu/kernels/conv_direct.c): the axes of a
- * CONV_3D with OC = a->ne[3] / IC, N = b->ne[3] / IC. */
+ * CONV_3D with N = b->ne[3] / IC, rounded down as upstream's (the data's
+ * last b->ne[3] % IC channels are not read); a's ne3 (OC*IC) is not read. */
 struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC, int s0, int s1,
                                     int s2, int p0, int p1, int p2, int d0, int d1, int d2, enum ggml_type dst_type) {
     const char * fn = "ggml_im2col_3d";
@@ -357,9 +358,8 @@ struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tenso
         ggmlr_set_error("%s: dst_type must be F32 or F16 (got %s)", fn, ggml_type_name(dst_type));
         return NULL;
     }
-    if (IC <= 0 || IC > INT32_MAX || b->ne[3] % IC != 0 || a->ne[3] % IC != 0) {
-        ggmlr_set_error("%s: IC (%lld) must be > 0 and divide the kernel's ne3 (%lld) and the data's ne3 (%lld)", fn, (long long) IC,
-                        (long long) a->ne[3], (long long) b->ne[3]);
+    if (IC <= 0 || IC > INT32_MAX) {
+        ggmlr_set_error("%s: IC (%lld) must be in [1, 2^31)", fn, (long long) IC);
         return NULL;
     }
     const struct ggmlr_conv_direct_params p = {s0, s1, s2, p0, p1, p2, d0, d1, d2, (int32_t) IC, (int32_t) (b->ne[3] / IC), 0, GGML_OP_IM2COL_3D, 0};
@@ -383,12 +383,12 @@ static struct ggml_tensor * im2col_3d_back(struct ggml_context * ctx, struct ggm
 }
 
 /* y[t s0 + k - p0, oc] += a[oc K + k, t]: the transposed 1-D convolution of
- * columns a GEMM made, cropped by p0 on both sides. F32 or F16, the result of
- * a's type. */
+ * columns a GEMM made, cropped by p0 on both sides. F32, F16 or BF16, the
+ * result of a's type. */
 struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0, int oc, int p0) {
     const char * fn = "ggml_col2im_1d";
     REQUIRE_CTX(fn); REQUIRE(fn, a);
-    if (!f32_or_f16(a->type)) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
+    if (!f32_or_f16(a->type) && a->type != GGML_TYPE_BF16) return ggmlr_fail_type(fn, "a", a, "F32, F16 or BF16");
     if (a->ne[2] != 1 || a->ne[3] != 1) {
         char sa[64];
         ggmlr_set_error("%s: a %s must be a matrix [K*OC, T_in]", fn, ggmlr_shape_str(a, sa, sizeof sa));

@@ -450,11 +450,16 @@ static const struct ops_row rows[] = {
     I3_("2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", i3_basic, (5, 6, 4, 4), GGML_TYPE_F32, GGML_TYPE_F32, OPS_GRAD),
     I3_("F16 data, F32 patches", i3_basic, (5, 6, 4, 4), GGML_TYPE_F16, GGML_TYPE_F32, OPS_REFUSED),
     I3_("N 0", i3_basic, (5, 6, 4, 0), GGML_TYPE_F32, GGML_TYPE_F32, OPS_FORWARD_ONLY),
+    I3_("IC 2 of 5 channels (N 2, the last unread)", i3_basic, (5, 6, 4, 5), GGML_TYPE_F32, GGML_TYPE_F32, OPS_GRAD),
+    I3_("IC 2 of 1 channel (N 0: empty, upstream's)", i3_basic, (5, 6, 4, 1), GGML_TYPE_F32, GGML_TYPE_F32, OPS_FORWARD_ONLY),
     {.op = "IM2COL_3D_BACK", .variant = "2x3x2 IC 2 N 2, s 1,2,1 p 1,0,1 d 1,1,2", .build = b_im2col_3d_back, .params = &i3_basic, .n_in = 2,
      .in = {FIXED_((5, 6, 4, 4)), IN_((24, 6, 2, 8), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
      .tol = 1e-6, .grad = OPS_GRAD},
     {.op = "IM2COL_3D_BACK", .variant = "3x2x2 IC 1 N 2, s 2,1,1 p 1,1,0 d 1,2,1", .build = b_im2col_3d_back, .params = &i3_f32b, .n_in = 2,
      .in = {FIXED_((7, 5, 4, 2)), IN_((12, 4, 5, 6), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
+     .tol = 1e-6, .grad = OPS_GRAD},
+    {.op = "IM2COL_3D_BACK", .variant = "IC 2 of 5 channels: the last one zero", .build = b_im2col_3d_back, .params = &i3_basic, .n_in = 2,
+     .in = {FIXED_((5, 6, 4, 5)), IN_((24, 6, 2, 8), -1, 1)}, .shape = s_cd_back_kernel /* the data */, .ref = r_im2col_3d_back, .cmp = OPS_NORM2,
      .tol = 1e-6, .grad = OPS_GRAD},
     I3_("F16 patches, 3x2x2 s 2,1,1", i3_f16, (7, 5, 4, 2), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     I3_("F16 data and patches", i3_f16, (7, 5, 4, 2), GGML_TYPE_F16, GGML_TYPE_F16, OPS_FORWARD_ONLY),
@@ -463,6 +468,30 @@ static const struct ops_row rows[] = {
     C2I_("K 2 OC 1 s 3 (gaps)", c2i_gaps, (2, 6, 1, 1), GGML_TYPE_F32, OPS_GRAD),
     C2I_("F16", c2i_up, (12, 7, 1, 1), GGML_TYPE_F16, OPS_FORWARD_ONLY),
 };
+
+/* col2im_1d of BF16 columns: the F32 result (the table's rows) of the same
+ * values, rounded once to bf16 */
+static void check_refs(void) {
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * c32 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 12, 7), * c16 = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 12, 7);
+    for (int64_t i = 0; i < 12 * 7; i++) {
+        ((ggml_bf16_t *) c16->data)[i] = ggml_fp32_to_bf16((float) tc_uniform(-2, 2));
+        ((float *) c32->data)[i] = ggml_bf16_to_fp32(((ggml_bf16_t *) c16->data)[i]);
+    }
+    struct ggml_tensor * y32 = ggml_col2im_1d(ctx, c32, 2, 3, 1), * y16 = ggml_col2im_1d(ctx, c16, 2, 3, 1);
+    CHECK(y16 && y16->type == GGML_TYPE_BF16, "col2im_1d of BF16 columns: a BF16 result (%s)", ggml_last_error());
+    if (y16 && y32) {
+        struct ggml_cgraph * g = ggml_new_graph(ctx);
+        ggml_build_forward_expand(g, y32);
+        ggml_build_forward_expand(g, y16);
+        ggml_graph_compute_with_ctx(ctx, g, 3);
+        int bad = 0;
+        for (int64_t i = 0; i < ggml_nelements(y32); i++)
+            bad += ggml_fp32_to_bf16(((float *) y32->data)[i]).bits != ((ggml_bf16_t *) y16->data)[i].bits;
+        CHECK(bad == 0, "col2im_1d of BF16 columns: %d of %lld elements are not the F32 result rounded", bad, (long long) ggml_nelements(y32));
+    }
+    ggml_free(ctx);
+}
 
 /* what the constructors of the direct convolutions, im2col_3d and col2im_1d
  * refuse: NULL, types, channel counts that disagree, strides or dilations
@@ -510,7 +539,6 @@ static void check_refusals(void) {
     OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, ci, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d of I32 data");
     OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_I32), "im2col_3d to I32 patches");
     OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 0");
-    OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 3, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 3 not dividing 4");
     OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, GGML_TYPE_F32), "im2col_3d with dilation 0");
     OPS_EXPECT_REFUSED(ggml_im2col_3d(ctx, k3, x3, (int64_t) 1 << 40, 1, 1, 1, 0, 0, 0, 1, 1, 1, GGML_TYPE_F32), "im2col_3d with IC 2^40");
 
@@ -526,4 +554,4 @@ static void check_refusals(void) {
     ggml_free(ctx);
 }
 
-const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};
+const struct ops_family ops_conv = {"conv", rows, sizeof rows / sizeof rows[0], check_refs, check_refusals};

@@ -252,14 +252,14 @@ static void im2col_3d_backward(const struct ggmlr_compute_params * prm, struct g
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     const struct ggml_tensor * col = dst->src[0];
     const struct ggmlr_conv_dims d = ggmlr_conv_direct_dims(GGML_OP_CONV_3D, dst->src[1]->ne, dst->ne, &p);
-    const int64_t od_n = col->ne[3] / (dst->ne[3] / d.ic);
+    const int64_t n_n = dst->ne[3] / d.ic, od_n = n_n > 0 ? col->ne[3] / n_n : 0;
     float * acc = prm->wdata;
     struct ggmlr_rows rows = ggmlr_my_rows(prm, dst);
     int64_t r, iy, iz, i3;
     while (ggmlr_next_row(&rows, &r, &iy, &iz, &i3)) {
         const int64_t ic = i3 % d.ic, n = i3 / d.ic;
         memset(acc, 0, (size_t) d.iw * sizeof(float));
-        for (int64_t kz = 0; kz < d.kd; kz++) {
+        for (int64_t kz = 0; kz < d.kd && n < n_n; kz++) {  /* channels past N*IC are not read: zero */
             const int64_t oz = tap_source(iz, kz, p.s2, p.p2, p.d2, od_n);
             if (oz < 0) continue;
             for (int64_t ky = 0; ky < d.kh; ky++) {
@@ -278,7 +278,16 @@ static void im2col_3d_backward(const struct ggmlr_compute_params * prm, struct g
     }
 }
 
-/* COL2IM_1D: dst row oc, y[t s0 + k - p0] += a[oc K + k, t], in t then k order */
+/* an F32, F16 or BF16 element (COL2IM_1D's columns) */
+static inline float load3(enum ggml_type type, const char * ptr) {
+    if (type != GGML_TYPE_BF16) return load(type, ptr);
+    ggml_bf16_t h;
+    memcpy(&h, ptr, sizeof h);
+    return ggml_bf16_to_fp32(h);
+}
+
+/* COL2IM_1D: dst row oc, y[t s0 + k - p0] += a[oc K + k, t], in t then k order,
+ * summed in F32 and rounded once to the result's type (a's) */
 static void col2im_1d_forward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
     const struct ggmlr_col2im_params p = ggmlr_col2im_params_decode(dst);
     const struct ggml_tensor * a = dst->src[0];
@@ -292,11 +301,12 @@ static void col2im_1d_forward(const struct ggmlr_compute_params * prm, struct gg
             int64_t lo, hi;  /* the taps k with 0 <= t s0 + k - p0 < T_out */
             tap_range(t_out, k_n, t * p.s0 - p.p0, 1, &lo, &hi);
             const char * col = (const char *) a->data + (size_t) t * a->nb[1] + (size_t) (oc * k_n) * a->nb[0];
-            for (int64_t k = lo; k < hi; k++) acc[t * p.s0 + k - p.p0] += load(a->type, col + (size_t) k * a->nb[0]);
+            for (int64_t k = lo; k < hi; k++) acc[t * p.s0 + k - p.p0] += load3(a->type, col + (size_t) k * a->nb[0]);
         }
         void * out = ggmlr_elem_ptr(dst, 0, oc, i2, i3);
         if (dst->type == GGML_TYPE_F32) memcpy(out, acc, (size_t) t_out * sizeof(float));
-        else ggml_fp32_to_fp16_row(acc, out, t_out);
+        else if (dst->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(acc, out, t_out);
+        else ggml_fp32_to_bf16_row(acc, out, t_out);
     }
 }
 
