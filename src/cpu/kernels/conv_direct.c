@@ -77,6 +77,7 @@ struct conv_job {
     struct ggmlr_conv_dims d;
     int64_t ow, oh, od, ocg;   /* output sizes, output channels per group */
     struct view5 kern, data, out;
+    const int64_t * xlo, * xhi;  /* per kx, the outputs [xlo, xhi) whose tap lies inside the data row (tap_range) */
 };
 
 static struct conv_job conv_job(const struct ggml_tensor * kern, const struct ggml_tensor * data, const struct ggml_tensor * out,
@@ -92,6 +93,16 @@ static struct conv_job conv_job(const struct ggml_tensor * kern, const struct gg
     j.data = view5(data, d2, j.d.ic);
     j.out = view5(out, d2, j.d.oc);
     return j;
+}
+
+/* The scratch of a thread: the x ranges of every kx (worked out once, not per
+ * row: two divisions each), then the F32 row. Returns the row. */
+static float * conv_scratch(struct conv_job * j, void * wdata) {
+    int64_t * lo = wdata, * hi = lo + j->d.kw;
+    for (int64_t kx = 0; kx < j->d.kw; kx++) tap_range(j->d.iw, j->ow, kx * j->p.d0 - j->p.p0, j->p.s0, &lo[kx], &hi[kx]);
+    j->xlo = lo;
+    j->xhi = hi;
+    return (float *) (hi + j->d.kw);
 }
 
 /* r = ((i4 N3 + i3) N2 + i2) N1 + i1 */
@@ -119,9 +130,7 @@ static void conv_forward_row(const struct conv_job * j, float * acc, int64_t oy,
                 if (iy < 0 || iy >= j->d.ih) continue;
                 const char * in = at5(&j->data, 0, iy, iz, c0 + icg, n);
                 for (int64_t kx = 0; kx < j->d.kw; kx++) {
-                    int64_t lo, hi;
-                    const int64_t off = kx * p->d0 - p->p0;
-                    tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    const int64_t lo = j->xlo[kx], hi = j->xhi[kx], off = kx * p->d0 - p->p0;
                     if (hi <= lo) continue;  /* no pointer formed outside the row */
                     const float w = load(j->kern.type, at5(&j->kern, kx, ky, kz, icg, oc));
                     axpy(acc + lo, 1, w, in + (size_t) (lo * p->s0 + off) * j->data.nb[0], (size_t) p->s0 * j->data.nb[0], hi - lo);
@@ -145,9 +154,7 @@ static void conv_data_grad_row(const struct conv_job * j, float * acc, int64_t i
                 if (oy < 0) continue;
                 const char * g = at5(&j->out, 0, oy, oz, oc, n);
                 for (int64_t kx = 0; kx < j->d.kw; kx++) {
-                    int64_t lo, hi;
-                    const int64_t off = kx * p->d0 - p->p0;
-                    tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    const int64_t lo = j->xlo[kx], hi = j->xhi[kx], off = kx * p->d0 - p->p0;
                     if (hi <= lo) continue;  /* no pointer formed outside the row */
                     const float w = load(j->kern.type, at5(&j->kern, kx, ky, kz, icg, oc));
                     axpy(acc + lo * p->s0 + off, p->s0, w, g + (size_t) lo * j->out.nb[0], j->out.nb[0], hi - lo);
@@ -170,9 +177,7 @@ static void conv_kernel_grad_row(const struct conv_job * j, float * acc, int64_t
                 if (iy < 0 || iy >= j->d.ih) continue;
                 const char * in = at5(&j->data, 0, iy, iz, c, n), * g = at5(&j->out, 0, oy, oz, oc, n);
                 for (int64_t kx = 0; kx < j->d.kw; kx++) {
-                    int64_t lo, hi;
-                    const int64_t off = kx * p->d0 - p->p0;
-                    tap_range(j->d.iw, j->ow, off, p->s0, &lo, &hi);
+                    const int64_t lo = j->xlo[kx], hi = j->xhi[kx], off = kx * p->d0 - p->p0;
                     if (hi <= lo) continue;  /* no pointer formed outside the row */
                     acc[kx] += dot(g + (size_t) lo * j->out.nb[0], j->out.nb[0], in + (size_t) (lo * p->s0 + off) * j->data.nb[0],
                                    (size_t) p->s0 * j->data.nb[0], hi - lo);
@@ -184,15 +189,23 @@ static void conv_kernel_grad_row(const struct conv_job * j, float * acc, int64_t
 /* the scratch row: the written tensor's ne0 floats */
 static size_t row_work_size(const struct ggml_tensor * dst) { return (size_t) dst->ne[0] * sizeof(float); }
 
+/* conv_scratch's: 2 KW ranges and the row */
+static size_t conv_work_size(const struct ggml_tensor * dst) {
+    const bool back = dst->op == GGML_OP_CONV_DIRECT_BACK, wrt_kernel = back && ggmlr_conv_direct_params_decode(dst).wrt == 0;
+    const int64_t kw = wrt_kernel ? dst->ne[0] : back ? dst->src[1]->ne[0] : dst->src[0]->ne[0];
+    return 2 * (size_t) kw * sizeof(int64_t) + row_work_size(dst);
+}
+
 static void conv_direct_forward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
-    const struct conv_job j = conv_job(dst->src[0], dst->src[1], dst, &p);
+    struct conv_job j = conv_job(dst->src[0], dst->src[1], dst, &p);
+    float * acc = conv_scratch(&j, prm->wdata);
     int64_t r, end, oy, oz, oc, n;
     ggmlr_split(j.oh * j.od * j.d.oc * j.d.n, prm->ith, prm->nth, &r, &end);
     for (; r < end; r++) {
         split4(r, j.oh, j.od, j.d.oc, &oy, &oz, &oc, &n);
-        conv_forward_row(&j, prm->wdata, oy, oz, oc, n);
-        store_row(&j.out, (char *) at5(&j.out, 0, oy, oz, oc, n), prm->wdata, j.ow);
+        conv_forward_row(&j, acc, oy, oz, oc, n);
+        store_row(&j.out, (char *) at5(&j.out, 0, oy, oz, oc, n), acc, j.ow);
     }
 }
 
@@ -201,16 +214,17 @@ static void conv_direct_backward(const struct ggmlr_compute_params * prm, struct
     if (ggml_nelements(dst) == 0) return;  /* nothing to write; a divisor below may be 0 */
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     const bool wrt_data = p.wrt == 1;
-    const struct conv_job j = wrt_data ? conv_job(dst->src[1], dst, dst->src[0], &p) : conv_job(dst, dst->src[1], dst->src[0], &p);
+    struct conv_job j = wrt_data ? conv_job(dst->src[1], dst, dst->src[0], &p) : conv_job(dst, dst->src[1], dst->src[0], &p);
+    float * acc = conv_scratch(&j, prm->wdata);
     const struct view5 * v = wrt_data ? &j.data : &j.kern;
     const int64_t n1 = wrt_data ? j.d.ih : j.d.kh, n2 = wrt_data ? j.d.id : j.d.kd, n3 = wrt_data ? j.d.ic : j.d.icg;
     int64_t r, end, i1, i2, i3, i4;
     ggmlr_split(ggml_nelements(dst) / dst->ne[0], prm->ith, prm->nth, &r, &end);
     for (; r < end; r++) {
         split4(r, n1, n2, n3, &i1, &i2, &i3, &i4);
-        if (wrt_data) conv_data_grad_row(&j, prm->wdata, i1, i2, i3, i4);
-        else          conv_kernel_grad_row(&j, prm->wdata, i1, i2, i3, i4);
-        store_row(v, (char *) at5(v, 0, i1, i2, i3, i4), prm->wdata, dst->ne[0]);
+        if (wrt_data) conv_data_grad_row(&j, acc, i1, i2, i3, i4);
+        else          conv_kernel_grad_row(&j, acc, i1, i2, i3, i4);
+        store_row(v, (char *) at5(v, 0, i1, i2, i3, i4), acc, dst->ne[0]);
     }
 }
 
@@ -310,8 +324,8 @@ static void col2im_1d_forward(const struct ggmlr_compute_params * prm, struct gg
     }
 }
 
-GGMLR_KERNEL(conv_direct, conv_direct_forward, row_work_size, NULL);
-GGMLR_KERNEL(conv_direct_back, conv_direct_backward, row_work_size, NULL);
+GGMLR_KERNEL(conv_direct, conv_direct_forward, conv_work_size, NULL);
+GGMLR_KERNEL(conv_direct_back, conv_direct_backward, conv_work_size, NULL);
 GGMLR_KERNEL(im2col_3d, im2col_3d_forward, im2col_3d_work_size, NULL);
 GGMLR_KERNEL(im2col_3d_back, im2col_3d_backward, row_work_size, NULL);
 GGMLR_KERNEL(col2im_1d, col2im_1d_forward, row_work_size, NULL);
