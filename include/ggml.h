@@ -211,6 +211,8 @@ enum ggml_op {
     GGML_OP_GATED_LINEAR_ATTN_BACK, /* the gradients of GATED_LINEAR_ATTN's inputs, packed (internal to autodiff) */
     GGML_OP_RWKV_WKV7_BACK,      /* the gradients of RWKV_WKV7's inputs, packed (internal to autodiff) */
     GGML_OP_GATED_DELTA_NET_BACK, /* the gradients of GATED_DELTA_NET's inputs, packed (internal to autodiff) */
+    GGML_OP_CONV_DIRECT_BACK,    /* the gradient of a CONV_2D / CONV_3D / CONV_2D_DW's kernel or data (internal to autodiff) */
+    GGML_OP_IM2COL_3D_BACK,      /* the gradient of an IM2COL_3D's data: the patches added back (internal to autodiff) */
     GGML_OP_COUNT
 };
 
@@ -775,6 +777,33 @@ GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct 
                                               int p1, int d0, int d1);
 GGML_API struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
 GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int d0);
+
+/*
+ * Direct convolutions (no patch buffer), F32 data, F32 or F16 kernel, F32 result.
+ * ggml_conv_2d_direct: a [KW, KH, IC, OC], b [IW, IH, IC, N] -> [OW, OH, OC, N].
+ * ggml_conv_2d_dw_direct: depthwise, a [KW, KH, 1, C], b [IW, IH, C, N] -> [OW, OH, C, N];
+ * for b stored channels first (ggml_is_contiguous_channels) the result is
+ * stored channels first too, as upstream's.
+ * ggml_conv_3d_direct: a [KW, KH, KD, IC*OC] (channel oc*IC + ic), b [IW, IH, ID, IC*N]
+ * (channel n*IC + ic) -> [OW, OH, OD, OC*N] (channel n*OC + oc); n_channels = IC,
+ * n_batch = N, n_channels_out = OC.
+ * ggml_im2col_3d: the patches of b [IW, IH, ID, IC*N] for kernel a [KW, KH, KD, OC*IC]
+ * (its KW, KH, KD only) -> [IC*KD*KH*KW, OW, OH, OD*N], element ((ic*KD + kd)*KH + kh)*KW + kw,
+ * zero outside b; N = b->ne[3] / IC rounded down; dst_type F32 or F16.
+ * ggml_col2im_1d: scatter-add of columns a [K*OC, T_in] (element oc*K + k) onto
+ * [T_out, OC], y[t s0 + k - p0, oc] += a[oc*K + k, t], T_out = (T_in - 1) s0 + K - 2 p0;
+ * F32, F16 or BF16 (the result of a's type, summed in F32).
+ */
+GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1,
+                                                  int p0, int p1, int d0, int d1);
+GGML_API struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int stride0,
+                                                     int stride1, int pad0, int pad1, int dilation0, int dilation1);
+GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1,
+                                                  int s2, int p0, int p1, int p2, int d0, int d1, int d2, int n_channels, int n_batch,
+                                                  int n_channels_out);
+GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC, int s0,
+                                             int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2, enum ggml_type dst_type);
+GGML_API struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0, int oc, int p0);
 
 /* Transposed convolution (the adjoint of a strided convolution, no padding):
  * y[l s + k, oc] += sum_ic a[k, oc, ic] b[l, ic]. 1-D: a [K, OC, IC], b [IL, IC]

@@ -168,8 +168,8 @@ int rg_default_threads(void);
 
 /* ---- .Call entry points: SEXP R_<name>(SEXP, ...) for each line of entry_points.h ---- */
 
-/* The parameter list of an entry point taking n arguments (n <= 13, the
- * rope ops: a longer one needs its line here). */
+/* The parameter list of an entry point taking n arguments (n <= 15,
+ * ggml_conv_3d_direct: a longer one needs its line here). */
 #define RG_SEXP_ARGS_0 void
 #define RG_SEXP_ARGS_1 SEXP
 #define RG_SEXP_ARGS_2 SEXP, SEXP
@@ -184,6 +184,8 @@ int rg_default_threads(void);
 #define RG_SEXP_ARGS_11 RG_SEXP_ARGS_8, SEXP, SEXP, SEXP
 #define RG_SEXP_ARGS_12 RG_SEXP_ARGS_8, SEXP, SEXP, SEXP, SEXP
 #define RG_SEXP_ARGS_13 RG_SEXP_ARGS_8, SEXP, SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_14 RG_SEXP_ARGS_8, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP
+#define RG_SEXP_ARGS_15 RG_SEXP_ARGS_8, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP
 
 #define ENTRY(name, nargs) SEXP R_##name(RG_SEXP_ARGS_##nargs);
 #include "entry_points.h"

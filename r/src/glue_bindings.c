@@ -1336,6 +1336,83 @@ SEXP R_ggml_conv_1d_dw_ph(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_d0) 
     return FINISH(r_ctx, "ggml_conv_1d_dw_ph", ggml_conv_1d_dw_ph(ctx->ctx, a, b, s0, d0));
 }
 
+/* ggml_conv_2d_direct(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 1, d1 = 1) */
+SEXP R_ggml_conv_2d_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    return FINISH(r_ctx, "ggml_conv_2d_direct", ggml_conv_2d_direct(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1));
+}
+
+/* ggml_conv_2d_dw_direct(ctx, a, b, stride0 = 1, stride1 = 1, pad0 = 0, pad1 = 0, dilation0 = 1, dilation1 = 1) */
+SEXP R_ggml_conv_2d_dw_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_stride0, SEXP r_stride1, SEXP r_pad0, SEXP r_pad1, SEXP r_dilation0, SEXP r_dilation1) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int stride0 = rg_int(r_stride0, "stride0");
+    const int stride1 = rg_int(r_stride1, "stride1");
+    const int pad0 = rg_int(r_pad0, "pad0");
+    const int pad1 = rg_int(r_pad1, "pad1");
+    const int dilation0 = rg_int(r_dilation0, "dilation0");
+    const int dilation1 = rg_int(r_dilation1, "dilation1");
+    return FINISH(r_ctx, "ggml_conv_2d_dw_direct", ggml_conv_2d_dw_direct(ctx->ctx, a, b, stride0, stride1, pad0, pad1, dilation0, dilation1));
+}
+
+/* ggml_conv_3d_direct(ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out) */
+SEXP R_ggml_conv_3d_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2, SEXP r_n_channels, SEXP r_n_batch, SEXP r_n_channels_out) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int s2 = rg_int(r_s2, "s2");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int p2 = rg_int(r_p2, "p2");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    const int d2 = rg_int(r_d2, "d2");
+    const int n_channels = rg_int(r_n_channels, "n_channels");
+    const int n_batch = rg_int(r_n_batch, "n_batch");
+    const int n_channels_out = rg_int(r_n_channels_out, "n_channels_out");
+    return FINISH(r_ctx, "ggml_conv_3d_direct", ggml_conv_3d_direct(ctx->ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out));
+}
+
+/* ggml_im2col_3d(ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type = GGML_TYPE_F32) */
+SEXP R_ggml_im2col_3d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ic, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2, SEXP r_dst_type) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int64_t ic = rg_count(r_ic, "ic");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int s2 = rg_int(r_s2, "s2");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int p2 = rg_int(r_p2, "p2");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    const int d2 = rg_int(r_d2, "d2");
+    const enum ggml_type dst_type = (enum ggml_type) rg_int(r_dst_type, "dst_type");
+    return FINISH(r_ctx, "ggml_im2col_3d", ggml_im2col_3d(ctx->ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type));
+}
+
+/* ggml_col2im_1d(ctx, a, s0, oc, p0 = 0) */
+SEXP R_ggml_col2im_1d(SEXP r_ctx, SEXP r_a, SEXP r_s0, SEXP r_oc, SEXP r_p0) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int s0 = rg_int(r_s0, "s0");
+    const int oc = rg_int(r_oc, "oc");
+    const int p0 = rg_int(r_p0, "p0");
+    return FINISH(r_ctx, "ggml_col2im_1d", ggml_col2im_1d(ctx->ctx, a, s0, oc, p0));
+}
+
 /* ggml_conv_transpose_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */
 SEXP R_ggml_conv_transpose_1d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_p0, SEXP r_d0) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

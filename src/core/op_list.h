@@ -209,6 +209,62 @@ static inline struct ggmlr_conv_transpose_params ggmlr_conv_transpose_params_dec
     return p;
 }
 
+/* ---- CONV_2D, CONV_2D_DW (upstream's layout: s0, s1, p0, p1, d0, d1),
+ * CONV_3D (s0, s1, s2, p0, p1, p2, d0, d1, d2, c, n, oc), IM2COL_3D (the same
+ * first ten, c = IC; n is not among them; and its gradient op IM2COL_3D_BACK)
+ * and ggmlr's CONV_DIRECT_BACK (CONV_3D's twelve, then the
+ * forward op and which of its sources the node is the gradient of: 0 the
+ * kernel, 1 the data). A 2-D op decodes with s2 = d2 = 1, p2 = 0, and c, n,
+ * oc 0 (its shapes hold them). ---- */
+
+struct ggmlr_conv_direct_params { int32_t s0, s1, s2, p0, p1, p2, d0, d1, d2, c, n, oc, fwd_op, wrt; };
+static inline bool ggmlr_conv_direct_is_2d(enum ggml_op op) { return op == GGML_OP_CONV_2D || op == GGML_OP_CONV_2D_DW; }
+static inline size_t ggmlr_conv_direct_words(enum ggml_op op) {
+    return op == GGML_OP_IM2COL_3D || op == GGML_OP_IM2COL_3D_BACK ? 10 : op == GGML_OP_CONV_3D ? 12 : 14;
+}
+static inline void ggmlr_conv_direct_params_encode(struct ggml_tensor * t, const struct ggmlr_conv_direct_params * p) {
+    if (ggmlr_conv_direct_is_2d(t->op)) {
+        const int32_t w[6] = {p->s0, p->s1, p->p0, p->p1, p->d0, p->d1};
+        ggmlr_params_put(t, w, sizeof w);
+    } else {
+        ggmlr_params_put(t, p, ggmlr_conv_direct_words(t->op) * sizeof(int32_t));
+    }
+}
+static inline struct ggmlr_conv_direct_params ggmlr_conv_direct_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_conv_direct_params p = {1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, (int32_t) t->op, 0};
+    if (ggmlr_conv_direct_is_2d(t->op)) {
+        int32_t w[6];
+        ggmlr_params_get(t, w, sizeof w);
+        p.s0 = w[0]; p.s1 = w[1]; p.p0 = w[2]; p.p1 = w[3]; p.d0 = w[4]; p.d1 = w[5];
+    } else {
+        ggmlr_params_get(t, &p, ggmlr_conv_direct_words(t->op) * sizeof(int32_t));
+    }
+    return p;
+}
+
+/* The axes of a direct convolution (a CONV_3D for IM2COL_3D) with kernel
+ * shape kne and data shape bne: data [IW, IH, ID, IC, N], kernel
+ * [KW, KH, KD, ICg, OC], output channel oc in group oc / (OC / groups),
+ * reading channels g ICg .. g ICg + ICg - 1. */
+struct ggmlr_conv_dims { int64_t iw, ih, id, ic, n, kw, kh, kd, icg, oc, groups; };
+static inline struct ggmlr_conv_dims ggmlr_conv_direct_dims(enum ggml_op op, const int64_t kne[4], const int64_t bne[4],
+                                                            const struct ggmlr_conv_direct_params * p) {
+    struct ggmlr_conv_dims d = {bne[0], bne[1], 1, bne[2], bne[3], kne[0], kne[1], 1, kne[2], kne[3], 1};
+    if (op == GGML_OP_CONV_2D_DW) d.groups = d.ic;
+    if (op == GGML_OP_CONV_3D || op == GGML_OP_IM2COL_3D || op == GGML_OP_IM2COL_3D_BACK) {
+        d.id = bne[2]; d.kd = kne[2]; d.ic = d.icg = p->c; d.n = p->n; d.oc = p->oc;
+    }
+    return d;
+}
+
+/* ---- COL2IM_1D (upstream's layout: s0, oc, p0) ---- */
+
+struct ggmlr_col2im_params { int32_t s0, oc, p0; };
+static inline void ggmlr_col2im_params_encode(struct ggml_tensor * t, const struct ggmlr_col2im_params * p) { ggmlr_params_put(t, p, sizeof *p); }
+static inline struct ggmlr_col2im_params ggmlr_col2im_params_decode(const struct ggml_tensor * t) {
+    struct ggmlr_col2im_params p; ggmlr_params_get(t, &p, sizeof p); return p;
+}
+
 /* ---- POOL_1D, POOL_2D, POOL_2D_BACK: one struct for the three, upstream's
  * slots per op: POOL_1D [op, k0, s0, p0]; POOL_2D and POOL_2D_BACK
  * [op, k0, k1, s0, s1, p0, p1], and POOL_2D_BACK adds ggmlr's [7] avg_in:
@@ -696,11 +752,11 @@ GGMLR_OP(CLAMP,                   map,                clamp)
 GGMLR_OP(CONV_TRANSPOSE_1D,       conv_transpose,     conv_transpose)
 GGMLR_OP(IM2COL,                  im2col,             im2col)
 GGMLR_OP(IM2COL_BACK,             im2col_back,        im2col_back)
-GGMLR_OP(IM2COL_3D,               missing,            none)
-GGMLR_OP(COL2IM_1D,               missing,            none)
-GGMLR_OP(CONV_2D,                 missing,            none)
-GGMLR_OP(CONV_3D,                 missing,            none)
-GGMLR_OP(CONV_2D_DW,              missing,            none)
+GGMLR_OP(IM2COL_3D,               im2col_3d,          im2col_3d)
+GGMLR_OP(COL2IM_1D,               col2im_1d,          col2im_1d)
+GGMLR_OP(CONV_2D,                 conv_direct,        conv_direct)
+GGMLR_OP(CONV_3D,                 conv_direct,        conv_direct)
+GGMLR_OP(CONV_2D_DW,              conv_direct,        conv_direct)
 GGMLR_OP(CONV_TRANSPOSE_2D,       conv_transpose,     conv_transpose)
 GGMLR_OP(POOL_1D,                 pool,               pool_1d)
 GGMLR_OP(POOL_2D,                 pool,               pool_2d)
@@ -758,5 +814,7 @@ GGMLR_OP(RWKV_WKV6_BACK,          decay_attn_back,    none)
 GGMLR_OP(GATED_LINEAR_ATTN_BACK,  decay_attn_back,    none)
 GGMLR_OP(RWKV_WKV7_BACK,          rwkv_wkv7_back,     none)
 GGMLR_OP(GATED_DELTA_NET_BACK,    gated_delta_net_back, none)
+GGMLR_OP(CONV_DIRECT_BACK,        conv_direct_back,   conv_direct_back)
+GGMLR_OP(IM2COL_3D_BACK,          im2col_3d_back,     im2col_3d_back)
 
 #endif
