@@ -20,8 +20,7 @@
  * ggml_op name without GGML_OP_ (and the op's name, as ggml_op_name gives
  * it); kernel names the CPU kernel (const struct ggmlr_kernel
  * ggmlr_kernel_<kernel>, defined in cpu/kernels/<family>.c; none: a view,
- * nothing to compute; missing: an op of upstream's enum that has no
- * constructor here yet, so no graph can hold it and compute refuses it);
+ * nothing to compute);
  * rule names the backward rule (const struct ggmlr_grad_rule
  * ggmlr_rule_<rule>, defined in ops/<family>.c next to the constructor;
  * none: autodiff refuses the op with a message). The rows are read by

@@ -1,7 +1,8 @@
 /* unary.c -- the activations (UNARY: every op of enum ggml_unary_op, with
  * upstream's named constructors and their _inplace forms; xielu with its
  * four parameters), UNARY_BACK (g * f'(x)), upstream's SILU_BACK and the backward rule (kernel:
- * cpu/kernels/unary.c). F32; results shaped like the input. */
+ * cpu/kernels/unary.c). F32, F16 or BF16 (computed in F32, as upstream's CPU
+ * backend); results shaped and typed like the input; the gradients F32. */
 #include "ops/grad.h"
 
 #include <math.h>
@@ -27,13 +28,14 @@ static bool check_unary_op(const char * fn, int op, bool xielu_ok) {
     return true;
 }
 
-/* y = f(a), a new tensor or (inplace) a view of a that the kernel writes over a */
+/* y = f(a), a new tensor of a's type or (inplace) a view of a that the kernel writes over a */
 static struct ggml_tensor * unary_impl(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a,
                                        const struct ggmlr_unary_params * prm, bool inplace) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && a->type != GGML_TYPE_BF16) return ggmlr_fail_type(fn, "a", a, "F32, F16 or BF16");
     if (!check_unary_op(fn, prm->op, true)) return NULL;
     struct ggml_tensor * t = inplace ? ggmlr_new_view(fn, ctx, a, GGML_OP_UNARY, a->ne, a->nb, 0)
-                                     : ggmlr_new_node(ctx, GGML_OP_UNARY, GGML_TYPE_F32, a->ne, a, NULL);
+                                     : ggmlr_new_node(ctx, GGML_OP_UNARY, a->type, a->ne, a, NULL);
     if (t) ggmlr_unary_params_encode(t, prm);
     return t;
 }

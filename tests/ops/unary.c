@@ -203,6 +203,11 @@ static void check_refs(void) {
      .in = {X_((19, 4, 2, 1), -6, 6, f_specials, OPS_CONTIG | OPS_TRANSPOSED)}, .ref = r_unary, .cmp = OPS_ELEMENTS,   \
      .tol = 2e-6, .atol = 1e-7, .result = OPS_INPLACE, .post = post_unary_op, .grad = OPS_REFUSED, .refusal = "in-place"}
 #define IN1(OP) INPLACE(OP, UN_INPLACE, " _inplace")
+/* an F16 input and result (computed in F32, rounded once): the activations whose values are exact in half */
+#define F16(OP)                                                                                                        \
+    {.op = "UNARY", .variant = #OP " F16", .build = b_unary, .params = P_(OP, false, UN_NAMED), .n_in = 1,             \
+     .in = {{.ne = {33, 4, 1, 1}, .lo = -6, .hi = 6, .type = GGML_TYPE_F16, .layout = OPS_CONTIG | OPS_TRANSPOSED}},      \
+     .out_type = GGML_TYPE_F16, .ref = r_unary, .post = post_unary_op}
 
 static const struct ops_row rows[] = {
     ALL((61, 3, 1, 1), -6, 6, f_specials, OPS_FORWARD_ONLY), ALL((1, 1, 1, 1), -6, 6, f_specials, OPS_FORWARD_ONLY),
@@ -236,6 +241,7 @@ static const struct ops_row rows[] = {
     IN1(ABS), IN1(SGN), IN1(NEG), IN1(STEP), IN1(TANH), IN1(ELU), IN1(RELU), IN1(SIGMOID), IN1(GELU), IN1(GELU_QUICK),
     IN1(SILU), IN1(EXP), IN1(EXPM1), IN1(SOFTPLUS), IN1(GELU_ERF), IN1(FLOOR), IN1(CEIL), IN1(ROUND), IN1(TRUNC),
     INPLACE(HARDSWISH, UN_GENERIC_INPLACE, " ggml_unary_inplace"), INPLACE(SILU, UN_GENERIC_INPLACE, " ggml_unary_inplace"),
+    F16(NEG), F16(ABS), F16(RELU), F16(SGN), F16(STEP), F16(FLOOR), F16(CEIL), F16(ROUND), F16(TRUNC),
 };
 
 const struct ops_family ops_unary = {"unary", rows, sizeof rows / sizeof rows[0], check_refs, NULL};

@@ -5,8 +5,6 @@
 #include "cpu/kernels/kernels.h"
 
 const struct ggmlr_kernel ggmlr_kernel_none = {0};
-/* ops of upstream's enum not implemented yet: compute refuses them */
-const struct ggmlr_kernel ggmlr_kernel_missing = {0};
 
 #define GGMLR_OP(op, kernel, rule) extern const struct ggmlr_kernel ggmlr_kernel_##kernel;
 #include "core/op_list.h"
@@ -19,7 +17,7 @@ const struct ggmlr_kernel * const ggmlr_kernels[GGML_OP_COUNT] = {
 #undef GGMLR_OP
 
 /* Listed, not derived from the table: so that tests/test_ops_table.c can
- * check that every other op has a kernel (or is marked missing). */
+ * check that every other op has a kernel. */
 bool ggmlr_op_is_view(enum ggml_op op) {
     return op == GGML_OP_NONE || op == GGML_OP_RESHAPE || op == GGML_OP_VIEW || op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
 }

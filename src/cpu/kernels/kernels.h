@@ -93,7 +93,6 @@ struct ggmlr_kernel {
 #define GGMLR_KERNEL(name, compute, work_size, shared_size) \
     const struct ggmlr_kernel ggmlr_kernel_##name = {compute, work_size, shared_size}
 extern const struct ggmlr_kernel * const ggmlr_kernels[]; /* GGML_OP_COUNT rows */
-extern const struct ggmlr_kernel ggmlr_kernel_missing;   /* the row of an op not implemented yet */
 /* Ops whose result is a view of their source (no kernel, nothing to compute). */
 bool ggmlr_op_is_view(enum ggml_op op);
 

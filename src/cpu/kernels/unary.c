@@ -127,7 +127,7 @@ static void xielu_back_row(const struct ggmlr_unary_params * p, int64_t n, const
     }
 }
 
-/* three rows of scratch: a's, x's (backward) and the result's when dst is strided (in place) */
+/* three rows of scratch: a's, x's (backward) and the result's when dst is strided (in place) or F16/BF16 */
 static size_t ggmlr_unary_act_work_size(const struct ggml_tensor * dst) { return 3 * (size_t) dst->ne[0] * sizeof(float); }
 
 /* UNARY (src[0] = x), UNARY_BACK and SILU_BACK (src[0] = g, src[1] = x), row by row;
@@ -141,7 +141,7 @@ static void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struc
     const struct ggml_tensor * a = dst->src[0], * x = back ? dst->src[1] : NULL;
     const int64_t n = dst->ne[0];
     if (n == 0) return;  /* empty rows: no scratch either, and nothing to write */
-    const bool packed = dst->nb[0] == sizeof(float);
+    const bool packed = dst->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float);
     float * abuf = p->wdata, * xbuf = abuf + n, * ybuf = xbuf + n;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
@@ -157,7 +157,7 @@ static void ggmlr_compute_unary_act(const struct ggmlr_compute_params * p, struc
             if (op == GGML_UNARY_OP_XIELU) xielu_row(&prm, n, arow, y);
             else                           ggmlr_act_row(op, n, arow, y);
         }
-        if (!packed) for (int64_t i = 0; i < n; i++) *(float *) (drow + i * dst->nb[0]) = y[i];
+        if (!packed) for (int64_t i = 0; i < n; i++) ggmlr_store_f32(dst->type, drow + i * dst->nb[0], y[i]);
     }
 }
 
