@@ -25,22 +25,20 @@ enum ggml_glu_op ggml_get_glu_op(const struct ggml_tensor * tensor) {
 
 static struct ggml_tensor * glu_node(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                      const struct ggmlr_glu_params * p) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
     if (p->op < 0 || p->op >= GGML_GLU_OP_COUNT) {
         ggmlr_set_error("%s: unknown glu op %d (REGLU, GEGLU, SWIGLU, SWIGLU_OAI, GEGLU_ERF, GEGLU_QUICK)", fn, (int) p->op);
         return NULL;
     }
     int64_t ne[4] = {a->ne[0], a->ne[1], a->ne[2], a->ne[3]};
     if (b) {
-        if (!ggmlr_check_same_f32_pair(fn, a, b)) return NULL;
+        if (b->type != a->type) return ggmlr_fail_shapes(fn, "a and b must have one type", a, b);
+        if (!ggml_are_same_shape(a, b)) return ggmlr_fail_shapes(fn, "a and b must have the same shape", a, b);
     } else {
-        if (a->ne[0] % 2 != 0) {
-            ggmlr_set_error("%s: a's rows hold x and the gate side by side, so ne0 must be even (got %lld)", fn, (long long) a->ne[0]);
-            return NULL;
-        }
-        ne[0] /= 2;
+        ne[0] /= 2;  /* x and the gate side by side; an odd row's last element is not read (as upstream) */
     }
-    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_GLU, GGML_TYPE_F32, ne, a, b);
+    struct ggml_tensor * t = ggmlr_new_node(ctx, GGML_OP_GLU, a->type, ne, a, b);
     if (t) ggmlr_glu_params_encode(t, p);
     return t;
 }

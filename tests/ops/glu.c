@@ -79,6 +79,8 @@ static void glu_point(const struct glu_case * c, double x, double g, double dy, 
 static void glu_ref(const double * const * in, const int64_t (*ne)[4], const struct glu_case * c, double * out, int out_kind) {
     const int64_t n = c->split ? ne[0][0] : ne[0][0] / 2, rows = ne[0][1] * ne[0][2] * ne[0][3];
     const double * dyv = in[c->split ? 2 : 1];
+    /* an odd row's last element is not read: its gradient is 0 */
+    if (out_kind == 1 && !c->split) for (int64_t k = 0; k < rows * ne[0][0]; k++) out[k] = 0.0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t i = 0; i < n; i++) {
             const double * ra = in[0] + r * ne[0][0];
@@ -150,9 +152,16 @@ static const struct ops_row rows[] = {
     GLU_("swiglu_oai inside the limits", oai, 2, IN_((6, 3, 1, 1), -3, 0.9), IN_((6, 3, 1, 1), -0.9, 0.9)),
     GLU_("swiglu_oai clamped", oai, 2, IN_((6, 3, 1, 1), 1.1, 3), IN_((6, 3, 1, 1), 1.1, 3)),
     GLU_("swiglu [64,37,1,1]: rows over threads", swiglu, 1, IN_((64, 37, 1, 1), -3, 3)),
+    GLU_("swiglu odd ne0 [9,3,2,1]: the last element not read", swiglu, 1, IN_((9, 3, 2, 1), -3, 3)),
+    GLU_("geglu_quick swapped, odd ne0", geglu_quick_sw, 1, IN_((7, 4, 1, 1), -3, 3)),
+    /* F16 a and result: relu(x) g of halves is exact in F32, rounded once */
+    {.op = "GLU", .variant = "reglu F16", .build = b_glu, .params = &reglu, .n_in = 1,
+     .in = {{.ne = {10, 3, 2, 1}, .lo = -3, .hi = 3, .type = GGML_TYPE_F16, .layout = OPS_CONTIG | OPS_TRANSPOSED}}, .shape = s_glu,
+     .out_type = GGML_TYPE_F16, .ref = r_glu},
     BACK_("swiglu, both halves", b_glu_back_a, a, swiglu, 2, IN_((8, 3, 2, 1), -3, 3), IN_((4, 3, 2, 1), -1, 1)),
     BACK_("geglu_quick swapped", b_glu_back_a, a, geglu_quick_sw, 2, IN_((6, 4, 1, 1), -3, 3), IN_((3, 4, 1, 1), -1, 1)),
     BACK_("reglu, both halves", b_glu_back_a, a, reglu, 2, IN_((6, 4, 1, 1), -3, 3), IN_((3, 4, 1, 1), -1, 1)),
+    BACK_("swiglu, odd ne0", b_glu_back_a, a, swiglu, 2, IN_((7, 4, 1, 1), -3, 3), IN_((3, 4, 1, 1), -1, 1)),
     BACK_("geglu_erf split: a", b_glu_back_a, a, geglu_erf_split, 3, IN_((5, 3, 1, 1), -3, 3), IN_((5, 3, 1, 1), -2, 2),
           IN_((5, 3, 1, 1), -1, 1)),
     BACK_("swiglu split: b", b_glu_back_b, b, swiglu_split, 3, IN_((5, 3, 1, 1), -3, 3), IN_((5, 3, 1, 1), -2, 2),

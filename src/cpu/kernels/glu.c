@@ -53,10 +53,10 @@ static void oai_back_row(int64_t n, const float * dy, const float * x, const flo
     }
 }
 
-/* scratch: a's row (2n floats when it holds both halves), b's row, one more row */
+/* scratch: a's row (2n floats when it holds both halves), b's row, the activation and an F16 result's F32 row */
 static size_t glu_work_size(const struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->op == GGML_OP_GLU ? dst->src[0] : ggmlr_glu_back_srcs_decode(dst).a;
-    return (2 * (size_t) a->ne[0] + 3 * (size_t) dst->ne[0]) * sizeof(float);
+    return (2 * (size_t) a->ne[0] + 4 * (size_t) dst->ne[0]) * sizeof(float);
 }
 
 static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
@@ -64,15 +64,19 @@ static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t n = dst->ne[0];
     if (n == 0) return;
-    float * abuf = p->wdata, * bbuf = abuf + a->ne[0], * act = bbuf + n;
+    float * abuf = p->wdata, * bbuf = abuf + a->ne[0], * act = bbuf + n, * ybuf = act + n;
+    const bool f32 = dst->type == GGML_TYPE_F32;  /* else F16: computed in F32, then rounded */
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const struct glu_row in = glu_row(a, b, gp.swapped, n, i1, i2, i3, abuf, bbuf);
-        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
-        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) { oai_row(n, in.x, in.g, gp.alpha, gp.limit, y); continue; }
-        ggmlr_act_row(act_of(gp.op), n, in.x, act);
-        for (int64_t i = 0; i < n; i++) y[i] = act[i] * in.g[i];
+        float * y = f32 ? (float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) : ybuf;
+        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) oai_row(n, in.x, in.g, gp.alpha, gp.limit, y);
+        else {
+            ggmlr_act_row(act_of(gp.op), n, in.x, act);
+            for (int64_t i = 0; i < n; i++) y[i] = act[i] * in.g[i];
+        }
+        if (!f32) ggml_fp32_to_fp16_row(y, ggmlr_elem_ptr(dst, 0, i1, i2, i3), n);
     }
 }
 
@@ -93,6 +97,7 @@ static void glu_backward(const struct ggmlr_compute_params * p, struct ggml_tens
         /* where dx and dg go in dst's row */
         float * dx = s.b ? (gp.which == 0 ? out : NULL) : (gp.swapped ? out + n : out);
         float * dg = s.b ? (gp.which == 1 ? out : NULL) : (gp.swapped ? out : out + n);
+        if (!s.b && s.a->ne[0] > 2 * n) out[2 * n] = 0.0f;  /* an odd row's last element: not read, no gradient */
         if (gp.op == GGML_GLU_OP_SWIGLU_OAI) { oai_back_row(n, dy, in.x, in.g, gp.alpha, gp.limit, dx, dg); continue; }
         const enum ggml_unary_op act = act_of(gp.op);
         if (dx) {
