@@ -147,6 +147,15 @@ struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_t
     return ggml_conv_2d(ctx, a, b, 1, 1, (int) (a->ne[0] / 2), (int) (a->ne[1] / 2), 1, 1);
 }
 
+/* A depthwise kernel [KW, KH, 1, C] for data [W, H, C, N]. */
+static bool check_dw_kernel(const char * fn, const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->ne[2] == 1 && a->ne[3] == b->ne[2]) return true;
+    char sa[64], sb[64];
+    ggmlr_set_error("%s: the kernel %s must be [KW, KH, 1, C] for data %s with C channels", fn, ggmlr_shape_str(a, sa, sizeof sa),
+                    ggmlr_shape_str(b, sb, sizeof sb));
+    return false;
+}
+
 /* Depthwise: each channel c is its own 1-channel image (b viewed as
  * [IW, IH, 1, C*N]); its patches [KH*KW, OW*OH, C, N] meet kernel c's row
  * [KH*KW, 1, C] in a mul_mat broadcast over the batch. */
@@ -154,12 +163,7 @@ struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tens
                                      int d0, int d1) {
     const char * fn = "ggml_conv_2d_dw";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
-    if (a->ne[2] != 1 || a->ne[3] != b->ne[2]) {
-        char sa[64], sb[64];
-        ggmlr_set_error("%s: the kernel %s must be [KW, KH, 1, C] for data %s with C channels", fn, ggmlr_shape_str(a, sa, sizeof sa),
-                        ggmlr_shape_str(b, sb, sizeof sb));
-        return NULL;
-    }
+    if (!check_dw_kernel(fn, a, b)) return NULL;
     struct ggml_tensor * b1 = ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, b->ne[2] * b->ne[3]);
     struct ggml_tensor * col = b1 ? ggml_im2col(ctx, a, b1, s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32) : NULL;  /* [KH*KW, OW, OH, C*N] */
     if (!col) return NULL;
@@ -301,12 +305,7 @@ struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct gg
                                             int pad0, int pad1, int dilation0, int dilation1) {
     const char * fn = "ggml_conv_2d_dw_direct";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
-    if (a->ne[2] != 1 || a->ne[3] != b->ne[2]) {
-        char sa[64], sb[64];
-        ggmlr_set_error("%s: the kernel %s must be [KW, KH, 1, C] for data %s with C channels", fn, ggmlr_shape_str(a, sa, sizeof sa),
-                        ggmlr_shape_str(b, sb, sizeof sb));
-        return NULL;
-    }
+    if (!check_dw_kernel(fn, a, b)) return NULL;
     const struct ggmlr_conv_direct_params p = {stride0, stride1, 1, pad0, pad1, 0, dilation0, dilation1, 1, 0, 0, 0, GGML_OP_CONV_2D_DW, 0};
     struct ggml_tensor * t = conv_direct_node(fn, ctx, GGML_OP_CONV_2D_DW, a, b, &p);
     if (t && ggml_is_contiguous_channels(b)) {  /* the same bytes, channels innermost */
