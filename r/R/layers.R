@@ -5,7 +5,7 @@
 # reversed and the batch comes last, so a dense layer acts on ne0.
 
 .layer_types <- c("dense", "flatten", "dropout", "embedding", "conv_1d", "conv_2d", "max_pooling_2d",
-                  "global_max_pooling_2d", "global_average_pooling_2d", "batch_norm")
+                  "global_max_pooling_2d", "global_average_pooling_2d", "batch_norm", "lstm", "gru")
 .activations <- c("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "silu")
 
 # "dense_1", "dense_2", ...: counted per layer type.
@@ -132,6 +132,35 @@ ggml_layer_batch_norm <- function(model, eps = 1e-5, name = NULL, trainable = TR
   .add_layer(model, "batch_norm", list(eps = as.double(eps)), name, trainable)
 }
 
+# ---- recurrent layers ----
+# A sequence c(seq, features) (ggml [features, seq, N]) run step by step,
+# unrolled in the graph (so fit() backpropagates through time); the state
+# starts at 0. The result is the last state c(units), or every state
+# c(seq, units) with return_sequences = TRUE.
+#   LSTM: [i f g o] = W x + U h + b; i, f, o = recurrent_activation, g = activation;
+#         c = f c + i g; h = o activation(c)
+#   GRU:  [z r] = recurrent_activation(W_zh x + U_zh h + b_zh);
+#         n = activation(W_n x + b_n + r (U_n h)); h = (1 - z) n + z h
+.recurrent_layer <- function(model, type, units, return_sequences, activation, recurrent_activation, input_shape, name,
+                             trainable) {
+  if (!is.logical(return_sequences) || length(return_sequences) != 1 || is.na(return_sequences)) {
+    stop("'return_sequences' must be TRUE or FALSE", call. = FALSE)
+  }
+  config <- list(units = .check_count(units, "units"), return_sequences = return_sequences,
+                 activation = .check_activation(activation), recurrent_activation = .check_activation(recurrent_activation))
+  .add_layer(model, type, config, name, trainable, input_shape)
+}
+
+ggml_layer_lstm <- function(model, units, return_sequences = FALSE, activation = "tanh", recurrent_activation = "sigmoid",
+                            input_shape = NULL, name = NULL, trainable = TRUE) {
+  .recurrent_layer(model, "lstm", units, return_sequences, activation, recurrent_activation, input_shape, name, trainable)
+}
+
+ggml_layer_gru <- function(model, units, return_sequences = FALSE, activation = "tanh", recurrent_activation = "sigmoid",
+                           input_shape = NULL, name = NULL, trainable = TRUE) {
+  .recurrent_layer(model, "gru", units, return_sequences, activation, recurrent_activation, input_shape, name, trainable)
+}
+
 .need_rank <- function(l, shape, rank, what) {
   if (length(shape) != rank) {
     stop(sprintf("layer '%s' (%s) needs datapoints of shape %s, not (%s)", l$name, l$type, what, paste(shape, collapse = ", ")),
@@ -174,6 +203,10 @@ nn_infer_shapes <- function(model) {
         shape[3]
       },
       batch_norm = shape,
+      lstm = , gru = {
+        .need_rank(l, shape, 2, "c(sequence length, features)")
+        if (l$config$return_sequences) c(shape[1], l$config$units) else l$config$units
+      },
       flatten = as.integer(prod(shape)),
       dropout = shape,
       embedding = {
@@ -195,6 +228,11 @@ nn_infer_shapes <- function(model) {
     conv_2d = list(kernel = c(rev(l$config$kernel_size), l$input_shape[3], l$config$filters), bias = l$config$filters),
     conv_1d = list(kernel = c(l$config$kernel_size, l$input_shape[2], l$config$filters), bias = l$config$filters),
     batch_norm = list(gamma = l$input_shape[length(l$input_shape)], beta = l$input_shape[length(l$input_shape)]),
+    lstm = list(W_gates = c(l$input_shape[2], 4 * l$config$units), U_gates = c(l$config$units, 4 * l$config$units),
+                b_gates = 4 * l$config$units),
+    gru = list(W_zh = c(l$input_shape[2], 2 * l$config$units), U_zh = c(l$config$units, 2 * l$config$units),
+               b_zh = 2 * l$config$units, W_n = c(l$input_shape[2], l$config$units), U_n = c(l$config$units, l$config$units),
+               b_n = l$config$units),
     list())
 }
 
@@ -217,7 +255,7 @@ nn_infer_shapes <- function(model) {
     l$weights <- list()
     for (w in names(shapes[[i]])) {
       s <- shapes[[i]][[w]]
-      v <- if (w %in% c("bias", "beta")) numeric(prod(s))
+      v <- if (w %in% c("bias", "beta") || startsWith(w, "b_")) numeric(prod(s))
            else if (w == "gamma") rep(1, prod(s))
            else if (w == "kernel") { lim <- sqrt(6 / prod(s[-length(s)])); stats::runif(prod(s), -lim, lim) }
            else if (l$type == "embedding") stats::runif(prod(s), -0.05, 0.05)
@@ -288,6 +326,44 @@ nn_infer_shapes <- function(model) {
   ggml_reshape(ctx, y, x)
 }
 
+# Rows [k u, (k + 1) u) of a contiguous [m, N] tensor, as [u, N].
+.rows_view <- function(ctx, t, k, u) {
+  ne <- ggml_tensor_shape(t)
+  ggml_view_2d(ctx, t, u, ne[2], 4 * ne[1], 4 * k * u)
+}
+
+.build_recurrent <- function(ctx, l, x) {
+  ne <- ggml_tensor_shape(x)  # [features, seq, N], contiguous
+  f <- ne[1]; seq <- ne[2]; nb <- ne[3]; u <- l$config$units; w <- l$weights
+  act <- function(t) .apply_activation(ctx, t, l$config$activation)
+  ract <- function(t) .apply_activation(ctx, t, l$config$recurrent_activation)
+  h <- NULL; cell <- NULL; hs <- NULL
+  for (t in seq_len(seq)) {
+    x_t <- ggml_view_2d(ctx, x, f, nb, 4 * f * seq, 4 * f * (t - 1))
+    if (l$type == "lstm") {
+      z <- ggml_add(ctx, ggml_mul_mat(ctx, w$W_gates, x_t), w$b_gates)
+      if (!is.null(h)) z <- ggml_add(ctx, z, ggml_mul_mat(ctx, w$U_gates, h))
+      ig <- ggml_mul(ctx, ract(.rows_view(ctx, z, 0, u)), act(.rows_view(ctx, z, 2, u)))
+      cell <- if (is.null(cell)) ig else ggml_add(ctx, ggml_mul(ctx, ract(.rows_view(ctx, z, 1, u)), cell), ig)
+      h <- ggml_mul(ctx, ract(.rows_view(ctx, z, 3, u)), act(cell))
+    } else {
+      zr <- ggml_add(ctx, ggml_mul_mat(ctx, w$W_zh, x_t), w$b_zh)
+      if (!is.null(h)) zr <- ggml_add(ctx, zr, ggml_mul_mat(ctx, w$U_zh, h))
+      zr <- ract(zr)
+      pre <- ggml_add(ctx, ggml_mul_mat(ctx, w$W_n, x_t), w$b_n)
+      if (!is.null(h)) pre <- ggml_add(ctx, pre, ggml_mul(ctx, .rows_view(ctx, zr, 1, u), ggml_mul_mat(ctx, w$U_n, h)))
+      n <- act(pre)
+      zn <- ggml_mul(ctx, .rows_view(ctx, zr, 0, u), n)
+      h <- if (is.null(h)) ggml_sub(ctx, n, zn) else ggml_add(ctx, ggml_sub(ctx, n, zn), ggml_mul(ctx, .rows_view(ctx, zr, 0, u), h))
+    }
+    if (l$config$return_sequences) {
+      h3 <- ggml_reshape_3d(ctx, ggml_cont(ctx, h), u, 1L, nb)
+      hs <- if (is.null(hs)) h3 else ggml_concat(ctx, hs, h3, 1L)
+    }
+  }
+  if (l$config$return_sequences) hs else h
+}
+
 # The forward graph of the layers on x (ggml shape c(rev(input_shape), batch)).
 # masks: one tensor per dropout layer (training) or NULL (inference);
 # logits = TRUE leaves out a final softmax, which ggml-opt's cross-entropy
@@ -309,6 +385,7 @@ nn_infer_shapes <- function(model) {
       conv_1d = .build_conv_1d(ctx, l, x),
       max_pooling_2d = , global_max_pooling_2d = , global_average_pooling_2d = .build_pool(ctx, l, x, nb),
       batch_norm = .build_batch_norm(ctx, l, x),
+      lstm = , gru = .build_recurrent(ctx, l, x),
       # get_rows takes a vector of ids: look up seq * batch rows, then split them
       embedding = ggml_reshape_3d(ctx, ggml_get_rows(ctx, l$weights$weight, ggml_reshape_1d(ctx, x, ggml_nelements(x))),
                                   l$config$dim, l$input_shape, nb))
