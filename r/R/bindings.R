@@ -311,6 +311,6 @@ ggml_gated_linear_attn <- function(ctx, k, v, q, g, state, scale) {
 ggml_rwkv_wkv7 <- function(ctx, r, w, k, v, a, b, state) {
   .Call(C_ggml_rwkv_wkv7, ctx, r, w, k, v, a, b, state)
 }
-ggml_gated_delta_net <- function(ctx, q, k, v, g, beta, state, n_states = 1) {
-  .Call(C_ggml_gated_delta_net, ctx, q, k, v, g, beta, state, n_states)
+ggml_gated_delta_net <- function(ctx, q, k, v, g, beta, state, K = 1) {
+  .Call(C_ggml_gated_delta_net, ctx, q, k, v, g, beta, state, K)
 }

@@ -1623,8 +1623,8 @@ SEXP R_ggml_rwkv_wkv7(SEXP r_ctx, SEXP r_r, SEXP r_w, SEXP r_k, SEXP r_v, SEXP r
     return FINISH(r_ctx, "ggml_rwkv_wkv7", ggml_rwkv_wkv7(ctx->ctx, r, w, k, v, a, b, state));
 }
 
-/* ggml_gated_delta_net(ctx, q, k, v, g, beta, state, n_states = 1) */
-SEXP R_ggml_gated_delta_net(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_v, SEXP r_g, SEXP r_beta, SEXP r_state, SEXP r_n_states) {
+/* ggml_gated_delta_net(ctx, q, k, v, g, beta, state, K = 1) */
+SEXP R_ggml_gated_delta_net(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_v, SEXP r_g, SEXP r_beta, SEXP r_state, SEXP r_K) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * q = TENSOR(ctx, r_q, "q");
     struct ggml_tensor * k = TENSOR(ctx, r_k, "k");
@@ -1632,7 +1632,7 @@ SEXP R_ggml_gated_delta_net(SEXP r_ctx, SEXP r_q, SEXP r_k, SEXP r_v, SEXP r_g, 
     struct ggml_tensor * g = TENSOR(ctx, r_g, "g");
     struct ggml_tensor * beta = TENSOR(ctx, r_beta, "beta");
     struct ggml_tensor * state = TENSOR(ctx, r_state, "state");
-    const int64_t n_states = rg_count(r_n_states, "n_states");
-    return FINISH(r_ctx, "ggml_gated_delta_net", ggml_gated_delta_net(ctx->ctx, q, k, v, g, beta, state, n_states));
+    const int64_t K = rg_count(r_K, "K");
+    return FINISH(r_ctx, "ggml_gated_delta_net", ggml_gated_delta_net(ctx->ctx, q, k, v, g, beta, state, K));
 }
 

@@ -14,18 +14,18 @@ test_that("shapes follow CRAN ggmlR's nn_infer_shapes", {
     ggml_layer_max_pooling_2d(c(2, 2)) |>
     ggml_layer_flatten() |>
     ggml_layer_dense(10, activation = "softmax")
-  s <- lapply(nn_infer_shapes(m)$layers, `[[`, "output_shape")
+  s <- lapply(ggmlR:::nn_infer_shapes(m)$layers, `[[`, "output_shape")
   expect_equal(s, list(c(26L, 26L, 32L), c(13L, 13L, 32L), 5408L, 10L))
   expect_equal(m$layers[[2]]$config$strides, c(2L, 2L))
   same <- ggml_model_sequential() |> ggml_layer_conv_2d(16, 3, padding = "same", strides = 2, input_shape = c(28, 27, 1))
-  expect_equal(nn_infer_shapes(same)$layers[[1]]$output_shape, c(14L, 14L, 16L))
+  expect_equal(ggmlR:::nn_infer_shapes(same)$layers[[1]]$output_shape, c(14L, 14L, 16L))
   c1 <- ggml_model_sequential() |> ggml_layer_conv_1d(16, 5, input_shape = c(100, 1))
-  expect_equal(nn_infer_shapes(c1)$layers[[1]]$output_shape, c(96L, 16L))
+  expect_equal(ggmlR:::nn_infer_shapes(c1)$layers[[1]]$output_shape, c(96L, 16L))
   g <- ggml_model_sequential() |> ggml_layer_conv_2d(8, 3, input_shape = c(9, 9, 2)) |>
     ggml_layer_batch_norm() |> ggml_layer_global_average_pooling_2d()
-  g <- nn_infer_shapes(g)
+  g <- ggmlR:::nn_infer_shapes(g)
   expect_equal(g$layers[[3]]$output_shape, 8L)
-  expect_equal(vapply(g$layers, .layer_n_params, numeric(1)), c(3 * 3 * 2 * 8 + 8, 16, 0))
+  expect_equal(vapply(g$layers, ggmlR:::.layer_n_params, numeric(1)), c(3 * 3 * 2 * 8 + 8, 16, 0))
 })
 
 test_that("conv_2d with 'same' padding, max pooling: predictions match R loops", {
@@ -113,7 +113,7 @@ test_that("image layers refuse other shapes and bad arguments", {
   expect_error(ggml_layer_conv_2d(ggml_model_sequential(), 4, 3, padding = "full"), "padding")
   expect_error(ggml_layer_batch_norm(ggml_model_sequential(), eps = -1), "eps")
   flat <- ggml_model_sequential() |> ggml_layer_conv_2d(4, 3, input_shape = 10)
-  expect_error(nn_infer_shapes(flat), "height, width, channels")
+  expect_error(ggmlR:::nn_infer_shapes(flat), "height, width, channels")
   small <- ggml_model_sequential() |> ggml_layer_conv_2d(4, 5, input_shape = c(3, 3, 1))
   expect_error(ggml_compile(small), "does not fit")
 })

@@ -50,12 +50,12 @@ test_that("lstm and gru layers compute their equations", {
 
 test_that("recurrent layers: shapes, parameters, training", {
   m <- ggml_model_sequential() |> ggml_layer_lstm(8, input_shape = c(6, 3)) |> ggml_layer_dense(2, activation = "softmax")
-  m <- nn_infer_shapes(m)
+  m <- ggmlR:::nn_infer_shapes(m)
   expect_equal(m$layers[[1]]$output_shape, 8L)
-  expect_equal(.layer_n_params(m$layers[[1]]), 3 * 32 + 8 * 32 + 32)
-  g <- nn_infer_shapes(ggml_model_sequential() |> ggml_layer_gru(5, return_sequences = TRUE, input_shape = c(6, 3)))
+  expect_equal(ggmlR:::.layer_n_params(m$layers[[1]]), 3 * 32 + 8 * 32 + 32)
+  g <- ggmlR:::nn_infer_shapes(ggml_model_sequential() |> ggml_layer_gru(5, return_sequences = TRUE, input_shape = c(6, 3)))
   expect_equal(g$layers[[1]]$output_shape, c(6L, 5L))
-  expect_equal(.layer_n_params(g$layers[[1]]), 3 * 10 + 5 * 10 + 10 + 3 * 5 + 5 * 5 + 5)
+  expect_equal(ggmlR:::.layer_n_params(g$layers[[1]]), 3 * 10 + 5 * 10 + 10 + 3 * 5 + 5 * 5 + 5)
 
   # which of two channels has the larger sum over the sequence
   set.seed(11)
@@ -77,5 +77,5 @@ test_that("recurrent layers refuse bad arguments and shapes", {
   expect_error(ggml_layer_gru(ggml_model_sequential(), 4, return_sequences = NA), "return_sequences")
   expect_error(ggml_layer_lstm(ggml_model_sequential(), 4, activation = "swish"), "activation")
   flat <- ggml_model_sequential() |> ggml_layer_lstm(4, input_shape = 10)
-  expect_error(nn_infer_shapes(flat), "sequence length, features")
+  expect_error(ggmlR:::nn_infer_shapes(flat), "sequence length, features")
 })
