@@ -253,8 +253,8 @@ ggml_conv_2d_dw_direct <- function(ctx, a, b, stride0 = 1, stride1 = 1, pad0 = 0
 ggml_conv_3d_direct <- function(ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out) {
   .Call(C_ggml_conv_3d_direct, ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out)
 }
-ggml_im2col_3d <- function(ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type = GGML_TYPE_F32) {
-  .Call(C_ggml_im2col_3d, ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type)
+ggml_im2col_3d <- function(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type = GGML_TYPE_F32) {
+  .Call(C_ggml_im2col_3d, ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type)
 }
 ggml_col2im_1d <- function(ctx, a, s0, oc, p0 = 0) .Call(C_ggml_col2im_1d, ctx, a, s0, oc, p0)
 ggml_conv_transpose_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {

@@ -5,6 +5,23 @@ ggml_init <- function(mem_size = 16 * 1024^2, no_alloc = FALSE) {
   .Call(C_ggml_init, mem_size, no_alloc)
 }
 
+# CRAN ggmlR's: a context for the tensors of the given shapes (each a vector of
+# up to 4 sizes) of `type`, with their headers, plus extra_mb MiB.
+ggml_init_auto <- function(..., extra_mb = 10, type = GGML_TYPE_F32, no_alloc = FALSE) {
+  shapes <- list(...)
+  if (!is.numeric(extra_mb) || length(extra_mb) != 1 || is.na(extra_mb) || extra_mb < 0) {
+    stop("'extra_mb' must be a number >= 0", call. = FALSE)
+  }
+  bytes <- 0
+  for (s in shapes) {
+    if (!is.numeric(s) || length(s) < 1 || length(s) > 4 || anyNA(s) || any(s < 0)) {
+      stop("each shape must be 1 to 4 sizes >= 0", call. = FALSE)
+    }
+    bytes <- bytes + ggml_type_size(type) * prod(s) / ggml_blck_size(type) + ggml_tensor_overhead()
+  }
+  ggml_init(ceiling(bytes + extra_mb * 1024^2), no_alloc = no_alloc)
+}
+
 ggml_free <- function(ctx) invisible(.Call(C_ggml_free, ctx))
 
 ggml_set_no_alloc <- function(ctx, no_alloc) invisible(.Call(C_ggml_set_no_alloc, ctx, no_alloc))

@@ -18,7 +18,9 @@ GGML_STATUS_ABORTED <- 1L
 
 # ---- scheduler ----
 
-ggml_backend_sched_new <- function(backends, graph_size = GGML_DEFAULT_GRAPH_SIZE) {
+# CRAN ggmlR's signature; `parallel` is accepted and has no effect (one CPU backend).
+ggml_backend_sched_new <- function(backends, parallel = TRUE, graph_size = GGML_DEFAULT_GRAPH_SIZE) {
+  if (!is.logical(parallel) || length(parallel) != 1 || is.na(parallel)) stop("'parallel' must be TRUE or FALSE", call. = FALSE)
   if (inherits(backends, "ggml_backend")) backends <- list(backends)
   .Call(C_ggml_backend_sched_new, backends, graph_size)
 }

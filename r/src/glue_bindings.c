@@ -1384,12 +1384,12 @@ SEXP R_ggml_conv_3d_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1,
     return FINISH(r_ctx, "ggml_conv_3d_direct", ggml_conv_3d_direct(ctx->ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out));
 }
 
-/* ggml_im2col_3d(ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type = GGML_TYPE_F32) */
-SEXP R_ggml_im2col_3d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ic, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2, SEXP r_dst_type) {
+/* ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type = GGML_TYPE_F32) */
+SEXP R_ggml_im2col_3d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_IC, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2, SEXP r_dst_type) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
-    const int64_t ic = rg_count(r_ic, "ic");
+    const int64_t IC = rg_count(r_IC, "IC");
     const int s0 = rg_int(r_s0, "s0");
     const int s1 = rg_int(r_s1, "s1");
     const int s2 = rg_int(r_s2, "s2");
@@ -1400,7 +1400,7 @@ SEXP R_ggml_im2col_3d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_ic, SEXP r_s0, SEXP
     const int d1 = rg_int(r_d1, "d1");
     const int d2 = rg_int(r_d2, "d2");
     const enum ggml_type dst_type = (enum ggml_type) rg_int(r_dst_type, "dst_type");
-    return FINISH(r_ctx, "ggml_im2col_3d", ggml_im2col_3d(ctx->ctx, a, b, ic, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type));
+    return FINISH(r_ctx, "ggml_im2col_3d", ggml_im2col_3d(ctx->ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, dst_type));
 }
 
 /* ggml_col2im_1d(ctx, a, s0, oc, p0 = 0) */

@@ -214,7 +214,7 @@ trainer <- function(model, cp, o) {
   B <- o$batch; T <- model$cfg$n_ctx
   size <- 16384
   backend <- ggml_backend_cpu_init()
-  sched <- ggml_backend_sched_new(backend, size)
+  sched <- ggml_backend_sched_new(backend, graph_size = size)
   ctx_io <- ggml_init(4 * ggml_tensor_overhead(), no_alloc = TRUE)
   ctx <- ggml_init(ggml_tensor_overhead() * size, no_alloc = TRUE)
   io <- gpt_build(model, ctx_io, ctx, B, T)
