@@ -801,6 +801,9 @@ GGML_API struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, 
 GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1,
                                                   int s2, int p0, int p1, int p2, int d0, int d1, int d2, int n_channels, int n_batch,
                                                   int n_channels_out);
+/* upstream's 3-D convolution: im2col_3d + mul_mat (the same result as ggml_conv_3d_direct with IC channels) */
+GGML_API struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC, int s0, int s1,
+                                           int s2, int p0, int p1, int p2, int d0, int d1, int d2);
 GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC, int s0,
                                              int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2, enum ggml_type dst_type);
 GGML_API struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0, int oc, int p0);

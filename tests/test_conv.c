@@ -153,6 +153,40 @@ static const struct conv_case cases[] = {
     {"conv_1d_dw_ph K 5 s 3", K_1D_DW_PH, {5, 1, 3, 1}, {10, 3, 2, 1}, 3, 0, 0, 0, 1, 0},
 };
 
+/* ggml_conv_3d (im2col_3d + mul_mat, upstream's composition) against
+ * ggml_conv_3d_direct, whose kernel has float64 rows in tests/ops/conv.c:
+ * a [KW 2, KH 3, KD 2, OC 3 * IC 2], b [5, 6, 4, IC 2 * N 2] */
+static struct ggml_tensor * conv_3d_loss(struct ggml_context * ctx, struct ggml_tensor ** p, void * user) {
+    (void) user;
+    return tc_weighted_sum(ctx, ggml_conv_3d(ctx, p[0], p[1], 2, 1, 2, 1, 1, 0, 1, 1, 1, 2));
+}
+
+static void check_conv_3d(void) {
+    const int64_t ane[4] = {2, 3, 2, 6}, bne[4] = {5, 6, 4, 4};
+    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_tensor * a = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, ane), * b = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, bne);
+    tc_fill_uniform(a, -1, 1);
+    tc_fill_uniform(b, -2, 2);
+    struct ggml_tensor * y = ggml_conv_3d(ctx, a, b, 2, 1, 2, 1, 1, 0, 1, 1, 1, 2);
+    struct ggml_tensor * z = ggml_conv_3d_direct(ctx, a, b, 1, 2, 1, 1, 0, 1, 1, 1, 2, 2, 2, 3);
+    if (!CHECK(y && z, "conv_3d built: %s", ggml_last_error())) { ggml_free(ctx); return; }
+    CHECK(ggml_are_same_shape(y, z), "conv_3d: shape [%lld, %lld, %lld, %lld] like conv_3d_direct's", (long long) y->ne[0],
+          (long long) y->ne[1], (long long) y->ne[2], (long long) y->ne[3]);
+    struct ggml_cgraph * gr = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gr, y);
+    ggml_build_forward_expand(gr, z);
+    tc_compute(ctx, gr, 2);
+    double * ref = malloc((size_t) ggml_nelements(z) * sizeof(double));
+    for (int64_t i = 0; i < ggml_nelements(z); i++) ref[i] = tc_get(z, i);
+    const double err = tc_rel_err_tensor(y, ref);
+    CHECK(err <= 1e-6, "conv_3d: relative error %.3g against conv_3d_direct", err);
+    free(ref);
+    ggml_free(ctx);
+    const int64_t shapes[2][4] = {{2, 3, 2, 6}, {5, 6, 4, 4}};
+    tc_gradcheck("conv_3d gradient", conv_3d_loss, NULL, 2, shapes, -1, 1, 1e-2, 1e-3, 1e-2);
+    printf("%-36s %s\n", "conv_3d (im2col_3d + mul_mat)", "checked");
+}
+
 static void check_refused(void) {
     struct ggml_context * ctx = tc_ctx(4);
     struct ggml_tensor * k2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 3, 3, 2, 4), * x2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 8, 8, 2, 1);
@@ -201,6 +235,7 @@ int main(void) {
         check_gradient(&cases[i]);
         printf("%-36s %s\n", cases[i].name, tc_failures == before ? "ok" : "FAILED");
     }
+    check_conv_3d();
     check_refused();
     return tc_finish("conv");
 }

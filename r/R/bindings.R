@@ -250,6 +250,9 @@ ggml_conv_2d_direct <- function(ctx, a, b, s0 = 1, s1 = 1, p0 = 0, p1 = 0, d0 = 
 ggml_conv_2d_dw_direct <- function(ctx, a, b, stride0 = 1, stride1 = 1, pad0 = 0, pad1 = 0, dilation0 = 1, dilation1 = 1) {
   .Call(C_ggml_conv_2d_dw_direct, ctx, a, b, stride0, stride1, pad0, pad1, dilation0, dilation1)
 }
+ggml_conv_3d <- function(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2) {
+  .Call(C_ggml_conv_3d, ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2)
+}
 ggml_conv_3d_direct <- function(ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out) {
   .Call(C_ggml_conv_3d_direct, ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out)
 }

@@ -1364,6 +1364,24 @@ SEXP R_ggml_conv_2d_dw_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_stride0, SE
     return FINISH(r_ctx, "ggml_conv_2d_dw_direct", ggml_conv_2d_dw_direct(ctx->ctx, a, b, stride0, stride1, pad0, pad1, dilation0, dilation1));
 }
 
+/* ggml_conv_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2) */
+SEXP R_ggml_conv_3d(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_IC, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int64_t IC = rg_count(r_IC, "IC");
+    const int s0 = rg_int(r_s0, "s0");
+    const int s1 = rg_int(r_s1, "s1");
+    const int s2 = rg_int(r_s2, "s2");
+    const int p0 = rg_int(r_p0, "p0");
+    const int p1 = rg_int(r_p1, "p1");
+    const int p2 = rg_int(r_p2, "p2");
+    const int d0 = rg_int(r_d0, "d0");
+    const int d1 = rg_int(r_d1, "d1");
+    const int d2 = rg_int(r_d2, "d2");
+    return FINISH(r_ctx, "ggml_conv_3d", ggml_conv_3d(ctx->ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2));
+}
+
 /* ggml_conv_3d_direct(ctx, a, b, s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out) */
 SEXP R_ggml_conv_3d_direct(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_s2, SEXP r_p0, SEXP r_p1, SEXP r_p2, SEXP r_d0, SEXP r_d1, SEXP r_d2, SEXP r_n_channels, SEXP r_n_batch, SEXP r_n_channels_out) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");

@@ -316,6 +316,29 @@ struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct gg
     return t;
 }
 
+/* Upstream's 3-D convolution through im2col_3d and mul_mat (a [KW, KH, KD, OC*IC],
+ * b [IW, IH, ID, IC*N] -> [OW, OH, OD, OC*N], as ggml_conv_3d_direct): the
+ * patches [IC*KD*KH*KW, OW, OH, OD*N] times the kernel's rows, then the
+ * batch and output channels put back in order. F32 patches (upstream: F16). */
+struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC, int s0, int s1,
+                                  int s2, int p0, int p1, int p2, int d0, int d1, int d2) {
+    const char * fn = "ggml_conv_3d";
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
+    if (IC <= 0 || a->ne[3] % IC != 0 || b->ne[3] % IC != 0) {
+        ggmlr_set_error("%s: IC = %lld must divide the kernel's dimension 3 (%lld) and the data's (%lld)", fn, (long long) IC,
+                        (long long) a->ne[3], (long long) b->ne[3]);
+        return NULL;
+    }
+    struct ggml_tensor * patches = ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, GGML_TYPE_F32);
+    if (!patches) return NULL;
+    const int64_t OC = a->ne[3] / IC, N = b->ne[3] / IC, OW = patches->ne[1], OH = patches->ne[2], OD = patches->ne[3] / N;
+    struct ggml_tensor * k = a->type == GGML_TYPE_F32 ? a : ggml_cast(ctx, a, GGML_TYPE_F32);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, patches, patches->ne[0], OW * OH * OD * N),
+                                          ggml_reshape_2d(ctx, k, a->ne[0] * a->ne[1] * a->ne[2] * IC, OC));  /* [OW*OH*OD*N, OC] */
+    y = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_4d(ctx, y, OW * OH, OD, N, OC), 0, 1, 3, 2));     /* [OW*OH, OD, OC, N] */
+    return ggml_reshape_4d(ctx, y, OW, OH, OD, OC * N);
+}
+
 struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int s2,
                                          int p0, int p1, int p2, int d0, int d1, int d2, int n_channels, int n_batch, int n_channels_out) {
     const char * fn = "ggml_conv_3d_direct";
