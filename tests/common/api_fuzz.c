@@ -721,7 +721,7 @@ static void act_unary(struct fuzz * f) {
     struct ggml_tensor * t = CALL(f, ops[k].name, !ctx || !a, ops[k].fn(ctx, a));
     const bool halves = strstr(ops[k].name, "glu") != NULL;
     if (t && a && (k <= 4 || (k >= 10 && !halves))) CHECK(ggml_are_same_shape(t, a), "%s: result shaped like its input", ops[k].name);
-    if (t && a && halves) CHECK(t->ne[0] * 2 == a->ne[0] && t->ne[1] == a->ne[1], "%s: half of each row", ops[k].name);
+    if (t && a && halves) CHECK(t->ne[0] == a->ne[0] / 2 && t->ne[1] == a->ne[1], "%s: half of each row (an odd one's last element unread)", ops[k].name);
     if (t && k == 5) CHECK(ggml_is_scalar(t), "ggml_sum: a scalar");
     keep(f, t);
 }
