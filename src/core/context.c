@@ -49,6 +49,7 @@ float ggmlr_load_f32(enum ggml_type type, const void * p) {
         case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); return ggml_bf16_to_fp32(h); }
         case GGML_TYPE_I32: { int32_t v; memcpy(&v, p, 4); return (float) v; }
         case GGML_TYPE_I16: { int16_t v; memcpy(&v, p, 2); return (float) v; }
+        case GGML_TYPE_I64: { int64_t v; memcpy(&v, p, 8); return (float) v; }
         case GGML_TYPE_I8:  { int8_t v; memcpy(&v, p, 1); return (float) v; }
         default: return NAN;
     }
@@ -63,6 +64,12 @@ void ggmlr_store_f32(enum ggml_type type, void * p, float v) {
             /* saturate: a float outside int32 (or NaN) has no int32 value */
             int32_t i = isnan(v) ? 0 : v >= 2147483648.0f ? INT32_MAX : v < -2147483648.0f ? INT32_MIN : (int32_t) v;
             memcpy(p, &i, 4);
+            break;
+        }
+        case GGML_TYPE_I64: {
+            /* 2^63 is the first float past INT64_MAX */
+            const int64_t i = isnan(v) ? 0 : v >= 9223372036854775808.0f ? INT64_MAX : v < -9223372036854775808.0f ? INT64_MIN : (int64_t) v;
+            memcpy(p, &i, 8);
             break;
         }
         case GGML_TYPE_I16: {
@@ -383,7 +390,7 @@ struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs) {
     if (!ctx) { ggmlr_set_error("ggml_new_tensor: context is NULL"); return NULL; }
     if (!ggmlr_type_is_supported(type)) {
-        ggmlr_set_error("ggml_new_tensor: type %d (%s) is not supported (F32, F16, BF16, I32, I16, I8 and the quantized types "
+        ggmlr_set_error("ggml_new_tensor: type %d (%s) is not supported (F32, F16, BF16, I32, I16, I8, I64 and the quantized types "
                         "with a dequantizer: docs/quant-types.md)", (int) type, ggml_type_name(type));
         return NULL;
     }

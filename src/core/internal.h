@@ -45,7 +45,7 @@ size_t ggmlr_tensor_nbytes_span(const struct ggml_tensor * t);         /* bytes 
 static inline void * ggmlr_elem_ptr(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
-/* Element as float / store a float (integers saturate), for F32, F16, BF16, I32, I16 and I8 (NaN / nothing for a block type). */
+/* Element as float / store a float (integers saturate), for F32, F16, BF16, I32, I16, I8 and I64 (NaN / nothing for a block type). */
 float ggmlr_load_f32(enum ggml_type type, const void * p);
 void  ggmlr_store_f32(enum ggml_type type, void * p, float v);
 

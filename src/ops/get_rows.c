@@ -58,7 +58,7 @@ struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, c);
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
     if (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "b", b, "F32 or F16");
-    if (c->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "c", c, "I32 (upstream also takes I64, which ggmlr has no tensors of)");
+    if (c->type != GGML_TYPE_I32 && c->type != GGML_TYPE_I64) return ggmlr_fail_type(fn, "c", c, "I32 or I64");
     if (a->ne[0] != b->ne[0] || a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3])
         return ggmlr_fail_shapes(fn, "b must be [a->ne[0], n, a->ne[2], a->ne[3]]", a, b);
     if (c->ne[0] != b->ne[1] || c->ne[3] != 1 || c->ne[1] == 0 || c->ne[2] == 0 || b->ne[2] % c->ne[1] != 0 || b->ne[3] % c->ne[2] != 0)

@@ -1,7 +1,7 @@
 /* traits.c -- the table of tensor types by upstream's number: name, block
  * size, bytes per block, and the row converters of the types implemented
  * here. Types this library only names (IQ1/IQ2/IQ3, TQ, NVFP4, Q1_0, Q2_0,
- * I64/F64) have their sizes, so that GGUF files holding them can be
+ * F64) have their sizes, so that GGUF files holding them can be
  * read for their metadata, and no converters. Numbers upstream removed have
  * no row (blck_size 0): an unknown type. */
 #include "quant/quant.h"
@@ -95,6 +95,6 @@ size_t ggml_row_size(enum ggml_type type, int64_t ne) {
 }
 
 bool ggmlr_type_is_supported(enum ggml_type type) {
-    return type == GGML_TYPE_F32 || type == GGML_TYPE_I32 || type == GGML_TYPE_I16 || type == GGML_TYPE_I8 ||
+    return type == GGML_TYPE_F32 || type == GGML_TYPE_I32 || type == GGML_TYPE_I16 || type == GGML_TYPE_I8 || type == GGML_TYPE_I64 ||
            (ggmlr_type_traits_own(type) && ggmlr_type_traits_own(type)->to_float);
 }

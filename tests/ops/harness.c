@@ -26,6 +26,7 @@ static double raw_get(const struct ggml_tensor * t, int64_t k) {
     const char * p = elem_ptr(t, k);
     if (t->type == GGML_TYPE_F16) { uint16_t h; memcpy(&h, p, 2); return tc_ref_fp16_to_f64(h); }
     if (t->type == GGML_TYPE_I32) { int32_t i; memcpy(&i, p, 4); return i; }
+    if (t->type == GGML_TYPE_I64) { int64_t i; memcpy(&i, p, 8); return (double) i; }
     float f;
     memcpy(&f, p, 4);
     return f;
@@ -35,6 +36,7 @@ static void raw_set(const struct ggml_tensor * t, int64_t k, double v) {
     char * p = elem_ptr(t, k);
     if (t->type == GGML_TYPE_F16) { const uint16_t h = tc_ref_fp32_to_fp16((float) v); memcpy(p, &h, 2); }
     else if (t->type == GGML_TYPE_I32) { const int32_t i = (int32_t) v; memcpy(p, &i, 4); }
+    else if (t->type == GGML_TYPE_I64) { const int64_t i = (int64_t) v; memcpy(p, &i, 8); }
     else { const float f = (float) v; memcpy(p, &f, 4); }
 }
 
@@ -44,6 +46,7 @@ static void raw_poison(const struct ggml_tensor * t) {
         char * p = elem_ptr(t, k);
         if (t->type == GGML_TYPE_F16) { const uint16_t h = 0x7e00; memcpy(p, &h, 2); }
         else if (t->type == GGML_TYPE_I32) { const int32_t i = INT32_MIN; memcpy(p, &i, 4); }
+        else if (t->type == GGML_TYPE_I64) { const int64_t i = INT64_MIN; memcpy(p, &i, 8); }
         else { const float f = NAN; memcpy(p, &f, 4); }
     }
 }
@@ -70,7 +73,8 @@ static struct ggml_tensor * layout_view(struct ggml_context * ctx, struct ggml_t
 /* The row's values for input s written through t; v gets what t stores. */
 static void fill_input(const struct ggml_tensor * t, const struct ops_input * s, double * v) {
     const int64_t n = ops_nel(s->ne);
-    for (int64_t k = 0; k < n; k++) v[k] = s->type == GGML_TYPE_I32 ? tc_randint((int) s->lo, (int) s->hi) : tc_uniform(s->lo, s->hi);
+    const bool ints = s->type == GGML_TYPE_I32 || s->type == GGML_TYPE_I64;
+    for (int64_t k = 0; k < n; k++) v[k] = ints ? tc_randint((int) s->lo, (int) s->hi) : tc_uniform(s->lo, s->hi);
     if (s->fill) s->fill(v, s->ne);
     for (int64_t k = 0; k < n; k++) raw_set(t, k, v[k]);
     for (int64_t k = 0; k < n; k++) v[k] = raw_get(t, k);

@@ -24,8 +24,8 @@ typedef void (*ops_fill_fn)(double * v, const int64_t ne[4]);
 
 struct ops_input {
     int64_t ne[4];
-    double lo, hi;        /* F32, F16: uniform in [lo, hi]; I32: integers in [lo, hi] */
-    enum ggml_type type;  /* GGML_TYPE_F32 (the default), F16 or I32 */
+    double lo, hi;        /* F32, F16: uniform in [lo, hi]; I32, I64: integers in [lo, hi] */
+    enum ggml_type type;  /* GGML_TYPE_F32 (the default), F16, I32 or I64 (set_rows' indices) */
     unsigned layout;      /* mask of OPS_CONTIG.. (0: contiguous only) */
     bool fixed;           /* never a parameter (labels, masks); F16 and I32 inputs are constants in the gradient check */
     ops_fill_fn fill;     /* NULL: uniform */

@@ -9,9 +9,9 @@ static int32_t index_at(const struct ggml_tensor * b, int64_t j, int64_t i2, int
     return *(const int32_t *) ggmlr_elem_ptr(b, j, i2, i3, 0);
 }
 
-static bool index_ok(const struct ggmlr_compute_params * p, const char * op, int32_t row, int64_t rows, int64_t j, int64_t i2, int64_t i3) {
+static bool index_ok(const struct ggmlr_compute_params * p, const char * op, int64_t row, int64_t rows, int64_t j, int64_t i2, int64_t i3) {
     if (row >= 0 && row < rows) return true;
-    ggmlr_compute_fail(p, "%s: index %d at (%lld, %lld, %lld) is outside [0, %lld)", op, (int) row, (long long) j, (long long) i2,
+    ggmlr_compute_fail(p, "%s: index %lld at (%lld, %lld, %lld) is outside [0, %lld)", op, (long long) row, (long long) j, (long long) i2,
                        (long long) i3, (long long) rows);
     return false;
 }
@@ -84,12 +84,15 @@ static void ggmlr_compute_set_rows(const struct ggmlr_compute_params * p, struct
         const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
         memset(seen, 0, (size_t) rows);
         for (int64_t j = 0; j < n_idx; j++) {
-            const int32_t row = *(const int32_t *) ggmlr_elem_ptr(s.c, j, i2 % s.c->ne[1], i3 % s.c->ne[2], 0);
+            const void * at = ggmlr_elem_ptr(s.c, j, i2 % s.c->ne[1], i3 % s.c->ne[2], 0);
+            int64_t row;  /* I32 or I64 indices */
+            if (s.c->type == GGML_TYPE_I64) memcpy(&row, at, sizeof row);
+            else { int32_t r32; memcpy(&r32, at, sizeof r32); row = r32; }
             if (!index_ok(p, "SET_ROWS", row, rows, j, i2, i3)) return;
             const int64_t r = batch * rows + row;
             if (r < r0 || r >= r1) continue;
             if (seen[row]++) {
-                ggmlr_compute_fail(p, "SET_ROWS: row %d of batch (%lld, %lld) is written twice (index %lld)", (int) row, (long long) i2,
+                ggmlr_compute_fail(p, "SET_ROWS: row %lld of batch (%lld, %lld) is written twice (index %lld)", (long long) row, (long long) i2,
                                    (long long) i3, (long long) j);
                 return;
             }
