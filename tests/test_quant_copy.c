@@ -8,7 +8,8 @@
  * threads; quantized -> quantized through F32; dup and cont of a quantized
  * tensor copy its bytes; a shape mismatch, a quantized parameter and the
  * other ops are refused with a message; the gradient of cpy through a
- * quantized tensor is straight-through (as upstream). */
+ * quantized tensor is straight-through (as upstream); set_rows into a
+ * quantized or BF16 table. */
 #include "common/test_common.h"
 #include "quant/quant.h"
 
@@ -170,8 +171,41 @@ static void test_straight_through(void) {
     ggml_free(ctx);
 }
 
+/* set_rows into a quantized or BF16 table (a KV cache): rows c = {4, 1} of
+ * a [NE0, 6] get the reference quantizer's bytes of b's two F32 rows, the
+ * other rows keep theirs; the same bytes on 1 and 3 threads */
+static void test_set_rows(void) {
+    static const enum ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_IQ4_NL, GGML_TYPE_BF16};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const enum ggml_type t = types[k];
+        struct ggml_context * ctx = tc_ctx(16);
+        struct ggml_tensor * a = ggml_new_tensor_2d(ctx, t, NE0, 6), * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, NE0, 2);
+        struct ggml_tensor * c = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 2);
+        tc_fill_uniform(b, -2, 2);
+        ggml_set_i32_1d(c, 0, 4);
+        ggml_set_i32_1d(c, 1, 1);
+        const size_t row = ggml_row_size(t, NE0);
+        unsigned char * want = malloc(6 * row), * first = malloc(6 * row);
+        for (size_t i = 0; i < 6 * row; i++) want[i] = (unsigned char) (i * 7 + 3);  /* any bytes: rows not written keep them */
+        ggml_get_type_traits(t)->from_float_ref((const float *) b->data, want + 4 * row, NE0);
+        ggml_get_type_traits(t)->from_float_ref((const float *) b->data + NE0, want + 1 * row, NE0);
+        struct ggml_tensor * y = ggml_set_rows(ctx, a, b, c);
+        if (!CHECK(y != NULL, "set_rows into %s: %s", ggml_type_name(t), ggml_last_error())) { ggml_free(ctx); free(want); free(first); continue; }
+        for (int nth = 1; nth <= 3; nth += 2) {
+            for (size_t i = 0; i < 6 * row; i++) ((unsigned char *) a->data)[i] = (unsigned char) (i * 7 + 3);
+            compute(ctx, y, nth);
+            if (nth == 1) memcpy(first, a->data, 6 * row);
+            else CHECK(memcmp(first, a->data, 6 * row) == 0, "set_rows into %s: 3 threads differ from 1", ggml_type_name(t));
+        }
+        CHECK(memcmp(first, want, 6 * row) == 0, "set_rows into %s: rows 4 and 1 quantized, the others untouched", ggml_type_name(t));
+        free(want); free(first);
+        ggml_free(ctx);
+    }
+}
+
 int main(void) {
     tc_seed(4);
+    test_set_rows();
     test_to_and_from();
     test_between_types();
     test_refusals();

@@ -71,7 +71,7 @@ bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, si
 struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
                                      const int64_t ne[4], const size_t nb[4], size_t offset) {
     /* cpy's node is the whole of its destination, with its own strides */
-    if (op != GGML_OP_CPY && ggmlr_refuse_quantized(fn, a)) return NULL;
+    if (op != GGML_OP_CPY && op != GGML_OP_SET_ROWS && ggmlr_refuse_quantized(fn, a)) return NULL;
     for (int i = 0; i < 4; i++)
         if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
     /* a block type's first dimension counts blocks of es bytes */

@@ -56,7 +56,15 @@ GRAD_RULE(get_rows, refuse_get_rows, grad_get_rows);
 struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
     const char * fn = "ggml_set_rows";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, c);
-    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
+    /* a's rows are written converted: F32, F16, BF16 or a block type with a quantizer (a KV cache of Q8_0, as upstream) */
+    const struct ggml_type_traits * at = ggml_get_type_traits(a->type);
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && !(at && at->from_float_ref))
+        return ggmlr_fail_type(fn, "a", a, "F32, F16, BF16 or a quantized type with a quantizer");
+    if (a->ne[0] % ggml_blck_size(a->type) != 0) {
+        ggmlr_set_error("%s: a's rows (%lld) must be whole blocks of %s (%lld)", fn, (long long) a->ne[0], ggml_type_name(a->type),
+                        (long long) ggml_blck_size(a->type));
+        return NULL;
+    }
     if (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "b", b, "F32 or F16");
     if (c->type != GGML_TYPE_I32 && c->type != GGML_TYPE_I64) return ggmlr_fail_type(fn, "c", c, "I32 or I64");
     if (a->ne[0] != b->ne[0] || a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3])

@@ -100,11 +100,12 @@ static void ggmlr_compute_set_rows(const struct ggmlr_compute_params * p, struct
              * memmove, and is staged in conv before an F16 write over it */
             const float * x = ggmlr_row_f32(s.b, j, i2, i3, conv);
             void * out = ggmlr_elem_ptr(dst, 0, row, i2, i3);
-            if (dst->type == GGML_TYPE_F16) {
-                if (x != conv) x = memcpy(conv, x, (size_t) n0 * sizeof(float));
-                ggml_fp32_to_fp16_row(x, out, n0);
-            } else {
+            if (dst->type == GGML_TYPE_F32) {
                 memmove(out, x, (size_t) n0 * sizeof(float));
+            } else {
+                if (x != conv) x = memcpy(conv, x, (size_t) n0 * sizeof(float));
+                if (dst->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(x, out, n0);
+                else ggmlr_type_traits_own(dst->type)->from_float_ref(x, out, n0);  /* BF16 or a block type */
             }
         }
     }
