@@ -38,10 +38,8 @@
 }
 
 ggml_layer_dense <- function(model, units, activation = NULL, input_shape = NULL, name = NULL, trainable = TRUE) {
-  if (!is.null(activation) && !(is.character(activation) && length(activation) == 1 && activation %in% .activations)) {
-    stop(sprintf("'activation' must be NULL or one of %s", paste(.activations, collapse = ", ")), call. = FALSE)
-  }
-  .add_layer(model, "dense", list(units = .check_count(units, "units"), activation = activation), name, trainable, input_shape)
+  .add_layer(model, "dense", list(units = .check_count(units, "units"), activation = .check_activation(activation)), name, trainable,
+             input_shape)
 }
 
 ggml_layer_flatten <- function(model, name = NULL, trainable = TRUE) {
