@@ -251,6 +251,59 @@ static void test_small_int_types(void) {
     ggml_free(ctx);
 }
 
+/* ggml_validate_row_data: finite rows pass; a NaN or Inf value, a block
+ * with a NaN scale, a partial block and a bad type fail with a message.
+ * ggml_graph_dump_dot: a dot file with a box per node and an edge per source. */
+static void test_validate_and_dot(void) {
+    float f[4] = {1, -2, 3, 0};
+    CHECK(ggml_validate_row_data(GGML_TYPE_F32, f, sizeof f), "finite F32 rows are valid");
+    f[2] = NAN;
+    ggml_clear_error();
+    CHECK(!ggml_validate_row_data(GGML_TYPE_F32, f, sizeof f) && ggml_last_error()[0], "an F32 NaN is not");
+    f[2] = INFINITY;
+    CHECK(!ggml_validate_row_data(GGML_TYPE_F32, f, sizeof f), "an F32 Inf is not");
+    CHECK(!ggml_validate_row_data(GGML_TYPE_F32, f, 6), "6 bytes are not whole F32 values");
+    const ggml_fp16_t h[2] = {ggml_fp32_to_fp16(1.5f), ggml_fp32_to_fp16(NAN)};
+    CHECK(ggml_validate_row_data(GGML_TYPE_F16, h, 2) && !ggml_validate_row_data(GGML_TYPE_F16, h, 4), "F16: 1.5 valid, NaN not");
+    float row[32];
+    for (int i = 0; i < 32; i++) row[i] = (float) i - 16;
+    unsigned char q[2 * 34];  /* two Q8_0 blocks */
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->from_float_ref(row, q, 32);
+    memcpy(q + 34, q, 34);
+    CHECK(ggml_validate_row_data(GGML_TYPE_Q8_0, q, sizeof q), "Q8_0 blocks of finite values are valid");
+    const ggml_fp16_t nan16 = ggml_fp32_to_fp16(NAN);
+    memcpy(q + 34, &nan16, sizeof nan16);  /* the second block's scale d */
+    CHECK(!ggml_validate_row_data(GGML_TYPE_Q8_0, q, sizeof q), "a Q8_0 block with a NaN scale is not");
+    CHECK(!ggml_validate_row_data(GGML_TYPE_Q8_0, q, 33), "33 bytes are not whole Q8_0 blocks");
+    const int32_t ints[2] = {INT32_MIN, 7};
+    CHECK(ggml_validate_row_data(GGML_TYPE_I32, ints, sizeof ints), "integers are always valid");
+    CHECK(!ggml_validate_row_data((enum ggml_type) 1000, ints, sizeof ints), "an unknown type is not");
+
+    struct ggml_context * ctx = tc_ctx(1);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3);
+    ggml_set_param(x);
+    struct ggml_tensor * y = ggml_sum(ctx, ggml_sqr(ctx, x));
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 16, true);
+    ggml_build_forward_expand(g, y);
+    const char * path = "test_upstream_api_graph.dot";  /* in the working directory, removed below */
+    {
+        ggml_graph_dump_dot(NULL, g, path);
+        FILE * fp = fopen(path, "r");
+        char buf[4096] = {0};
+        const size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        if (fp) fclose(fp);
+        int edges = 0;
+        for (const char * s = buf; (s = strstr(s, "->")) != NULL; s += 2) edges++;
+        CHECK(n > 0 && strncmp(buf, "digraph G {", 11) == 0 && strstr(buf, "SQR") && strstr(buf, "SUM") && edges == 2,
+              "dot file: a digraph with SQR and SUM and 2 edges (%d edges)", edges);
+        remove(path);
+    }
+    ggml_clear_error();
+    ggml_graph_dump_dot(NULL, g, "/nonexistent-dir/x.dot");
+    CHECK(strstr(ggml_last_error(), "cannot open") != NULL, "an unwritable path: a message");
+    ggml_free(ctx);
+}
+
 static int log_hits;
 static void count_log(enum ggml_log_level level, const char * text, void * user) {
     (void) level;
@@ -570,6 +623,7 @@ int main(void) {
     test_features_and_time();
     test_i32_access();
     test_small_int_types();
+    test_validate_and_dot();
     test_graph_editing();
     test_features();
     test_graph_copy_and_compare();
