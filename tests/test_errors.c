@@ -93,7 +93,7 @@ static void test_tensor_creation(void) {
     CHECK(empty != NULL && ggml_nelements(empty) == 0 && ggml_nrows(empty) == INT64_C(1) << 50, "an empty tensor with large dimensions");
     ggml_set_no_alloc(ctx, false);
     EXPECT_NULL(ggml_new_tensor_1d(ctx, (enum ggml_type) 4, 4), "type");            /* removed upstream */
-    EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_IQ2_XXS, 256), "not supported");  /* named, no dequantizer */
+    EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_IQ2_XXS, 100), "block size");  /* named, stored without converters */
     EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_Q4_0, 4), "block size");
     EXPECT_NULL(ggml_new_tensor_1d(ctx, GGML_TYPE_COUNT, 4), "type");
     EXPECT_NULL(ggml_new_tensor_1d(ctx, (enum ggml_type) -1, 4), "type");

@@ -140,8 +140,7 @@ static void test_bad_arguments(void) {
     struct ggml_tensor * gb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3);
     EXPECT_NULL(ggml_get_rows_back(ctx, gb, idx, NULL), "get_rows_back NULL c");
     EXPECT_NULL(ggml_get_rows_back(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), idx, a), "get_rows_back ne0 mismatch");
-    EXPECT_NULL(ggml_get_rows_back(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 2), idx, a), "get_rows_back a->ne[1] != b->ne[0]");
-    EXPECT_NULL(ggml_get_rows_back(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 5, 3), idx, a), "get_rows_back F16 gradient");
+    EXPECT_NULL(ggml_get_rows_back(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 2), idx, a), "get_rows_back a->ne[1] < b->ne[0]");
     EXPECT_NULL(ggml_get_rows_back(ctx, gb, fidx, a), "get_rows_back F32 indices");
     EXPECT_NULL(ggml_get_rows_back(ctx, gb, idx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 0)), "get_rows_back c without rows");
     struct ggml_tensor * labels_i = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4);

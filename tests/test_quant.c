@@ -185,13 +185,13 @@ static void test_tensors(void) {
         ggml_set_f32_1d(b16, 2, 1.5f);
         CHECK(ggml_get_f32_1d(b16, 2) == 1.5f, "BF16 element access");
     }
-    /* only dup, cont and cpy take a quantized tensor yet (test_quant_copy.c):
-     * the others refuse with a message, never compute a wrong result */
+    /* dup, cont, cpy and the layout ops take a quantized tensor (test_quant_copy.c,
+     * test_quant_views.c): the others refuse with a message, never compute a wrong result */
     struct ggml_tensor * f = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 3, 2);
     CHECK(t && f && !ggml_add(ctx, t, f) && strstr(ggml_last_error(), "q4_0"), "add of a quantized tensor refused: %s", ggml_last_error());
-    CHECK(t && !ggml_view_1d(ctx, t, 32, 0) && strstr(ggml_last_error(), "quantized"), "view refused: %s", ggml_last_error());
-    CHECK(t && !ggml_reshape_2d(ctx, t, 128, 3) && strstr(ggml_last_error(), "quantized"), "reshape refused");
-    CHECK(t && !ggml_transpose(ctx, t) && strstr(ggml_last_error(), "quantized"), "transpose refused");
+    CHECK(t && !ggml_view_1d(ctx, t, 16, 0) && strstr(ggml_last_error(), "block size"), "a view splitting a block refused: %s", ggml_last_error());
+    CHECK(t && !ggml_reshape_2d(ctx, t, 48, 8) && strstr(ggml_last_error(), "whole blocks"), "a reshape splitting blocks refused");
+    CHECK(t && !ggml_transpose(ctx, t) && strstr(ggml_last_error(), "dim 0"), "transpose refused");
     ggml_free(ctx);
 }
 

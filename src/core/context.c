@@ -51,6 +51,7 @@ float ggmlr_load_f32(enum ggml_type type, const void * p) {
         case GGML_TYPE_I16: { int16_t v; memcpy(&v, p, 2); return (float) v; }
         case GGML_TYPE_I64: { int64_t v; memcpy(&v, p, 8); return (float) v; }
         case GGML_TYPE_I8:  { int8_t v; memcpy(&v, p, 1); return (float) v; }
+        case GGML_TYPE_F64: { double v; memcpy(&v, p, 8); return (float) v; }
         default: return NAN;
     }
 }
@@ -82,6 +83,7 @@ void ggmlr_store_f32(enum ggml_type type, void * p, float v) {
             memcpy(p, &i, 1);
             break;
         }
+        case GGML_TYPE_F64: { const double d = v; memcpy(p, &d, 8); break; }
         default: break;
     }
 }
@@ -389,9 +391,8 @@ enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {
 struct ggml_tensor * ggmlr_new_tensor_impl(struct ggml_context * ctx, enum ggml_type type, int n_dims,
                                            const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs) {
     if (!ctx) { ggmlr_set_error("ggml_new_tensor: context is NULL"); return NULL; }
-    if (!ggmlr_type_is_supported(type)) {
-        ggmlr_set_error("ggml_new_tensor: type %d (%s) is not supported (F32, F16, BF16, I32, I16, I8, I64 and the quantized types "
-                        "with a dequantizer: docs/quant-types.md)", (int) type, ggml_type_name(type));
+    if (!ggmlr_type_has_layout(type)) {
+        ggmlr_set_error("ggml_new_tensor: type %d is not a tensor type (upstream removed it, or it is out of range)", (int) type);
         return NULL;
     }
     const int64_t blck = ggml_blck_size(type);

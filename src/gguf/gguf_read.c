@@ -256,12 +256,6 @@ static struct ggml_context * load_tensors(struct reader * r, const struct gguf_c
     size_t mem_size = 0;
     for (size_t i = 0; i < ctx->n_info; i++) {
         const struct gguf_tensor_info * info = &ctx->info[i];
-        if (!ggmlr_type_is_supported(info->type)) {
-            fail(r, "tensor '%s' has type %d (%s), which a ggml context of this library cannot hold (F32, F16, BF16, I32 "
-                 "and the quantized types of docs/quant-types.md); load with params.ctx = NULL to read the metadata",
-                 info->name, (int) info->type, ggml_type_name(info->type));
-            return NULL;
-        }
         const size_t bytes = ggml_tensor_overhead() + (no_alloc ? 0 : ALIGN_UP((size_t) info->nbytes, GGML_MEM_ALIGN));
         if (bytes > SIZE_MAX - mem_size) { fail(r, "the tensors do not fit in memory"); return NULL; }
         mem_size += bytes;

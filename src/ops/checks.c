@@ -30,8 +30,9 @@ struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const
 }
 
 /* Only dup, cont and cpy read or write a quantized tensor yet, and the
- * first operand of mul_mat, out_prod and get_rows (a stored weight or table,
- * converted row by row); the other constructors refuse them. */
+ * first operand of mul_mat, out_prod, get_rows and get_rows_back (a stored
+ * weight, table or gradient, converted row by row); the other constructors
+ * refuse them. */
 bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
     if (!t || !ggml_is_quantized(t->type)) return false;
     ggmlr_set_error("%s: tensor '%s' is %s; ops on quantized tensors are not implemented yet "
@@ -41,9 +42,9 @@ bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
 
 struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
                                     struct ggml_tensor * src0, struct ggml_tensor * src1) {
-    /* dup and cont copy whole rows of any type; the products and get_rows read their first operand's rows as F32 */
+    /* dup and cont copy whole rows of any type; the products and get_rows(_back) read their first operand's rows as F32 */
     const bool copies = op == GGML_OP_DUP || op == GGML_OP_CONT;
-    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_GET_ROWS;
+    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_GET_ROWS || op == GGML_OP_GET_ROWS_BACK;
     if (!copies && ((!reads_weight && ggmlr_refuse_quantized(ggml_op_name(op), src0)) || ggmlr_refuse_quantized(ggml_op_name(op), src1))) return NULL;
     struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
     if (!t) return NULL;
@@ -70,8 +71,10 @@ bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, si
 /* A view of a: shape ne, strides nb, starting `offset` bytes into a's data. */
 struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
                                      const int64_t ne[4], const size_t nb[4], size_t offset) {
-    /* cpy's node is the whole of its destination, with its own strides */
-    if (op != GGML_OP_CPY && op != GGML_OP_SET_ROWS && ggmlr_refuse_quantized(fn, a)) return NULL;
+    /* cpy's node is the whole of its destination, with its own strides; the
+     * layout ops view a block type's rows as they are (whole blocks along dim 0) */
+    const bool layout_only = op == GGML_OP_CPY || op == GGML_OP_SET_ROWS || op == GGML_OP_VIEW || op == GGML_OP_RESHAPE;
+    if (!layout_only && ggmlr_refuse_quantized(fn, a)) return NULL;
     for (int i = 0; i < 4; i++)
         if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
     /* a block type's first dimension counts blocks of es bytes */

@@ -89,8 +89,13 @@ struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tens
         return NULL;
     }
     const int64_t ne[4] = {ne0, ne1, ne2, ne3};
-    const size_t es = ggml_type_size(a->type);
-    const size_t nb[4] = {es, es * (size_t) ne0, es * (size_t) (ne0 * ne1), es * (size_t) (ne0 * ne1 * ne2)};
+    if (ggml_is_quantized(a->type) && ne0 % ggml_blck_size(a->type) != 0) {
+        ggmlr_set_error("ggml_reshape: tensor '%s' is %s; ne0 = %lld must be whole blocks of %lld", a->name, ggml_type_name(a->type),
+                        (long long) ne0, (long long) ggml_blck_size(a->type));
+        return NULL;
+    }
+    const size_t row = ggml_row_size(a->type, ne0);  /* bytes of one row: whole blocks */
+    const size_t nb[4] = {ggml_type_size(a->type), row, row * (size_t) ne1, row * (size_t) (ne1 * ne2)};
     return ggmlr_new_view("ggml_reshape", ctx, a, GGML_OP_RESHAPE, ne, nb, 0);
 }
 
@@ -130,7 +135,6 @@ struct ggml_tensor * ggml_view_3d(struct ggml_context * ctx, struct ggml_tensor 
 
 struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor * a, int axis0, int axis1, int axis2, int axis3) {
     REQUIRE_CTX("ggml_permute"); REQUIRE("ggml_permute", a);
-    if (ggmlr_refuse_quantized("ggml_permute", a)) return NULL;
     const int axes[4] = {axis0, axis1, axis2, axis3};
     int seen = 0;
     for (int i = 0; i < 4; i++) {
@@ -139,6 +143,12 @@ struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor 
             return NULL;
         }
         seen |= 1 << axes[i];
+    }
+    /* a block type's blocks stay whole only along dim 0 */
+    if (ggml_is_quantized(a->type) && axis0 != 0) {
+        ggmlr_set_error("ggml_permute: tensor '%s' is %s; a permutation of a quantized tensor keeps dim 0 (its blocks) in place",
+                        a->name, ggml_type_name(a->type));
+        return NULL;
     }
     int64_t ne[4]; size_t nb[4];
     for (int i = 0; i < 4; i++) { ne[axes[i]] = a->ne[i]; nb[axes[i]] = a->nb[i]; }

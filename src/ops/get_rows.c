@@ -28,10 +28,10 @@ struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
     const char * fn = "ggml_get_rows_back";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, c);
-    REQUIRE_F32(fn, a);
     if (!check_indices(fn, c, b)) return NULL;
-    if (a->ne[0] != c->ne[0] || a->ne[1] != b->ne[0] || a->ne[2] != c->ne[2] || a->ne[3] != c->ne[3])
-        return ggmlr_fail_shapes(fn, "a must be [c->ne[0], b->ne[0], c->ne[2], c->ne[3]] (a get_rows result of c)", a, c);
+    /* a's rows beyond b's indices are not read (upstream: one row of a per index) */
+    if (a->ne[0] != c->ne[0] || a->ne[1] < b->ne[0] || a->ne[2] != c->ne[2] || a->ne[3] != c->ne[3])
+        return ggmlr_fail_shapes(fn, "a must be [c->ne[0], >= b->ne[0], c->ne[2], c->ne[3]] (a get_rows result of c)", a, c);
     if (c->ne[1] == 0 && ggml_nelements(b) > 0) return ggmlr_fail_shapes(fn, "c has no rows for the indices to pick", c, b);
     return ggmlr_new_node(ctx, GGML_OP_GET_ROWS_BACK, GGML_TYPE_F32, c->ne, a, b);
 }
@@ -56,10 +56,10 @@ GRAD_RULE(get_rows, refuse_get_rows, grad_get_rows);
 struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
     const char * fn = "ggml_set_rows";
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b); REQUIRE(fn, c);
-    /* a's rows are written converted: F32, F16, BF16 or a block type with a quantizer (a KV cache of Q8_0, as upstream) */
-    const struct ggml_type_traits * at = ggml_get_type_traits(a->type);
-    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && !(at && at->from_float_ref))
-        return ggmlr_fail_type(fn, "a", a, "F32, F16, BF16 or a quantized type with a quantizer");
+    /* a's rows are written converted: F32, F16, BF16 or a block type (a KV cache of Q8_0, as upstream;
+     * a type stored here without a quantizer is refused when the graph computes) */
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16 && a->type != GGML_TYPE_BF16 && !ggml_is_quantized(a->type))
+        return ggmlr_fail_type(fn, "a", a, "F32, F16, BF16 or a quantized type");
     if (a->ne[0] % ggml_blck_size(a->type) != 0) {
         ggmlr_set_error("%s: a's rows (%lld) must be whole blocks of %s (%lld)", fn, (long long) a->ne[0], ggml_type_name(a->type),
                         (long long) ggml_blck_size(a->type));

@@ -20,16 +20,26 @@ struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor
 
 struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_tensor * a)     { return row_reduce("ggml_mean", ctx, GGML_OP_MEAN, a); }
 
+/* repeat tiles elements of any of upstream's repeat types unchanged; the result has a's type */
+static bool check_repeat_type(const char * fn, const struct ggml_tensor * a) {
+    if (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16 || a->type == GGML_TYPE_I32 ||
+        a->type == GGML_TYPE_I16) return true;
+    ggmlr_fail_type(fn, "a", a, "F32, F16, BF16, I32 or I16");
+    return false;
+}
+
 struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
-    REQUIRE_CTX("ggml_repeat"); REQUIRE("ggml_repeat", a); REQUIRE("ggml_repeat", b); REQUIRE_F32("ggml_repeat", a);
+    REQUIRE_CTX("ggml_repeat"); REQUIRE("ggml_repeat", a); REQUIRE("ggml_repeat", b);
+    if (!check_repeat_type("ggml_repeat", a)) return NULL;
     if (!ggml_can_repeat(a, b)) return ggmlr_fail_shapes("ggml_repeat", "b's shape must be a multiple of a's", a, b);
-    return ggmlr_new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, b->ne, a, NULL);
+    return ggmlr_new_node(ctx, GGML_OP_REPEAT, a->type, b->ne, a, NULL);
 }
 
 /* a tiled to ne0..ne3, each a multiple of a's (a zero size only where a's is zero) */
 struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
     const char * fn = "ggml_repeat_4d";
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
+    REQUIRE_CTX(fn); REQUIRE(fn, a);
+    if (!check_repeat_type(fn, a)) return NULL;
     const int64_t ne[4] = {ne0, ne1, ne2, ne3};
     double bound = 1.0;
     for (int i = 0; i < 4; i++) {
@@ -41,7 +51,7 @@ struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tenso
         bound *= (double) ne[i];
     }
     if (!ggmlr_check_size_bound(fn, bound)) return NULL;
-    return ggmlr_new_node(ctx, GGML_OP_REPEAT, GGML_TYPE_F32, ne, a, NULL);
+    return ggmlr_new_node(ctx, GGML_OP_REPEAT, a->type, ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {

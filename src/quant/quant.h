@@ -133,6 +133,7 @@ void ggmlr_vec_dot_ref(enum ggml_type tx, enum ggml_type ty, int n, float * s, s
 /* traits.c: the type can hold tensors here (F32, I32, or it has a
  * dequantizer); an unknown number is not supported. */
 bool ggmlr_type_is_supported(enum ggml_type type);
+bool ggmlr_type_has_layout(enum ggml_type type);
 /* traits.c: ggmlr's own row of a type: ggml_get_type_traits's, except that
  * Q8_1 and Q8_K keep the dequantizer (and Q8_K the reference quantizer)
  * that upstream's public table leaves out; NULL out of range. */

@@ -94,6 +94,11 @@ size_t ggml_row_size(enum ggml_type type, int64_t ne) {
     return blck > 0 && ne > 0 ? ggml_type_size(type) * (size_t) (ne / blck) : 0;
 }
 
+/* A type with a known block layout: its tensors can be created, viewed,
+ * copied byte for byte and stored in GGUF even where nothing here can
+ * convert them (the named-only types); computing with them is refused. */
+bool ggmlr_type_has_layout(enum ggml_type type) { return ggml_type_size(type) > 0 && ggml_blck_size(type) > 0; }
+
 bool ggmlr_type_is_supported(enum ggml_type type) {
     return type == GGML_TYPE_F32 || type == GGML_TYPE_I32 || type == GGML_TYPE_I16 || type == GGML_TYPE_I8 || type == GGML_TYPE_I64 ||
            (ggmlr_type_traits_own(type) && ggmlr_type_traits_own(type)->to_float);

@@ -38,11 +38,12 @@ static void r_get_rows(const double * const * in, const int64_t (*ne)[4], const 
         out[ops_at(no, i0, j, i2, i3)] = in[0][ops_at(ne[0], i0, row, i2, i3)];
     }
 }
-/* zeros shaped like c, row b[j, i2, i3] += a[:, j, i2, i3] */
+/* zeros shaped like c, row b[j, i2, i3] += a[:, j, i2, i3] for each index j (a's rows past b's count unread) */
 static void r_get_rows_back(const double * const * in, const int64_t (*ne)[4], const void * params, double * out, const int64_t no[4]) {
     (void) params;
     memset(out, 0, (size_t) ops_nel(no) * sizeof *out);
-    OPS_FOR4(ne[0], i0, j, i2, i3) {
+    const int64_t picked[4] = {ne[0][0], ne[1][0], ne[0][2], ne[0][3]};
+    OPS_FOR4(picked, i0, j, i2, i3) {
         const int64_t row = (int64_t) in[1][ops_at(ne[1], j, i2, i3, 0)];
         out[ops_at(no, i0, row, i2, i3)] += in[0][ops_at(ne[0], i0, j, i2, i3)];
     }
@@ -77,9 +78,10 @@ static void f_distinct9(double * v, const int64_t ne[4]) {
     {.op = "GET_ROWS", .variant = NAME, .build = b_get_rows, .n_in = 2,                                                \
      .in = {{.ne = OPS_SHAPE A, .lo = LO, .hi = HI, .type = TYPE, .layout = LAY}, IDX(B, BHI, BFILL)},               \
      .shape = s_get_rows, .ref = r_get_rows, .out_type = (TYPE) == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32, .cmp = CMP, .tol = 1e-5, .grad = GRAD, .fd_atol = 2e-4}
-#define BACK(NAME, A, B, BHI, BFILL, C)                                                                                 \
+#define BACK(NAME, A, B, BHI, BFILL, C) BACK_T(NAME, A, GGML_TYPE_F32, B, BHI, BFILL, C)
+#define BACK_T(NAME, A, ATYPE, B, BHI, BFILL, C)                                                                        \
     {.op = "GET_ROWS_BACK", .variant = NAME, .build = b_get_rows_back, .params = &(const struct gr_params) {OPS_SHAPE C}, \
-     .n_in = 2, .in = {{.ne = OPS_SHAPE A, .lo = -2, .hi = 2}, {.ne = OPS_SHAPE B, .lo = 0, .hi = BHI, .type = GGML_TYPE_I32, .fixed = true, .fill = BFILL}}, \
+     .n_in = 2, .in = {{.ne = OPS_SHAPE A, .lo = -2, .hi = 2, .type = ATYPE}, {.ne = OPS_SHAPE B, .lo = 0, .hi = BHI, .type = GGML_TYPE_I32, .fixed = true, .fill = BFILL}}, \
      .shape = s_get_rows_back, .ref = r_get_rows_back, .tol = 1e-5, .grad = OPS_REFUSED}
 /* a [6, 9, ...] written in place (input 0), b's rows packed */
 #define SET(NAME, A, ATYPE, B, BTYPE, C, GRAD)                                                                                    \
@@ -126,6 +128,9 @@ static const struct ops_row rows[] = {
     BACK("duplicates", (7, 9, 1, 1), (9, 1, 1, 1), 0, f_dup9, (7, 6, 1, 1)),
     BACK("batched", (5, 9, 3, 2), (9, 3, 2, 1), 3, NULL, (5, 4, 3, 2)),
     BACK("200 indices into 37 rows", (9, 200, 1, 1), (200, 1, 1, 1), 36, NULL, (9, 37, 1, 1)),
+    /* upstream's test: F16 gradient rows, and fewer indices than rows of a (the rest unread) */
+    BACK_T("F16 rows, batched", (5, 9, 3, 2), GGML_TYPE_F16, (9, 3, 2, 1), 3, NULL, (5, 4, 3, 2)),
+    BACK("4 indices, a has 9 rows", (7, 9, 2, 1), (4, 2, 1, 1), 5, NULL, (7, 6, 2, 1)),
 };
 
 const struct ops_family ops_get_rows = {"get_rows", rows, sizeof rows / sizeof rows[0], NULL, NULL};

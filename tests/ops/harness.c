@@ -22,9 +22,18 @@ static char * elem_ptr(const struct ggml_tensor * t, int64_t k) {
     return (char *) t->data + off;
 }
 
+/* BF16 is the upper half of a float32, rounded to nearest even (values here are finite) */
+static uint16_t ref_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t) ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 static double raw_get(const struct ggml_tensor * t, int64_t k) {
     const char * p = elem_ptr(t, k);
     if (t->type == GGML_TYPE_F16) { uint16_t h; memcpy(&h, p, 2); return tc_ref_fp16_to_f64(h); }
+    if (t->type == GGML_TYPE_BF16) { uint16_t h; memcpy(&h, p, 2); const uint32_t u = (uint32_t) h << 16; float f; memcpy(&f, &u, 4); return f; }
+    if (t->type == GGML_TYPE_I16) { int16_t i; memcpy(&i, p, 2); return i; }
     if (t->type == GGML_TYPE_I32) { int32_t i; memcpy(&i, p, 4); return i; }
     if (t->type == GGML_TYPE_I64) { int64_t i; memcpy(&i, p, 8); return (double) i; }
     float f;
@@ -35,16 +44,20 @@ static double raw_get(const struct ggml_tensor * t, int64_t k) {
 static void raw_set(const struct ggml_tensor * t, int64_t k, double v) {
     char * p = elem_ptr(t, k);
     if (t->type == GGML_TYPE_F16) { const uint16_t h = tc_ref_fp32_to_fp16((float) v); memcpy(p, &h, 2); }
+    else if (t->type == GGML_TYPE_BF16) { const uint16_t h = ref_bf16((float) v); memcpy(p, &h, 2); }
+    else if (t->type == GGML_TYPE_I16) { const int16_t i = (int16_t) v; memcpy(p, &i, 2); }
     else if (t->type == GGML_TYPE_I32) { const int32_t i = (int32_t) v; memcpy(p, &i, 4); }
     else if (t->type == GGML_TYPE_I64) { const int64_t i = (int64_t) v; memcpy(p, &i, 8); }
     else { const float f = (float) v; memcpy(p, &f, 4); }
 }
 
-/* NaN (F32, F16) or INT32_MIN (I32) everywhere, so an element a kernel forgets to write fails */
+/* NaN (F32, F16, BF16) or the most negative integer everywhere, so an element a kernel forgets to write fails */
 static void raw_poison(const struct ggml_tensor * t) {
     for (int64_t k = 0; k < ggml_nelements(t); k++) {
         char * p = elem_ptr(t, k);
         if (t->type == GGML_TYPE_F16) { const uint16_t h = 0x7e00; memcpy(p, &h, 2); }
+        else if (t->type == GGML_TYPE_BF16) { const uint16_t h = 0x7fc0; memcpy(p, &h, 2); }
+        else if (t->type == GGML_TYPE_I16) { const int16_t i = INT16_MIN; memcpy(p, &i, 2); }
         else if (t->type == GGML_TYPE_I32) { const int32_t i = INT32_MIN; memcpy(p, &i, 4); }
         else if (t->type == GGML_TYPE_I64) { const int64_t i = INT64_MIN; memcpy(p, &i, 8); }
         else { const float f = NAN; memcpy(p, &f, 4); }
@@ -73,7 +86,7 @@ static struct ggml_tensor * layout_view(struct ggml_context * ctx, struct ggml_t
 /* The row's values for input s written through t; v gets what t stores. */
 static void fill_input(const struct ggml_tensor * t, const struct ops_input * s, double * v) {
     const int64_t n = ops_nel(s->ne);
-    const bool ints = s->type == GGML_TYPE_I32 || s->type == GGML_TYPE_I64;
+    const bool ints = s->type == GGML_TYPE_I32 || s->type == GGML_TYPE_I64 || s->type == GGML_TYPE_I16;
     for (int64_t k = 0; k < n; k++) v[k] = ints ? tc_randint((int) s->lo, (int) s->hi) : tc_uniform(s->lo, s->hi);
     if (s->fill) s->fill(v, s->ne);
     for (int64_t k = 0; k < n; k++) raw_set(t, k, v[k]);

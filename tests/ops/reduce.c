@@ -149,6 +149,12 @@ static const struct rd_params p_sum = {RD_SUM, {0}}, p_sum_rows = {RD_SUM_ROWS, 
     {.op = "REPEAT_BACK", .variant = #BIG " -> " #SMALL, .build = b_reduce,                                            \
      .params = &(const struct rd_params) {RD_REPEAT_BACK, OPS_SHAPE SMALL}, .n_in = 1,                                 \
      .in = {{.ne = OPS_SHAPE BIG, .lo = -1, .hi = 1, .layout = LAY}}, .shape = s_reduce, .ref = r_reduce, .tol = 1e-5, .grad = GRAD}
+/* repeat of the other element types: bits tiled unchanged, the result of a's type */
+#define REP_T(TYPE, LO, HI, SMALL, BIG)                                                                                  \
+    {.op = "REPEAT", .variant = #TYPE " " #SMALL " -> " #BIG, .build = b_reduce,                                       \
+     .params = &(const struct rd_params) {RD_REPEAT, OPS_SHAPE BIG}, .n_in = 1,                                        \
+     .in = {{.ne = OPS_SHAPE SMALL, .lo = LO, .hi = HI, .type = GGML_TYPE_##TYPE, .layout = OPS_ANY_LAYOUT}},          \
+     .shape = s_reduce, .ref = r_reduce, .out_type = GGML_TYPE_##TYPE, .cmp = OPS_EXACT}
 /* repeat_4d: SMALL tiled to the sizes BIG */
 #define REP4(SMALL, BIG, LAY, GRAD)                                                                                     \
     {.op = "REPEAT", .variant = "repeat_4d " #SMALL " -> " #BIG, .build = b_reduce,                                   \
@@ -184,6 +190,8 @@ static const struct ops_row rows[] = {
     REP_BACK((3, 2, 2, 2), (1, 1, 1, 1), 0, OPS_GRAD),
     REP4((7, 1, 3, 1), (7, 5, 6, 2), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY), REP4((2, 1, 1, 2), (6, 3, 2, 4), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
     REP4((5, 1, 2, 1), (10, 3, 2, 2), 0, OPS_GRAD),
+    REP_T(F16, -1, 1, (5, 1, 2, 1), (10, 3, 2, 2)), REP_T(BF16, -1, 1, (2, 1, 1, 2), (6, 3, 2, 4)),
+    REP_T(I32, -100000, 100000, (5, 1, 2, 1), (10, 3, 2, 2)), REP_T(I16, -30000, 30000, (7, 1, 3, 1), (7, 5, 6, 2)),
     ARGMAX("ties, equal rows, tiny differences", (6, 5, 1, 1), GGML_TYPE_F32, 0, 0, f_argmax_rows),
     ARGMAX("F16, ties, equal rows", (6, 5, 1, 1), GGML_TYPE_F16, 0, 0, f_argmax_rows_f16),
     ARGMAX("integers in [-20, 20] (ties)", (101, 13, 1, 1), GGML_TYPE_F32, -20, 20, f_integers),

@@ -32,9 +32,23 @@ static size_t shared_size(const struct ggml_tensor * t) {
 
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op]->compute(p, t); }
 
+/* A copy between tensors of one type with rows of one length moves rows as
+ * bytes: the one thing done with a type stored here without converters. */
+static bool is_row_copy(const struct ggml_tensor * t) {
+    return (t->op == GGML_OP_CPY || t->op == GGML_OP_DUP || t->op == GGML_OP_CONT) && t->src[0]->type == t->type &&
+           t->src[0]->ne[0] == t->ne[0];
+}
+
+/* The first of t and its sources whose type nothing here converts, or NULL. */
+static const struct ggml_tensor * unconvertible(const struct ggml_tensor * t) {
+    if (is_noop(t) || is_row_copy(t)) return NULL;
+    if (!ggmlr_type_is_supported(t->type)) return t;
+    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s] && !ggmlr_type_is_supported(t->src[s]->type)) return t->src[s];
+    return NULL;
+}
+
 bool ggmlr_cpu_supports_op(const struct ggml_tensor * t) {
-    if (!t || t->op < 0 || t->op >= GGML_OP_COUNT || !ggmlr_type_is_supported(t->type)) return false;
-    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s] && !ggmlr_type_is_supported(t->src[s]->type)) return false;
+    if (!t || t->op < 0 || t->op >= GGML_OP_COUNT || unconvertible(t)) return false;
     return is_noop(t) || ggmlr_kernels[t->op]->compute != NULL;
 }
 
@@ -46,6 +60,13 @@ static bool check_graph(const struct ggml_cgraph * g) {
         if (is_noop(t)) continue;
         if (!ggmlr_kernels[t->op]->compute) {
             ggmlr_set_error("graph compute: op %s (node '%s') has no CPU kernel", ggml_op_name(t->op), t->name);
+            return false;
+        }
+        const struct ggml_tensor * x = unconvertible(t);
+        if (x) {
+            ggmlr_set_error("graph compute: op %s (node '%s') needs '%s' of type %s as floats, and this library stores that "
+                            "type but cannot convert it (docs/quant-types.md)", ggml_op_name(t->op), t->name, x->name,
+                            ggml_type_name(x->type));
             return false;
         }
         if (!t->data) {

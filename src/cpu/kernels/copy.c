@@ -34,15 +34,19 @@ static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml
     const struct ggml_tensor * src = dst->src[0];
     if (quantized_side(dst) && src->type != dst->type) { dup_rows_converted(p, dst); return; }
     const bool same_shape = ggml_are_same_shape(src, dst);
-    const bool plain_copy = same_shape && src->type == dst->type && src->nb[0] == ggml_type_size(src->type) &&
-                            dst->nb[0] == ggml_type_size(dst->type);
+    /* rows of one type and length, packed: row r of dst is row r of src (any
+     * type, the only way for a block type: cont_4d may regroup its rows) */
+    const bool row_copy = src->type == dst->type && src->ne[0] == dst->ne[0] && src->nb[0] == ggml_type_size(src->type) &&
+                          dst->nb[0] == ggml_type_size(dst->type);
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
-        if (plain_copy) {
+        if (row_copy) {
+            int64_t s1 = i1, s2 = i2, s3 = i3;
+            if (!same_shape) ggmlr_row_index(src, r, &s1, &s2, &s3);
             /* memmove: ggml_cpy of a view into the memory it views may overlap */
-            memmove(drow, ggmlr_elem_ptr(src, 0, i1, i2, i3), ggml_row_size(dst->type, dst->ne[0]));
+            memmove(drow, ggmlr_elem_ptr(src, 0, s1, s2, s3), ggml_row_size(dst->type, dst->ne[0]));
             continue;
         }
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {

@@ -36,7 +36,10 @@ static void ggmlr_compute_get_rows(const struct ggmlr_compute_params * p, struct
     }
 }
 
-/* dst = zeros shaped like c; dst row b[j, i2, i3] += a row (j, i2, i3).
+/* a row of a as F32 when it is not packed F32 */
+static size_t get_rows_back_work_size(const struct ggml_tensor * dst) { return (size_t) dst->ne[0] * sizeof(float); }
+
+/* dst = zeros shaped like c; dst row b[j, i2, i3] += a row (j, i2, i3), a of any type read as F32.
  * Each thread owns a range of dst rows, zeroes them, and scans its batches'
  * indices in order adding the rows that land in its range: a row that several
  * indices hit sums them in index order, whatever the thread count. */
@@ -60,8 +63,8 @@ static void ggmlr_compute_get_rows_back(const struct ggmlr_compute_params * p, s
             const int64_t r = batch * rows + row;
             if (r < r0 || r >= r1) continue;
             float * out = ggmlr_elem_ptr(dst, 0, row, i2, i3);
-            const char * g = ggmlr_elem_ptr(a, 0, j, i2, i3);
-            for (int64_t i = 0; i < n0; i++) out[i] += *(const float *) (g + i * a->nb[0]);
+            const float * g = ggmlr_row_f32(a, j, i2, i3, p->wdata);
+            for (int64_t i = 0; i < n0; i++) out[i] += g[i];
         }
     }
 }
@@ -115,4 +118,4 @@ static size_t set_rows_work(const struct ggml_tensor * dst) { return (size_t) ds
 
 GGMLR_KERNEL(set_rows, ggmlr_compute_set_rows, set_rows_work, NULL);
 GGMLR_KERNEL(get_rows, ggmlr_compute_get_rows, NULL, NULL);
-GGMLR_KERNEL(get_rows_back, ggmlr_compute_get_rows_back, NULL, NULL);
+GGMLR_KERNEL(get_rows_back, ggmlr_compute_get_rows_back, get_rows_back_work_size, NULL);

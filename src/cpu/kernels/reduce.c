@@ -37,15 +37,20 @@ static void ggmlr_compute_sum_rows(const struct ggmlr_compute_params * p, struct
     }
 }
 
-/* dst[i] = a[i mod a.ne] per dimension. */
+/* dst[i] = a[i mod a.ne] per dimension, elements copied as bits (dst has a's
+ * type: 4 bytes for F32/I32, 2 for F16/BF16/I16). */
+#define REPEAT_ROW(T) \
+    for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) memcpy(d + i0 * dst->nb[0], arow + (i0 % a->ne[0]) * a->nb[0], sizeof(T))
 static void ggmlr_compute_repeat(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
+    const size_t es = ggml_type_size(a->type);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        char * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
-        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) d[i0] = *(const float *) (arow + (i0 % a->ne[0]) * a->nb[0]);
+        if (es == 4) REPEAT_ROW(uint32_t);
+        else         REPEAT_ROW(uint16_t);
     }
 }
 
