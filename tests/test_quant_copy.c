@@ -137,8 +137,8 @@ static void test_refusals(void) {
     struct ggml_context * ctx = tc_ctx(4);
     struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
     struct ggml_tensor * q = ggml_new_tensor_1d(ctx, GGML_TYPE_Q4_K, 512);
-    CHECK(!ggml_cpy(ctx, x, q) && strstr(ggml_last_error(), "same shape"), "cpy to a quantized tensor of another shape: %s", ggml_last_error());
-    CHECK(!ggml_cpy(ctx, q, x) && strstr(ggml_last_error(), "same shape"), "cpy from a quantized tensor of another shape");
+    CHECK(!ggml_cpy(ctx, x, q) && strstr(ggml_last_error(), "rows of one length"), "cpy to a quantized tensor with rows of another length: %s", ggml_last_error());
+    CHECK(!ggml_cpy(ctx, q, x) && strstr(ggml_last_error(), "rows of one length"), "cpy from a quantized tensor with rows of another length");
     ggml_clear_error();
     ggml_set_param(q);
     CHECK(!(q->flags & GGML_TENSOR_FLAG_PARAM) && strstr(ggml_last_error(), "parameter"), "a quantized parameter is refused: %s", ggml_last_error());

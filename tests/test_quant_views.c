@@ -5,7 +5,7 @@
  * whole blocks along dim 0, so copying one moves whole blocks: the bytes of
  * cpy(permute(q), q2) are q's blocks at the permuted places, read here from
  * the raw bytes by index arithmetic; a reshape's strides count blocks; a
- * row view feeds get_rows, and get_rows_back takes Q4_0 rows as their
+ * row view feeds get_rows, concat moves whole blocks, and get_rows_back takes Q4_0 rows as their
  * F32 copy. A permutation that moves dim 0 is refused.
  *
  * Storage only (IQ2_XXS, IQ3_S, IQ1_M, ...: named, no dequantizer): a tensor
@@ -84,6 +84,35 @@ static void test_views(void) {
         CHECK(memcmp(gr->data, want + 2 * NE0, NE0 * sizeof(float)) == 0 && memcmp((float *) gr->data + NE0, want + NE0, NE0 * sizeof(float)) == 0,
               "get_rows picks rows 2 and 1 of batch 1");
     }
+    /* cpy between shapes with rows of one length: row r to row r, in order */
+    struct ggml_tensor * flat = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, NE0, NE1 * NE2), * full = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, NE0, NE1, NE2);
+    struct ggml_tensor * q6 = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, NE0, NE1 * NE2);
+    struct ggml_tensor * to_flat = ggml_cpy(ctx, q, flat), * to_q6 = ggml_cpy(ctx, x, q6);
+    if (CHECK(to_flat && to_q6, "cpy of Q4_0 [64,3,2] <-> [64,6]: %s", ggml_last_error())) {
+        compute(ctx, to_flat, 2);
+        compute(ctx, to_q6, 2);
+        compute(ctx, ggml_cpy(ctx, q, full), 1);
+        CHECK(memcmp(flat->data, full->data, ggml_nbytes(full)) == 0 && memcmp(q6->data, q->data, ggml_nbytes(q)) == 0,
+              "the rows keep their order across the reshaping copy, both ways");
+    }
+    CHECK(!ggml_cpy(ctx, q, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2 * NE0, 3)) && strstr(ggml_last_error(), "rows of one length"),
+          "a copy that would split quantized rows: %s", ggml_last_error());
+
+    /* concat of two Q4_0 tensors moves whole blocks: along dim 0 each row is
+     * q's row then q's row again; along dim 2 q's bytes twice */
+    for (int dim = 0; dim <= 2; dim += 2) {
+        struct ggml_tensor * cc = ggml_concat(ctx, q, q, dim);
+        if (!CHECK(cc != NULL, "concat of Q4_0 along dim %d: %s", dim, ggml_last_error())) continue;
+        compute(ctx, cc, 2);
+        int bad = 0;
+        for (int r = 0; r < NE1 * NE2; r++)
+            for (int half = 0; half < 2; half++) {
+                const char * got = dim == 0 ? (const char *) cc->data + (2 * r + half) * row : (const char *) cc->data + (half * NE1 * NE2 + r) * row;
+                bad += memcmp(got, (const char *) q->data + r * row, row) != 0;
+            }
+        CHECK(bad == 0, "concat of Q4_0 along dim %d: the blocks of both halves in place (%d rows wrong)", dim, bad);
+    }
+
     /* get_rows_back reads a Q4_0 gradient's rows dequantized: as from their F32 copy */
     struct ggml_tensor * rows = ggml_new_tensor_3d(ctx, GGML_TYPE_I32, NE1, NE2, 1);
     for (int i = 0; i < NE1 * NE2; i++) ggml_set_i32_1d(rows, i, (i * 2) % NE1);

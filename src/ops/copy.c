@@ -56,9 +56,9 @@ struct ggml_tensor * ggml_cpy(struct ggml_context * ctx, struct ggml_tensor * a,
     REQUIRE_CTX("ggml_cpy"); REQUIRE("ggml_cpy", a); REQUIRE("ggml_cpy", b);
     if (ggml_nelements(a) != ggml_nelements(b))
         return ggmlr_fail_shapes("ggml_cpy", "a and b must have the same number of elements", a, b);
-    /* a quantized side converts whole rows: one row of a is one row of b */
-    if ((ggml_is_quantized(a->type) || ggml_is_quantized(b->type)) && !ggml_are_same_shape(a, b))
-        return ggmlr_fail_shapes("ggml_cpy", "a copy to or from a quantized type needs a and b of the same shape", a, b);
+    /* a quantized side converts whole rows: row r of a (in order) is row r of b */
+    if ((ggml_is_quantized(a->type) || ggml_is_quantized(b->type)) && a->ne[0] != b->ne[0])
+        return ggmlr_fail_shapes("ggml_cpy", "a copy to or from a quantized type needs rows of one length (a->ne[0] == b->ne[0])", a, b);
     struct ggml_tensor * t = ggmlr_new_view("ggml_cpy", ctx, b, GGML_OP_CPY, b->ne, b->nb, 0);
     if (!t) return NULL;
     t->src[0] = a;

@@ -10,9 +10,10 @@
 static struct ggml_tensor * binary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op,
                                       struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
-    REQUIRE_F32(fn, a); REQUIRE_F32(fn, b);
+    REQUIRE_FLOAT(fn, a); REQUIRE_FLOAT(fn, b);
     if (!ggml_can_repeat(b, a)) return ggmlr_fail_shapes(fn, "b must broadcast over a (each a->ne[i] a multiple of b->ne[i])", a, b);
-    struct ggml_tensor * t = inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
+    /* the result has a's type (upstream) */
+    struct ggml_tensor * t = inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, a->type, a->ne, a, b);
     if (!t) return NULL;
     t->src[0] = a;
     t->src[1] = b;
@@ -62,8 +63,8 @@ struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_te
 
 /* y = f(a) element by element: a new tensor, or (inplace) a view of a written over it */
 static struct ggml_tensor * unary_op(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, bool inplace) {
-    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_F32(fn, a);
-    return inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, NULL);
+    REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE_FLOAT(fn, a);
+    return inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, a->type, a->ne, a, NULL);
 }
 
 struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a)  { return unary_op("ggml_sqr", ctx, GGML_OP_SQR, a, false); }

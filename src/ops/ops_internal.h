@@ -15,8 +15,11 @@ const char *         ggmlr_shape_str(const struct ggml_tensor * t, char * buf, s
 #define REQUIRE_CTX(fn) do { if (!ctx) { ggmlr_set_error("%s: context is NULL", fn); return NULL; } } while (0)
 #define REQUIRE(fn, t)  do { if (!(t)) return ggmlr_null_input(fn, #t); } while (0)
 #define REQUIRE_F32(fn, t) do { if ((t)->type != GGML_TYPE_F32) return ggmlr_fail_type(fn, #t, t, "F32"); } while (0)
+/* F32, F16 or BF16: the float types an elementwise op reads and writes (computed in F32) */
+#define REQUIRE_FLOAT(fn, t) do { if (!ggmlr_is_float_type((t)->type)) return ggmlr_fail_type(fn, #t, t, "F32, F16 or BF16"); } while (0)
 
 /* A new node of op with sources src0, src1 (either may be NULL). */
+bool ggmlr_is_float_type(enum ggml_type type);
 bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t);  /* true + message when t is quantized */
 struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, enum ggml_type type, const int64_t ne[4],
                                     struct ggml_tensor * src0, struct ggml_tensor * src1);

@@ -1197,7 +1197,7 @@ static void act_train_op(struct fuzz * f) {
                 if (t) CHECK(ggml_is_scalar(t), "cross_entropy_loss: a scalar");
             } else {
                 struct ggml_tensor * c = chance(0.8) ? new_filled(f, data_ctx, GGML_TYPE_F32, (const int64_t[4]) {1, 1, 1, 1}) : pick(f);
-                t = CALL(f, "ggml_cross_entropy_loss_back", !ctx || !a || !labels || !c, ggml_cross_entropy_loss_back(ctx, a, labels, c));
+                t = CALL(f, "ggml_cross_entropy_loss_back", !ctx || !a || !labels || !c, ggml_cross_entropy_loss_back(ctx, c, a, labels));
                 if (t) CHECK(ggml_are_same_shape(t, a), "cross_entropy_loss_back: shaped like the logits");
             }
             break;

@@ -146,6 +146,20 @@ static void r_add_id(const double * const * in, const int64_t (*ne)[4], const vo
             {.ne = {N1, N2, 1, 1}, .lo = 0, .hi = 4, .type = GGML_TYPE_I32, .fixed = true}},                               \
      .ref = r_add_id, .tol = 1e-6, .grad = GRAD, .refusal = "ne3"}
 
+/* F16 and BF16 operands (computed in F32, the result of a's type, as
+ * upstream): an F16 result is the float64 reference rounded to F16 exactly
+ * (the sums, products and quotients of F16 values are exact or correctly
+ * rounded in float); a BF16 one within its half-ulp, 2^-8 relative */
+#define FWD2_T(OP, P, TA, TB, B, BLO, BHI, BFILL)                                                                   \
+    {.op = OP, .variant = #TA " a, " #TB " b " #B, .build = b_ew, .params = &P, .n_in = 2,                       \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1, .type = GGML_TYPE_##TA, .layout = OPS_ANY_LAYOUT},              \
+            {.ne = OPS_SHAPE B, .lo = BLO, .hi = BHI, .type = GGML_TYPE_##TB, .fill = BFILL}},                      \
+     .ref = r_ew, .out_type = GGML_TYPE_##TA, .tol = 0x1p-8}
+#define FWD1_T(OP, P, T, LO, HI)                                                                                    \
+    {.op = OP, .variant = #T " (7, 5, 3, 2)", .build = b_ew, .params = &P, .n_in = 1,                               \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = LO, .hi = HI, .type = GGML_TYPE_##T, .layout = OPS_ANY_LAYOUT}},              \
+     .ref = r_ew, .out_type = GGML_TYPE_##T, .tol = 0x1p-8}
+
 /* a one-input op on every layout: forward over [LO, HI] */
 #define FWD1(OP, P, NAME, S, LO, HI)                                                                                \
     {.op = OP, .variant = NAME " " #S, .build = b_ew, .params = &P, .n_in = 1, .in = {IN_ANY(S, LO, HI, NULL)}, .ref = r_ew, .tol = 1e-5}
@@ -175,6 +189,13 @@ static const struct ops_row rows[] = {
     BINARY((6, 5, 3, 2), (2, 5, 1, 2)),  /* b tiled three times along ne0 */
     BINARY((1, 13, 1, 3), (1, 13, 1, 3)), BINARY((1, 13, 1, 3), (1, 1, 1, 3)), BINARY((1, 13, 1, 3), (1, 13, 1, 1)),
     UNARY((7, 5, 3, 2)), UNARY((1, 13, 1, 3)), UNARY((1, 1, 1, 1)),
+    FWD2_T("ADD", p_add, F16, F16, (7, 1, 3, 1), -1, 1, NULL), FWD2_T("SUB", p_sub, F16, F32, (7, 5, 3, 2), -1, 1, NULL),
+    FWD2_T("MUL", p_mul, F16, F16, (1, 5, 1, 1), -1, 1, NULL), FWD2_T("DIV", p_div, F16, F16, (7, 5, 1, 2), 0.5, 2, f_random_sign),
+    FWD2_T("ADD", p_add, BF16, BF16, (1, 1, 1, 1), -1, 1, NULL), FWD2_T("MUL", p_mul, BF16, F32, (7, 5, 3, 2), -1, 1, NULL),
+    FWD2_T("ADD", p_add, F32, F16, (7, 1, 3, 1), -1, 1, NULL),
+    FWD1_T("SQR", p_sqr, F16, -2, 2), FWD1_T("SQRT", p_sqrt, F16, 0.01, 4), FWD1_T("SCALE", p_scale, F16, -2, 2),
+    FWD1_T("CLAMP", p_clamp, F16, -1, 1), FWD1_T("LEAKY_RELU", p_leaky, F16, -1, 1),
+    FWD1_T("SIN", p_sin, BF16, -3, 3), FWD1_T("COS", p_cos, BF16, -3, 3), FWD1_T("LOG", p_log, BF16, 0.1, 4),
     GRAD2("ADD", p_add, "same shape", (5, 3, 2, 2), 0, (5, 3, 2, 2), 0, -1, 1),
     /* ggml_add_cast: an F16 a widened, b broadcast; the gradient reaches b */
     {.op = "ADD", .variant = "add_cast F16 a, F32 result", .build = b_ew, .params = &p_add_cast, .n_in = 2,

@@ -20,7 +20,7 @@ static struct ggml_tensor * b_ce(struct ggml_context * ctx, struct ggml_tensor *
 }
 static struct ggml_tensor * b_ce_back(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     (void) params;
-    return ggml_cross_entropy_loss_back(ctx, in[0], in[1], in[2]);
+    return ggml_cross_entropy_loss_back(ctx, in[2], in[0], in[1]);  /* upstream's order: gradient, logits, labels */
 }
 static void s_scalar(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
     (void) ne; (void) params;

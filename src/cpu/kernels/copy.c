@@ -7,16 +7,19 @@ static bool quantized_side(const struct ggml_tensor * dst) {
 }
 
 /* A quantized source or destination of another type converts whole rows
- * (the constructor requires the same shape): row (i1,i2,i3) of src as F32,
- * dequantized when src is quantized, then quantized with dst's reference
- * quantizer (upstream's bytes) or stored element by element. */
+ * (the constructor requires rows of one length): row r of src in order as
+ * F32, dequantized when src is quantized, then quantized with dst's
+ * reference quantizer (upstream's bytes) or stored element by element. */
 static void dup_rows_converted(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
     const ggml_from_float_t quantize = ggml_is_quantized(dst->type) ? ggmlr_type_traits_own(dst->type)->from_float_ref : NULL;
+    const bool same_shape = ggml_are_same_shape(src, dst);
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        const float * v = ggmlr_row_f32(src, i1, i2, i3, p->wdata);
+        int64_t s1 = i1, s2 = i2, s3 = i3;
+        if (!same_shape) ggmlr_row_index(src, r, &s1, &s2, &s3);
+        const float * v = ggmlr_row_f32(src, s1, s2, s3, p->wdata);
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (quantize) quantize(v, drow, dst->ne[0]);
         else for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) ggmlr_store_f32(dst->type, drow + i0 * dst->nb[0], v[i0]);

@@ -7,6 +7,13 @@
 
 #include <math.h>
 
+/* an element through F32: F32 directly (the hot case), F16/BF16 converted */
+static inline float load_elem(enum ggml_type type, const char * p) { return type == GGML_TYPE_F32 ? *(const float *) p : ggmlr_load_f32(type, p); }
+static inline void store_elem(enum ggml_type type, char * p, float v) {
+    if (type == GGML_TYPE_F32) *(float *) p = v;
+    else ggmlr_store_f32(type, p, v);
+}
+
 static inline float apply_binary(enum ggml_op op, float x, float y) {
     switch (op) {
         case GGML_OP_ADD: case GGML_OP_ADD1: return x + y;
@@ -19,27 +26,30 @@ static inline float apply_binary(enum ggml_op op, float x, float y) {
 static void ggmlr_compute_binary(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const enum ggml_op op = dst->op;
-    const bool packed = a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
+    const bool all_f32 = a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32;
+    const bool packed = all_f32 && a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        float * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        char * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
         const char * brow = ggmlr_elem_ptr(b, 0, i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]);
         const int64_t n = dst->ne[0];
         if (packed && b->ne[0] == n) {
             const float * x = (const float *) arow, * y = (const float *) brow;
+            float * z = (float *) d;
             switch (op) {  /* separate loops so each vectorises */
-                case GGML_OP_ADD: case GGML_OP_ADD1: for (int64_t i = 0; i < n; i++) d[i] = x[i] + y[i]; break;
-                case GGML_OP_SUB: for (int64_t i = 0; i < n; i++) d[i] = x[i] - y[i]; break;
-                case GGML_OP_MUL: for (int64_t i = 0; i < n; i++) d[i] = x[i] * y[i]; break;
-                default:          for (int64_t i = 0; i < n; i++) d[i] = x[i] / y[i]; break;
+                case GGML_OP_ADD: case GGML_OP_ADD1: for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; break;
+                case GGML_OP_SUB: for (int64_t i = 0; i < n; i++) z[i] = x[i] - y[i]; break;
+                case GGML_OP_MUL: for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i]; break;
+                default:          for (int64_t i = 0; i < n; i++) z[i] = x[i] / y[i]; break;
             }
         } else {
+            /* strided, broadcast along dim 0, or F16/BF16: each element through F32 */
             for (int64_t i = 0; i < n; i++) {
-                const float x = *(const float *) (arow + i * a->nb[0]);
-                const float y = *(const float *) (brow + (i % b->ne[0]) * b->nb[0]);
-                *(float *) ((char *) d + i * dst->nb[0]) = apply_binary(op, x, y);
+                const float x = load_elem(a->type, arow + i * a->nb[0]);
+                const float y = load_elem(b->type, brow + (i % b->ne[0]) * b->nb[0]);
+                store_elem(dst->type, d + i * dst->nb[0], apply_binary(op, x, y));
             }
         }
     }
@@ -59,7 +69,7 @@ static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct gg
         char * d = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const char * arow = ggmlr_elem_ptr(a, 0, i1, i2, i3);
         for (int64_t i = 0; i < dst->ne[0]; i++) {
-            const float x = *(const float *) (arow + i * a->nb[0]);
+            const float x = load_elem(a->type, arow + i * a->nb[0]);
             float y;
             switch (op) {
                 case GGML_OP_SQR:        y = x * x; break;
@@ -71,7 +81,7 @@ static void ggmlr_compute_unary(const struct ggmlr_compute_params * p, struct gg
                 case GGML_OP_LEAKY_RELU: y = x > 0.0f ? x : s * x; break;
                 default:                 y = x * sc.s + sc.bias; break;
             }
-            *(float *) (d + i * dst->nb[0]) = y;
+            store_elem(dst->type, d + i * dst->nb[0], y);
         }
     }
 }

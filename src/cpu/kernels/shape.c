@@ -17,17 +17,21 @@
 
 /* ---- CONCAT, PAD, PAD_REFLECT_1D, PAD_BACK: one dst row per step ---- */
 
+/* CONCAT moves units of nb[0] bytes: elements, or whole blocks of a block
+ * type (whose ne[0] are whole blocks), so dim 0 counts units */
 static void concat_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const int dim = ggmlr_i32_param_decode(dst);
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const size_t es = ggml_type_size(dst->type);
+    const int64_t blck = ggml_blck_size(dst->type);
+    const int64_t a_units[4] = {a->ne[0] / blck, a->ne[1], a->ne[2], a->ne[3]};
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i[4];
     while (ggmlr_next_row(&rows, &r, &i[1], &i[2], &i[3])) {
-        for (i[0] = 0; i[0] < dst->ne[0]; i[0]++) {
-            const bool in_a = i[dim] < a->ne[dim];
+        for (i[0] = 0; i[0] < dst->ne[0] / blck; i[0]++) {
+            const bool in_a = i[dim] < a_units[dim];
             int64_t j[4] = {i[0], i[1], i[2], i[3]};
-            if (!in_a) j[dim] -= a->ne[dim];
+            if (!in_a) j[dim] -= a_units[dim];
             memcpy(ggmlr_elem_ptr(dst, i[0], i[1], i[2], i[3]), ggmlr_elem_ptr(in_a ? a : b, j[0], j[1], j[2], j[3]), es);
         }
     }
