@@ -295,7 +295,8 @@ enum ggml_tensor_flag {
     GGML_TENSOR_FLAG_INPUT  = 1,
     GGML_TENSOR_FLAG_OUTPUT = 2,
     GGML_TENSOR_FLAG_PARAM  = 4,
-    GGML_TENSOR_FLAG_LOSS   = 8
+    GGML_TENSOR_FLAG_LOSS   = 8,
+    GGML_TENSOR_FLAG_COMPUTE = 16  /* the graph computes it (ggml_build_forward_order and _select add without) */
 };
 
 struct ggml_backend_buffer;
@@ -1119,6 +1120,10 @@ GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, str
 GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
 GGML_API void                 ggml_build_forward_expand(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+/* add the tensor and its sources in order without marking them to be computed (a later expand marks them) */
+GGML_API void                 ggml_build_forward_order(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
+/* all n_tensors in the graph, only tensors[idx] computed: one topology for branches chosen at run time */
+GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * graph, struct ggml_tensor ** tensors, int n_tensors, int idx);
 GGML_API enum ggml_status     ggml_build_forward_expand_status(struct ggml_cgraph * graph, struct ggml_tensor * tensor);
 GGML_API enum ggml_status     ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * graph, struct ggml_tensor ** grad_accs);
 GGML_API void                 ggml_set_param(struct ggml_tensor * tensor);

@@ -349,6 +349,36 @@ static void test_graph_editing(void) {
     if (f) fclose(f);
 }
 
+/* ggml_build_forward_select: three branches in one graph, only the chosen
+ * one computed (the others keep their poisoned memory); ggml_build_forward_order
+ * adds without computing until a later expand marks the tensor */
+static void test_forward_select(void) {
+    struct ggml_context * ctx = tc_ctx(4);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    for (int i = 0; i < 8; i++) ggml_set_f32_1d(x, i, (float) i);
+    struct ggml_tensor * branch[3] = {ggml_scale(ctx, x, 2.0f), ggml_scale(ctx, x, 3.0f), ggml_sqr(ctx, x)};
+    struct ggml_tensor * shared = ggml_add(ctx, branch[1], x);  /* branch 1 reaches the graph through it */
+    struct ggml_tensor * outs[3] = {branch[0], shared, branch[2]};
+    for (int b = 0; b < 3; b++) for (int i = 0; i < 8; i++) ggml_set_f32_1d(branch[b], i, -7.0f);
+    for (int i = 0; i < 8; i++) ggml_set_f32_1d(shared, i, -7.0f);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    CHECK(ggml_build_forward_select(g, outs, 3, 1) == shared, "select returns the chosen tensor");
+    CHECK(ggml_graph_n_nodes(g) == 4, "every branch is in the graph (%d nodes)", ggml_graph_n_nodes(g));
+    tc_compute(ctx, g, 2);
+    CHECK(ggml_get_f32_1d(shared, 5) == 20.0f && ggml_get_f32_1d(branch[1], 5) == 15.0f, "the chosen branch computed");
+    CHECK(ggml_get_f32_1d(branch[0], 5) == -7.0f && ggml_get_f32_1d(branch[2], 5) == -7.0f, "the others not computed");
+    /* ordered, then expanded: computed */
+    struct ggml_cgraph * g2 = ggml_new_graph(ctx);
+    ggml_build_forward_order(g2, branch[2]);
+    tc_compute(ctx, g2, 1);
+    CHECK(ggml_get_f32_1d(branch[2], 5) == -7.0f, "an ordered tensor is not computed");
+    ggml_build_forward_expand(g2, branch[2]);
+    tc_compute(ctx, g2, 1);
+    CHECK(ggml_get_f32_1d(branch[2], 5) == 25.0f && ggml_graph_n_nodes(g2) == 1, "expanded later, it is");
+    CHECK(!ggml_build_forward_select(g, outs, 3, 3) && strstr(ggml_last_error(), "idx"), "idx out of range: %s", ggml_last_error());
+    ggml_free(ctx);
+}
+
 static void test_features(void) {
     ggml_backend_get_features_t get = (ggml_backend_get_features_t) ggml_backend_reg_get_proc_address(ggml_backend_cpu_reg(), "ggml_backend_get_features");
     if (!CHECK(get != NULL, "ggml_backend_get_features is known")) return;
@@ -626,6 +656,7 @@ int main(void) {
     test_validate_and_dot();
     test_graph_editing();
     test_features();
+    test_forward_select();
     test_graph_copy_and_compare();
     test_tensor_queries();
     test_context_extras();

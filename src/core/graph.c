@@ -131,7 +131,34 @@ static bool visit(struct ggml_cgraph * g, struct ggml_tensor * root) {
     return ok;
 }
 
-enum ggml_status ggml_build_forward_expand_status(struct ggml_cgraph * g, struct ggml_tensor * t) {
+/* Upstream's compute flag: root and every op it depends on (leaves have
+ * none to compute); a tensor already flagged had its sources flagged then. */
+static bool mark_compute(struct ggml_tensor * root) {
+    size_t cap = 64, n = 0;
+    struct ggml_tensor ** stack = ggmlr_malloc(cap * sizeof *stack);
+    if (!stack) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); return false; }
+    stack[n++] = root;
+    while (n > 0) {
+        struct ggml_tensor * t = stack[--n];
+        if (t->op == GGML_OP_NONE || (t->flags & GGML_TENSOR_FLAG_COMPUTE)) continue;
+        t->flags |= GGML_TENSOR_FLAG_COMPUTE;
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            if (!t->src[s]) continue;
+            if (n == cap) {
+                struct ggml_tensor ** bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? ggmlr_realloc(stack, 2 * cap * sizeof *stack) : NULL;
+                if (!bigger) { free(stack); ggmlr_set_error("ggml_build_forward_expand: out of memory"); return false; }
+                stack = bigger;
+                cap *= 2;
+            }
+            stack[n++] = t->src[s];
+        }
+    }
+    free(stack);
+    return true;
+}
+
+/* t and its sources into g; `compute`: flagged to be computed, else only ordered */
+static enum ggml_status build_forward(struct ggml_cgraph * g, struct ggml_tensor * t, bool compute) {
     if (!g) { ggmlr_set_error("ggml_build_forward_expand: graph is NULL"); return GGML_STATUS_FAILED; }
     if (!t) {
         char prev[400];
@@ -140,7 +167,7 @@ enum ggml_status ggml_build_forward_expand_status(struct ggml_cgraph * g, struct
         return GGML_STATUS_FAILED;
     }
     const int n_nodes = g->n_nodes, n_leafs = g->n_leafs;
-    if (!visit(g, t)) {
+    if (!visit(g, t) || (compute && !mark_compute(t))) {
         /* leave the graph as it was */
         g->n_nodes = n_nodes;
         g->n_leafs = n_leafs;
@@ -150,7 +177,24 @@ enum ggml_status ggml_build_forward_expand_status(struct ggml_cgraph * g, struct
     return GGML_STATUS_SUCCESS;
 }
 
-void ggml_build_forward_expand(struct ggml_cgraph * g, struct ggml_tensor * t) { (void) ggml_build_forward_expand_status(g, t); }
+enum ggml_status ggml_build_forward_expand_status(struct ggml_cgraph * g, struct ggml_tensor * t) { return build_forward(g, t, true); }
+
+void ggml_build_forward_expand(struct ggml_cgraph * g, struct ggml_tensor * t) { (void) build_forward(g, t, true); }
+
+void ggml_build_forward_order(struct ggml_cgraph * g, struct ggml_tensor * t) { (void) build_forward(g, t, false); }
+
+/* every tensor in the graph, only tensors[idx] (and what it needs) computed:
+ * one topology for branches chosen at run time (upstream's; NULL and an idx
+ * out of range give a message and NULL instead of an assert) */
+struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * g, struct ggml_tensor ** tensors, int n_tensors, int idx) {
+    if (!g || !tensors || idx < 0 || idx >= n_tensors) {
+        ggmlr_set_error("ggml_build_forward_select: %s", !g ? "graph is NULL" : !tensors ? "tensors is NULL" : "idx is not in [0, n_tensors)");
+        return NULL;
+    }
+    for (int i = 0; i < n_tensors; i++)
+        if (build_forward(g, tensors[i], i == idx) != GGML_STATUS_SUCCESS) return NULL;
+    return tensors[idx];
+}
 
 /* ---- queries ---- */
 
@@ -225,6 +269,7 @@ void ggml_graph_add_node(struct ggml_cgraph * g, struct ggml_tensor * t) {
     if (g->n_nodes >= g->size) { ggmlr_set_error("ggml_graph_add_node: graph is full (%d nodes)", g->size); return; }
     if (ggmlr_hash_insert(g, t) == SIZE_MAX) { ggmlr_set_error("ggml_graph_add_node: graph hash set is full"); return; }
     g->nodes[g->n_nodes++] = t;
+    t->flags |= GGML_TENSOR_FLAG_COMPUTE;  /* a node added by hand is computed (upstream: only once flagged) */
 }
 
 void ggml_graph_clear(struct ggml_cgraph * g) {

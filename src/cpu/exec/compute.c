@@ -20,6 +20,9 @@ int ggml_cpu_n_cores(void) {
 
 static bool is_noop(const struct ggml_tensor * t) { return ggmlr_op_is_view(t->op); }
 
+/* views do no work, nor nodes only ordered into the graph (ggml_build_forward_order / _select) */
+static bool is_skipped(const struct ggml_tensor * t) { return is_noop(t) || !(t->flags & GGML_TENSOR_FLAG_COMPUTE); }
+
 static size_t work_size(const struct ggml_tensor * t) {
     const struct ggmlr_kernel * k = ggmlr_kernels[t->op];
     return k->work_size ? k->work_size(t) : 0;
@@ -57,7 +60,7 @@ static bool check_graph(const struct ggml_cgraph * g) {
     for (int i = 0; i < g->n_nodes; i++) {
         const struct ggml_tensor * t = g->nodes[i];
         if (t->op < 0 || t->op >= GGML_OP_COUNT) { ggmlr_set_error("graph compute: node %d has an unknown op", i); return false; }
-        if (is_noop(t)) continue;
+        if (is_skipped(t)) continue;
         if (!ggmlr_kernels[t->op]->compute) {
             ggmlr_set_error("graph compute: op %s (node '%s') has no CPU kernel", ggml_op_name(t->op), t->name);
             return false;
@@ -127,7 +130,7 @@ static void run_thread(void * arg, int ith) {
     uint64_t t0 = node_ns ? ggmlr_profile_now_ns() : 0;
     for (int i = 0; i < ex->graph->n_nodes; i++) {
         struct ggml_tensor * t = ex->graph->nodes[i];
-        if (is_noop(t)) continue;
+        if (is_skipped(t)) continue;
         p.node = i;
         compute_node(&p, t);
         if (i == ex->test_fail_node && ith == ex->nth - 1) ggmlr_compute_fail(&p, "test failure requested at node %d", i);
