@@ -81,18 +81,59 @@
 
 .input_is_ids <- function(model) identical(model$layers[[1]]$type, "embedding")
 
-# The progress bar, early stopping and the learning-rate schedules act
-# through `state`; train masks of the dropout layers are redrawn before every
-# training batch and set to 1 for validation batches.
-ggml_fit <- function(model, ...) UseMethod("ggml_fit")
+# Token ids in, a sequence out (c(T, classes)): trained on the next token.
+.is_sequence_model <- function(model) .input_is_ids(model) && length(model$layers[[length(model$layers)]]$output_shape) == 2
 
-ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size = 32, validation_split = 0,
-                                           validation_data = NULL, verbose = 1, callbacks = list(),
-                                           class_weight = NULL, sample_weight = NULL, ...) {
-  .no_extra_args(...)
-  .check_compiled(model)
-  epochs <- .check_count(epochs, "epochs")
-  batch_size <- .check_count(batch_size, "batch_size")
+.check_ids <- function(x, vocab, what) {
+  if (!is.numeric(x) || anyNA(x) || any(x != floor(x)) || any(x < 0 | x >= vocab)) {
+    stop(sprintf("'%s' must hold token ids 0..%d without NA", what, vocab - 1), call. = FALSE)
+  }
+  x
+}
+
+# Windows [T, n] of a sequence model's inputs and targets (the next tokens):
+# from a long vector of ids (windows of T + 1 tokens every `stride` tokens,
+# stride T by default), a matrix of windows [n, T + 1], or a matrix [n, T]
+# with the targets y [n, T].
+.token_windows <- function(model, x, y, stride) {
+  t_len <- model$input_shape[1]
+  vocab <- model$layers[[1]]$config$vocab_size
+  .check_ids(x, vocab, "x")
+  if (is.null(dim(x))) {
+    if (!is.null(y)) stop("'y' must be NULL for a vector of tokens: the targets are the next tokens", call. = FALSE)
+    stride <- if (is.null(stride)) t_len else .check_count(stride, "stride")
+    if (length(x) < t_len + 1) stop(sprintf("'x' has %d tokens, fewer than a window of %d + 1", length(x), t_len), call. = FALSE)
+    idx <- outer(seq_len(t_len) - 1, seq(1, length(x) - t_len, by = stride), "+")
+    return(list(x = matrix(x[idx], t_len), y = matrix(x[idx + 1], t_len), n = ncol(idx)))
+  }
+  if (!is.null(stride)) stop("'stride' is for a vector of tokens, not a matrix of windows", call. = FALSE)
+  if (length(dim(x)) != 2) stop("'x' must be a vector of tokens or a matrix of windows", call. = FALSE)
+  if (is.null(y) && ncol(x) == t_len + 1) return(list(x = t(x[, -(t_len + 1), drop = FALSE]), y = t(x[, -1, drop = FALSE]), n = nrow(x)))
+  if (ncol(x) != t_len || is.null(y) || !identical(dim(y), dim(x))) {
+    stop(sprintf("'x' must be windows [n, %d] (inputs and the next token), or [n, %d] with targets 'y' of the same shape",
+                 t_len + 1, t_len), call. = FALSE)
+  }
+  list(x = t(x), y = t(.check_ids(y, model$layers[[length(model$layers)]]$output_shape[2], "y")), n = nrow(x))
+}
+
+# The training data as ggml-opt wants it: data and labels as vectors of
+# whole datapoints (ggml order), their types and sizes per datapoint.
+# Feature models: rows of x and y (one-hot or values); sequence models
+# (.is_sequence_model): token windows whose labels are the next tokens.
+.fit_data <- function(model, x, y, validation_data, validation_split, class_weight, sample_weight, stride) {
+  if (.is_sequence_model(model)) {
+    if (!is.null(class_weight) || !is.null(sample_weight)) stop("class_weight and sample_weight are not supported for token sequences", call. = FALSE)
+    w <- .token_windows(model, x, y, stride)
+    if (!is.null(validation_data)) {
+      if (!is.list(validation_data) || length(validation_data) < 1) stop("'validation_data' must be a list(x_val) or list(x_val, y_val)", call. = FALSE)
+      v <- .token_windows(model, validation_data[[1]], if (length(validation_data) > 1) validation_data[[2]], stride)
+      validation_split <- v$n / (w$n + v$n)
+      w <- list(x = cbind(w$x, v$x), y = cbind(w$y, v$y), n = w$n + v$n)
+    }
+    t_len <- model$input_shape[1]
+    return(list(data = as.vector(w$x), labels = as.vector(w$y), n = w$n, ne_data = t_len, ne_label = t_len,
+                type_data = GGML_TYPE_I32, type_label = GGML_TYPE_I32, val_split = validation_split))
+  }
   y <- .as_label_matrix(y)
   if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
   y <- .weighted_labels(y, class_weight, sample_weight, .is_ce(model))
@@ -105,42 +146,66 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
     y <- rbind(y, yv)
   }
   if (!is.numeric(y) || anyNA(y)) stop("'y' must be numeric without NA", call. = FALSE)
-  if (ncol(y) != model$layers[[length(model$layers)]]$output_shape[1] || length(model$layers[[length(model$layers)]]$output_shape) != 1) {
-    stop(sprintf("'y' has %d columns but the model's output shape is (%s)", ncol(y),
-                 paste(model$layers[[length(model$layers)]]$output_shape, collapse = ", ")), call. = FALSE)
+  out <- model$layers[[length(model$layers)]]$output_shape
+  if (ncol(y) != out[1] || length(out) != 1) {
+    stop(sprintf("'y' has %d columns but the model's output shape is (%s)", ncol(y), paste(out, collapse = ", ")), call. = FALSE)
+  }
+  list(data = .to_ggml_data(x, model$input_shape), labels = as.vector(t(y)), n = nrow(y), ne_data = prod(model$input_shape),
+       ne_label = ncol(y), type_data = if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32, type_label = GGML_TYPE_F32,
+       val_split = validation_split)
+}
+
+# The progress bar, early stopping and the learning-rate schedules act
+# through `state`; train masks of the dropout sites are redrawn before every
+# training batch and set to 1 for validation batches. Sequence models train
+# on cross-entropy against the next token (I32 labels) at every position.
+ggml_fit <- function(model, ...) UseMethod("ggml_fit")
+
+ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch_size = 32, validation_split = 0,
+                                           validation_data = NULL, verbose = 1, callbacks = list(),
+                                           class_weight = NULL, sample_weight = NULL, stride = NULL, clip_norm = 0,
+                                           lr_schedule = NULL, ...) {
+  .no_extra_args(...)
+  .check_compiled(model)
+  epochs <- .check_count(epochs, "epochs")
+  batch_size <- .check_count(batch_size, "batch_size")
+  if (!is.numeric(clip_norm) || length(clip_norm) != 1 || is.na(clip_norm) || clip_norm < 0) {
+    stop("'clip_norm' must be a number >= 0 (0: no clipping)", call. = FALSE)
+  }
+  if (!is.null(lr_schedule) && !inherits(lr_schedule, "ggml_opt_lr_schedule")) {
+    stop("'lr_schedule' must be NULL or come from ggml_opt_lr_schedule()", call. = FALSE)
   }
   if (!is.list(callbacks)) stop("'callbacks' must be a list of callbacks", call. = FALSE)
-  n <- nrow(y)
+  fd <- .fit_data(model, x, y, validation_data, validation_split, class_weight, sample_weight, stride)
+  seq_model <- .is_sequence_model(model)
+  n <- fd$n
   batch_size <- min(batch_size, n)
   usable <- n %/% batch_size * batch_size
   if (usable < n && verbose > 0) message(sprintf("fit: the last %d datapoint(s) do not fill a batch of %d and are left out", n - usable, batch_size))
-  idx <- seq_len(usable)
-  data <- .to_ggml_data(x, model$input_shape)
-  data <- data[seq_len(usable * prod(model$input_shape))]
-  ds <- ggml_opt_dataset_init(if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32, GGML_TYPE_F32,
-                              prod(model$input_shape), ncol(y), usable, 1)
+  ds <- ggml_opt_dataset_init(fd$type_data, fd$type_label, fd$ne_data, fd$ne_label, usable, 1)
   on.exit(ggml_opt_dataset_free(ds))
-  ggml_backend_tensor_set_data(ggml_opt_dataset_data(ds), data)
-  ggml_backend_tensor_set_data(ggml_opt_dataset_labels(ds), as.vector(t(y[idx, , drop = FALSE])))
+  ggml_backend_tensor_set_data(ggml_opt_dataset_data(ds), fd$data[seq_len(usable * fd$ne_data)])
+  ggml_backend_tensor_set_data(ggml_opt_dataset_labels(ds), fd$labels[seq_len(usable * fd$ne_label)])
 
-  # the graph: inputs and dropout masks (in memory, as ggml-opt wants its
+  # the graph: inputs, labels of a sequence model, dropout masks and the
+  # attention layers' positions and mask (in memory, as ggml-opt wants its
   # inputs), outputs (logits for cross-entropy) in a no_alloc context
-  drop <- Filter(function(l) l$type == "dropout" && l$config$rate > 0, model$layers)
-  io_bytes <- 4 * batch_size * (prod(model$input_shape) + sum(vapply(drop, function(l) prod(l$input_shape), numeric(1))))
-  io <- ggml_init(io_bytes + (length(drop) + 1) * (ggml_tensor_overhead() + 64) + 1024)
+  sites <- unlist(lapply(model$layers, .dropout_sites), recursive = FALSE)
+  t_len <- model$input_shape[1]
+  io_bytes <- 4 * batch_size * (fd$ne_data + if (seq_model) fd$ne_label else 0) +
+    4 * batch_size * sum(vapply(sites, function(d) prod(d$shape), numeric(1))) + .attention_inputs_bytes(t_len)
+  io <- ggml_init(io_bytes + (length(sites) + 2) * (ggml_tensor_overhead() + 64) + 1024)
   on.exit(ggml_free(io), add = TRUE)
   ctx <- ggml_init(64 * 1024^2, no_alloc = TRUE)
   on.exit(ggml_free(ctx), add = TRUE)
   # ggml-opt takes the batch as the inputs' second dimension: [datapoint, batch], reshaped for the layers
-  inputs <- ggml_new_tensor_2d(io, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
-                               prod(model$input_shape), batch_size)
-  masks <- lapply(drop, function(l) ggml_new_tensor(io, GGML_TYPE_F32, length(l$input_shape) + 1, c(rev(l$input_shape), batch_size)))
-  names(masks) <- vapply(drop, `[[`, "", "name")
+  inputs <- ggml_new_tensor_2d(io, fd$type_data, fd$ne_data, batch_size)
+  masks <- lapply(sites, function(d) ggml_new_tensor(io, GGML_TYPE_F32, length(d$shape) + 1, c(rev(d$shape), batch_size)))
   set_masks <- function(train) {
-    for (l in drop) {
-      m <- masks[[l$name]]
-      n_el <- ggml_nelements(m)
-      ggml_backend_tensor_set_data(m, if (train) (stats::runif(n_el) >= l$config$rate) / (1 - l$config$rate) else rep(1, n_el))
+    for (k in names(sites)) {
+      n_el <- ggml_nelements(masks[[k]])
+      rate <- sites[[k]]$rate
+      ggml_backend_tensor_set_data(masks[[k]], if (train) (stats::runif(n_el) >= rate) / (1 - rate) else rep(1, n_el))
     }
   }
   # the parameters: copies of the trainable layers' weights, copied back after training
@@ -161,7 +226,13 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
   ce <- .is_ce(model)
   x_in <- ggml_reshape(ctx, inputs, ggml_new_tensor(ctx, GGML_TYPE_F32, length(model$input_shape) + 1,
                                                     c(rev(model$input_shape), batch_size)))
-  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(drop) > 0) masks, logits = ce)
+  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io)
+  labels <- loss <- NULL
+  if (seq_model) {  # mean over the T * batch positions of -log softmax(logits)[next token]
+    labels <- ggml_new_tensor_2d(io, GGML_TYPE_I32, t_len, batch_size)
+    outputs <- ggml_reshape_2d(ctx, outputs, ggml_tensor_shape(outputs)[1], t_len * batch_size)
+    loss <- ggml_cross_entropy_loss(ctx, outputs, ggml_reshape_1d(ctx, labels, t_len * batch_size))
+  }
 
   state <- new.env(parent = emptyenv())
   state$stop <- FALSE
@@ -174,13 +245,14 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
     p <- defaults
     p$adamw$alpha <- state$lr
     p$sgd$alpha <- state$lr
+    p$clip_norm <- clip_norm
     p
   }
   run_callbacks <- function(hook, epoch, logs) {
     for (cb in callbacks) if (is.function(cb[[hook]])) cb[[hook]](epoch, logs, state)
   }
   batch_cb <- function(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us) {
-    if (length(drop) > 0) set_masks(train && ibatch < ibatch_max)
+    if (length(sites) > 0) set_masks(train && ibatch < ibatch_max)
     if (verbose > 0) ggml_opt_epoch_callback_progress_bar(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us)
     invisible(NULL)
   }
@@ -189,16 +261,17 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
     run_callbacks("on_epoch_end", epoch, logs)
     if (isTRUE(state$stop) || epoch >= epochs) return(FALSE)
     run_callbacks("on_epoch_begin", epoch + 1, logs)
-    if (length(drop) > 0) set_masks(TRUE)
+    if (length(sites) > 0) set_masks(TRUE)
     !isTRUE(state$stop)
   }
   run_callbacks("on_epoch_begin", 1, list())
-  if (length(drop) > 0) set_masks(TRUE)
-  h <- ggml_opt_fit(model$compilation$sched, ctx, inputs, outputs, ds,
-                    if (ce) GGML_OPT_LOSS_TYPE_CROSS_ENTROPY else GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR,
+  if (length(sites) > 0) set_masks(TRUE)
+  loss_type <- if (seq_model) GGML_OPT_LOSS_TYPE_MEAN else if (ce) GGML_OPT_LOSS_TYPE_CROSS_ENTROPY else GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR
+  h <- ggml_opt_fit(model$compilation$sched, ctx, inputs, outputs, ds, loss_type,
                     optimizer = if (sgd) GGML_OPT_OPTIMIZER_TYPE_SGD else GGML_OPT_OPTIMIZER_TYPE_ADAMW,
-                    get_opt_pars = get_pars, nepoch = epochs, nbatch_logical = batch_size, val_split = validation_split,
-                    silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb)
+                    get_opt_pars = get_pars, nepoch = epochs, nbatch_logical = batch_size, val_split = fd$val_split,
+                    silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb, loss = loss, labels = labels,
+                    lr_schedule = lr_schedule)
   for (i in train) {
     for (w in names(model$layers[[i]]$weights)) {
       ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
@@ -209,10 +282,24 @@ ggml_fit.ggml_sequential_model <- function(model, x, y, epochs = 1, batch_size =
   invisible(model)
 }
 
-fit.ggml_sequential_model <- function(object, x, y, epochs = 1L, batch_size = 32L, validation_split = 0,
+fit.ggml_sequential_model <- function(object, x, y = NULL, epochs = 1L, batch_size = 32L, validation_split = 0,
                                       validation_data = NULL, verbose = 1L, callbacks = list(), ...) {
   ggml_fit(object, x = x, y = y, epochs = epochs, batch_size = batch_size, validation_split = validation_split,
            validation_data = validation_data, verbose = verbose, callbacks = callbacks, ...)
+}
+
+# Elements of a layer's intermediate results for one datapoint (a bound):
+# its output, or for the transformer layers their projections, heads and
+# feed-forward values.
+.layer_act_elems <- function(l) {
+  t_len <- l$input_shape[1]
+  switch(l$type,
+    multihead_attention = , transformer_block = {
+      heads <- (l$config$num_heads + 2 * l$config$num_kv_heads) * .key_dim(l)
+      t_len * (12 * l$input_shape[2] + 4 * heads + 4 * (if (is.null(l$config$ff_dim)) 0 else l$config$ff_dim) + 4 * l$config$num_heads)
+    },
+    lm_head = t_len * (3 * l$input_shape[2] + l$config$vocab_size),
+    prod(l$output_shape))
 }
 
 # The forward pass on batches of x in a context of their own (no dropout).
@@ -230,11 +317,12 @@ ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, verbo
   n <- .n_rows(x)
   per <- prod(model$input_shape)
   out_shape <- model$layers[[length(model$layers)]]$output_shape
-  acts <- sum(vapply(model$layers, function(l) prod(l$output_shape), numeric(1))) + per
+  acts <- sum(vapply(model$layers, .layer_act_elems, numeric(1))) + per
   out <- vector("list", 0)
   for (start in seq(1, n, by = batch_size)) {
     nb <- min(batch_size, n - start + 1)
-    ctx <- ggml_init(8 * nb * acts + 4 * length(model$layers) * (ggml_tensor_overhead() + 64) + ggml_graph_overhead() + 1024^2)
+    ctx <- ggml_init(8 * nb * acts + 64 * length(model$layers) * (ggml_tensor_overhead() + 64) + ggml_graph_overhead() +
+                     .attention_inputs_bytes(model$input_shape[1]) + 1024^2)
     x_t <- ggml_new_tensor(ctx, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
                            length(model$input_shape) + 1, c(rev(model$input_shape), nb))
     ggml_backend_tensor_set_data(x_t, data[(start - 1) * per + seq_len(nb * per)])
@@ -258,9 +346,14 @@ ggml_predict_classes <- function(model, x, batch_size = 32L) as.integer(max.col(
 # rows whose largest prediction is the label's class (NA for one output).
 ggml_evaluate <- function(model, ...) UseMethod("ggml_evaluate")
 
-ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, sample_weight = NULL, class_weight = NULL,
+ggml_evaluate.ggml_sequential_model <- function(model, x, y = NULL, batch_size = 32, sample_weight = NULL, class_weight = NULL,
                                                 verbose = 0, ...) {
   .no_extra_args(...)
+  .check_compiled(model)
+  if (.is_sequence_model(model)) {
+    if (!is.null(class_weight) || !is.null(sample_weight)) stop("class_weight and sample_weight are not supported for token sequences", call. = FALSE)
+    return(.evaluate_sequences(model, .token_windows(model, x, y, NULL), batch_size))
+  }
   y <- .as_label_matrix(y)
   if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
   ce <- .is_ce(model)
@@ -276,7 +369,20 @@ ggml_evaluate.ggml_sequential_model <- function(model, x, y, batch_size = 32, sa
   list(loss = loss, accuracy = acc, n_samples = nrow(y))
 }
 
-evaluate.ggml_sequential_model <- function(x, test_x, test_y, batch_size = 32L, ...) {
+# Next-token cross-entropy and accuracy of a sequence model over windows w
+# (.token_windows): mean over positions of logsumexp(z) - z[target].
+.evaluate_sequences <- function(model, w, batch_size) {
+  p <- ggml_predict(model, t(w$x), batch_size = batch_size)  # [n, T, vocab]
+  z <- matrix(aperm(p, c(3, 2, 1)), dim(p)[3])               # [vocab, T * n]
+  if (identical(model$layers[[length(model$layers)]]$config$activation, "softmax")) z <- log(pmax(z, 1e-30))
+  target <- as.vector(w$y) + 1
+  top <- apply(z, 2, max)
+  lse <- top + log(colSums(exp(sweep(z, 2, top))))
+  list(loss = mean(lse - z[cbind(target, seq_along(target))]),
+       accuracy = mean(max.col(t(z), ties.method = "first") == target), n_samples = w$n)
+}
+
+evaluate.ggml_sequential_model <- function(x, test_x, test_y = NULL, batch_size = 32L, ...) {
   ggml_evaluate(x, x = test_x, y = test_y, batch_size = batch_size, ...)
 }
 

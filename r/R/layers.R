@@ -5,7 +5,8 @@
 # reversed and the batch comes last, so a dense layer acts on ne0.
 
 .layer_types <- c("dense", "flatten", "dropout", "embedding", "conv_1d", "conv_2d", "max_pooling_2d",
-                  "global_max_pooling_2d", "global_average_pooling_2d", "batch_norm", "lstm", "gru")
+                  "global_max_pooling_2d", "global_average_pooling_2d", "batch_norm", "lstm", "gru",
+                  "positional_embedding", "multihead_attention", "transformer_block", "lm_head")
 .activations <- c("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "silu")
 
 # "dense_1", "dense_2", ...: counted per layer type.
@@ -205,6 +206,7 @@ nn_infer_shapes <- function(model) {
         .need_rank(l, shape, 2, "c(sequence length, features)")
         if (l$config$return_sequences) c(shape[1], l$config$units) else l$config$units
       },
+      positional_embedding = , multihead_attention = , transformer_block = , lm_head = .transformer_out_shape(l, shape),
       flatten = as.integer(prod(shape)),
       dropout = shape,
       embedding = {
@@ -231,6 +233,7 @@ nn_infer_shapes <- function(model) {
     gru = list(W_zh = c(l$input_shape[2], 2 * l$config$units), U_zh = c(l$config$units, 2 * l$config$units),
                b_zh = 2 * l$config$units, W_n = c(l$input_shape[2], l$config$units), U_n = c(l$config$units, l$config$units),
                b_n = l$config$units),
+    positional_embedding = , multihead_attention = , transformer_block = , lm_head = .transformer_weight_shapes(l),
     list())
 }
 
@@ -242,21 +245,25 @@ nn_infer_shapes <- function(model) {
 # Allocate the weights of every layer in one context (not parameters: fit()
 # trains copies of the trainable ones) and initialise them from R's RNG (set.seed gives the same model): Glorot-uniform matrices
 # (limit sqrt(6 / (fan_in + fan_out))), He-uniform kernels (limit sqrt(6 / fan_in), fan_in = the kernel's size times
-# its input channels), zero biases and betas, gammas of 1, U(-0.05, 0.05) embeddings.
+# its input channels), zero biases and betas (names bias, beta, b_*, *_b<k>, *_beta), gammas (*gamma) of 1,
+# U(-0.05, 0.05) token and position embeddings; the transformer layers' matrices N(0, 0.02), their
+# residual projections N(0, 0.02 / sqrt(2 * blocks)) (GPT-2's initialisation, .transformer_init).
 .init_weights <- function(model) {
   shapes <- lapply(model$layers, .layer_weight_shapes)
   n <- sum(vapply(shapes, length, integer(1)))
   bytes <- sum(vapply(unlist(shapes, recursive = FALSE), function(s) 4 * prod(s), numeric(1)))
   ctx <- ggml_init(bytes + (n + 1) * (ggml_tensor_overhead() + 64) + 1024)
+  n_blocks <- sum(vapply(model$layers, function(l) l$type %in% c("multihead_attention", "transformer_block"), logical(1)))
   for (i in seq_along(model$layers)) {
     l <- model$layers[[i]]
     l$weights <- list()
     for (w in names(shapes[[i]])) {
       s <- shapes[[i]][[w]]
-      v <- if (w %in% c("bias", "beta") || startsWith(w, "b_")) numeric(prod(s))
-           else if (w == "gamma") rep(1, prod(s))
+      v <- if (w %in% c("bias", "beta") || startsWith(w, "b_") || grepl("_(b[0-9]+|beta)$", w)) numeric(prod(s))
+           else if (endsWith(w, "gamma")) rep(1, prod(s))
            else if (w == "kernel") { lim <- sqrt(6 / prod(s[-length(s)])); stats::runif(prod(s), -lim, lim) }
-           else if (l$type == "embedding") stats::runif(prod(s), -0.05, 0.05)
+           else if (l$type %in% c("embedding", "positional_embedding")) stats::runif(prod(s), -0.05, 0.05)
+           else if (l$type %in% .transformer_types) .transformer_init(w, prod(s), n_blocks)
            else { lim <- sqrt(6 / sum(s)); stats::runif(prod(s), -lim, lim) }
       t <- ggml_new_tensor(ctx, GGML_TYPE_F32, length(s), s)
       ggml_set_name(t, sprintf("l%d.%s", i, w))
@@ -363,22 +370,26 @@ nn_infer_shapes <- function(model) {
 }
 
 # The forward graph of the layers on x (ggml shape c(rev(input_shape), batch)).
-# masks: one tensor per dropout layer (training) or NULL (inference);
-# logits = TRUE leaves out a final softmax, which ggml-opt's cross-entropy
-# applies itself.
-.build_forward <- function(model, ctx, x, masks = NULL, logits = FALSE) {
+# masks: one tensor per dropout site (.dropout_sites; training) or NULL
+# (inference); logits = TRUE leaves out a final softmax, which ggml-opt's
+# cross-entropy applies itself; mem_ctx: a context with memory for the
+# attention layers' positions and mask (ctx itself when it has memory).
+.build_forward <- function(model, ctx, x, masks = NULL, logits = FALSE, mem_ctx = ctx) {
   nb <- ggml_tensor_shape(x)[length(model$input_shape) + 1]
   n <- length(model$layers)
+  att <- NULL
   for (i in seq_len(n)) {
     l <- model$layers[[i]]
+    if (is.null(att) && l$type %in% c("multihead_attention", "transformer_block")) att <- .attention_inputs(mem_ctx, l$input_shape[1])
     x <- switch(l$type,
+      positional_embedding = , multihead_attention = , transformer_block = , lm_head = .build_transformer(ctx, l, x, att, masks),
       dense = {
         act <- l$config$activation
         if (logits && i == n && identical(act, "softmax")) act <- NULL
         .apply_activation(ctx, ggml_add(ctx, ggml_mul_mat(ctx, l$weights$weight, x), l$weights$bias), act)
       },
       flatten = ggml_reshape_2d(ctx, ggml_cont(ctx, x), l$output_shape, nb),
-      dropout = if (is.null(masks) || l$config$rate == 0) x else ggml_mul(ctx, x, masks[[l$name]]),
+      dropout = if (is.null(masks[[l$name]])) x else ggml_mul(ctx, x, masks[[l$name]]),
       conv_2d = .build_conv_2d(ctx, l, x),
       conv_1d = .build_conv_1d(ctx, l, x),
       max_pooling_2d = , global_max_pooling_2d = , global_average_pooling_2d = .build_pool(ctx, l, x, nb),

@@ -92,9 +92,9 @@ print.ggml_sequential_model <- function(x, ...) {
     return(invisible(x))
   }
   m <- if (is.null(x$input_shape)) x else nn_infer_shapes(x)
-  cat(sprintf("  %-16s %-10s %-14s %10s\n", "Layer", "Type", "Output shape", "Params"))
+  cat(sprintf("  %-22s %-20s %-14s %10s\n", "Layer", "Type", "Output shape", "Params"))
   for (l in m$layers) {
-    cat(sprintf("  %-16s %-10s %-14s %10s\n", l$name, l$type,
+    cat(sprintf("  %-22s %-20s %-14s %10s\n", l$name, l$type,
                 if (is.null(l$output_shape)) "?" else paste0("(", paste(l$output_shape, collapse = ", "), ")"),
                 format(.layer_n_params(l))))
   }

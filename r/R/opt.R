@@ -255,7 +255,7 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
                          get_opt_pars = ggml_opt_get_default_optimizer_params,
                          nepoch = 1, nbatch_logical = ggml_tensor_shape(inputs)[2], val_split = 0, silent = FALSE,
                          callback = if (silent) NULL else ggml_opt_epoch_callback_progress_bar,
-                         epoch_callback = NULL, seed = 0) {
+                         epoch_callback = NULL, seed = 0, loss = NULL, labels = NULL, lr_schedule = NULL) {
   ndata <- ggml_opt_dataset_ndata(dataset)
   nb <- ggml_tensor_shape(inputs)[2]
   if (!is.numeric(nbatch_logical) || length(nbatch_logical) != 1 || is.na(nbatch_logical) || nbatch_logical <= 0 ||
@@ -278,6 +278,7 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
   params$optimizer <- optimizer
   params$get_opt_pars <- function(ud) get_opt_pars(epoch)  # receives the current epoch, from 1
   params$seed <- seed
+  params[c("loss", "labels", "lr_schedule")] <- list(loss, labels, lr_schedule)  # NULL entries kept (`$<-` would drop them)
   opt_ctx <- ggml_opt_init(params)
   on.exit(ggml_opt_free(opt_ctx))
   result_train <- ggml_opt_result_init()

@@ -1,0 +1,201 @@
+# Transformer layers of the sequential model, on the fused attention op:
+# positional embeddings, multi-head attention (grouped-query heads, RoPE,
+# causal mask) through ggml_flash_attn_ext (which has a backward, so fit()
+# trains them without materialising the T x T scores), the pre-norm block
+# and the language-model head. A sequence datapoint is c(T, C) in R, [C, T, N]
+# in ggml.
+
+.norms <- c("layer_norm", "rms_norm")
+.ff_activations <- c("gelu", "swiglu")
+
+.check_flag <- function(x, what) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) stop(sprintf("'%s' must be TRUE or FALSE", what), call. = FALSE)
+  x
+}
+
+.check_choice <- function(x, choices, what) {
+  if (!is.character(x) || length(x) != 1 || !x %in% choices) {
+    stop(sprintf("'%s' must be one of %s", what, paste(sprintf("\"%s\"", choices), collapse = ", ")), call. = FALSE)
+  }
+  x
+}
+
+.check_rate <- function(rate) {
+  if (!is.numeric(rate) || length(rate) != 1 || is.na(rate) || rate < 0 || rate >= 1) {
+    stop("'dropout' must be a number in [0, 1)", call. = FALSE)
+  }
+  as.double(rate)
+}
+
+.check_eps <- function(eps) {
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps) || eps <= 0) stop("'eps' must be a positive number", call. = FALSE)
+  as.double(eps)
+}
+
+# The attention configuration shared by both layers; key_dim NULL: C / num_heads.
+.attention_config <- function(num_heads, key_dim, num_kv_heads, causal, rope) {
+  num_heads <- .check_count(num_heads, "num_heads")
+  num_kv_heads <- .check_count(num_kv_heads, "num_kv_heads")
+  if (num_heads %% num_kv_heads != 0) {
+    stop(sprintf("'num_kv_heads' (%d) must divide 'num_heads' (%d)", num_kv_heads, num_heads), call. = FALSE)
+  }
+  if (!is.null(key_dim)) key_dim <- .check_count(key_dim, "key_dim")
+  rope <- .check_flag(rope, "rope")
+  if (rope && !is.null(key_dim) && key_dim %% 2 != 0) stop("'key_dim' must be even with rope = TRUE", call. = FALSE)
+  list(num_heads = num_heads, key_dim = key_dim, num_kv_heads = num_kv_heads, causal = .check_flag(causal, "causal"), rope = rope)
+}
+
+# Learned position vectors added to a sequence c(T, C): x[t, ] + P[t, ].
+ggml_layer_positional_embedding <- function(model, name = NULL, trainable = TRUE) {
+  .add_layer(model, "positional_embedding", list(), name, trainable)
+}
+
+# Multi-head self-attention of a sequence c(T, C), output c(T, C):
+#   q = x Wq, k = x Wk, v = x Wv (num_heads, num_kv_heads, num_kv_heads heads of key_dim),
+#   RoPE on q and k (rope = TRUE), y_h = softmax(q_h k_g^T / sqrt(key_dim) + M) v_g with
+#   g = the kv head of query head h (h %/% (num_heads / num_kv_heads)), M the causal mask
+#   (0 where the key is not after the query, -Inf after), out = concat_h(y_h) Wo.
+ggml_layer_multihead_attention <- function(model, num_heads, key_dim = NULL, causal = TRUE, num_kv_heads = num_heads,
+                                           rope = TRUE, name = NULL, trainable = TRUE) {
+  .add_layer(model, "multihead_attention", .attention_config(num_heads, key_dim, num_kv_heads, causal, rope), name, trainable)
+}
+
+# A pre-norm block: x = x + attention(norm1(x)); x = x + ff(norm2(x)), with
+# ff(h) = gelu(h W1 + b1) W2 + b2 or swiglu: (silu(h Wg) * (h Wu)) Wd, and
+# inverted dropout (rate `dropout`) on both branches while training.
+ggml_layer_transformer_block <- function(model, num_heads, ff_dim, activation = "gelu", norm = "layer_norm", dropout = 0,
+                                         key_dim = NULL, num_kv_heads = num_heads, causal = TRUE, rope = TRUE, eps = 1e-5,
+                                         name = NULL, trainable = TRUE) {
+  config <- c(.attention_config(num_heads, key_dim, num_kv_heads, causal, rope),
+              list(ff_dim = .check_count(ff_dim, "ff_dim"), activation = .check_choice(activation, .ff_activations, "activation"),
+                   norm = .check_choice(norm, .norms, "norm"), dropout = .check_rate(dropout), eps = .check_eps(eps)))
+  .add_layer(model, "transformer_block", config, name, trainable)
+}
+
+# The output head of a language model: a final norm, then logits over the
+# vocabulary at every position: c(T, C) -> c(T, vocab_size).
+ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-5, name = NULL, trainable = TRUE) {
+  config <- list(vocab_size = .check_count(vocab_size, "vocab_size"), norm = .check_choice(norm, .norms, "norm"),
+                 eps = .check_eps(eps))
+  .add_layer(model, "lm_head", config, name, trainable)
+}
+
+.transformer_types <- c("positional_embedding", "multihead_attention", "transformer_block", "lm_head")
+
+.key_dim <- function(l) if (is.null(l$config$key_dim)) l$input_shape[2] %/% l$config$num_heads else l$config$key_dim
+
+# Output shape of a transformer layer from its input shape c(T, C).
+.transformer_out_shape <- function(l, shape) {
+  .need_rank(l, shape, 2, "c(sequence length, dim)")
+  if (l$type %in% c("multihead_attention", "transformer_block")) {
+    h <- l$config$num_heads
+    if (is.null(l$config$key_dim) && shape[2] %% h != 0) {
+      stop(sprintf("layer '%s' (%s): dim %d is not a multiple of num_heads %d (give key_dim)", l$name, l$type, shape[2], h),
+           call. = FALSE)
+    }
+    if (l$config$rope && .key_dim(l) %% 2 != 0) {
+      stop(sprintf("layer '%s' (%s): RoPE needs an even key_dim, not %d", l$name, l$type, .key_dim(l)), call. = FALSE)
+    }
+  }
+  if (l$type == "lm_head") c(shape[1], l$config$vocab_size) else shape
+}
+
+.norm_weight_shapes <- function(prefix, norm, c_dim) {
+  s <- list(c_dim)
+  names(s) <- paste0(prefix, "gamma")
+  if (norm == "layer_norm") s[[paste0(prefix, "beta")]] <- c_dim
+  s
+}
+
+.attention_weight_shapes <- function(l) {
+  c_dim <- l$input_shape[2]; d <- .key_dim(l)
+  list(wq = c(c_dim, l$config$num_heads * d), wk = c(c_dim, l$config$num_kv_heads * d),
+       wv = c(c_dim, l$config$num_kv_heads * d), wo = c(l$config$num_heads * d, c_dim))
+}
+
+.transformer_weight_shapes <- function(l) {
+  c_dim <- l$input_shape[2]
+  switch(l$type,
+    positional_embedding = list(weight = c(c_dim, l$input_shape[1])),
+    multihead_attention = .attention_weight_shapes(l),
+    transformer_block = {
+      f <- l$config$ff_dim
+      ff <- if (l$config$activation == "swiglu") list(ff_gate = c(c_dim, f), ff_up = c(c_dim, f), ff_down = c(f, c_dim))
+            else list(ff_w1 = c(c_dim, f), ff_b1 = f, ff_w2 = c(f, c_dim), ff_b2 = c_dim)
+      c(.norm_weight_shapes("ln1_", l$config$norm, c_dim), .attention_weight_shapes(l),
+        .norm_weight_shapes("ln2_", l$config$norm, c_dim), ff)
+    },
+    lm_head = c(.norm_weight_shapes("", l$config$norm, c_dim), list(weight = c(c_dim, l$config$vocab_size))))
+}
+
+# A matrix of n values of a transformer layer: N(0, 0.02), the projections
+# that end a residual branch (wo, ff_w2, ff_down) N(0, 0.02 / sqrt(2 blocks)).
+.transformer_init <- function(w, n, n_blocks) {
+  std <- if (w %in% c("wo", "ff_w2", "ff_down")) 0.02 / sqrt(2 * max(1, n_blocks)) else 0.02
+  stats::rnorm(n, 0, std)
+}
+
+# Inputs with data that the attention layers read, for sequences of length T:
+# pos (I32 [T], 0..T-1, RoPE's positions) and mask (F32 [T, T], ne0 the key j,
+# ne1 the query i: 0 for j <= i, -Inf after). Created in mem_ctx (a context
+# with memory) and filled now.
+.attention_inputs <- function(mem_ctx, t_len) {
+  pos <- ggml_new_tensor_1d(mem_ctx, GGML_TYPE_I32, t_len)
+  ggml_backend_tensor_set_data(pos, seq_len(t_len) - 1)
+  mask <- ggml_new_tensor_2d(mem_ctx, GGML_TYPE_F32, t_len, t_len)
+  ggml_backend_tensor_set_data(mask, as.vector(outer(seq_len(t_len), seq_len(t_len), function(j, i) ifelse(j <= i, 0, -Inf))))
+  list(pos = pos, mask = mask)
+}
+
+# Bytes .attention_inputs takes in its context.
+.attention_inputs_bytes <- function(t_len) 4 * (t_len + t_len^2) + 2 * (ggml_tensor_overhead() + 64)
+
+.apply_norm <- function(ctx, x, norm, w, prefix, eps) {
+  y <- if (norm == "layer_norm") ggml_norm(ctx, x, eps) else ggml_rms_norm(ctx, x, eps)
+  y <- ggml_mul(ctx, y, w[[paste0(prefix, "gamma")]])
+  if (norm == "layer_norm") ggml_add(ctx, y, w[[paste0(prefix, "beta")]]) else y
+}
+
+# x [C, T, N] -> attention output [C, T, N] (see ggml_layer_multihead_attention).
+.build_attention <- function(ctx, cfg, d, w, x, att) {
+  ne <- ggml_tensor_shape(x)
+  t_len <- ne[2]; nb <- ne[3]; h <- cfg$num_heads; hkv <- cfg$num_kv_heads
+  heads <- function(wt, n, rope) {
+    y <- ggml_reshape_4d(ctx, ggml_mul_mat(ctx, wt, x), d, n, t_len, nb)  # [D, heads, T, N]
+    if (rope) y <- ggml_rope_ext(ctx, y, att$pos, n_dims = d)
+    ggml_permute(ctx, y, 0L, 2L, 1L, 3L)                                    # [D, T, heads, N]
+  }
+  q <- heads(w$wq, h, cfg$rope)
+  k <- heads(w$wk, hkv, cfg$rope)
+  v <- heads(w$wv, hkv, FALSE)
+  y <- ggml_flash_attn_ext(ctx, q, k, v, if (cfg$causal) att$mask, scale = 1 / sqrt(d))  # [D, H, T, N]
+  ggml_mul_mat(ctx, w$wo, ggml_reshape_3d(ctx, y, h * d, t_len, nb))
+}
+
+# The dropout masks a layer reads while training: list(key = list(shape, rate)), shapes in R order.
+.dropout_sites <- function(l) {
+  rate <- switch(l$type, dropout = l$config$rate, transformer_block = l$config$dropout, 0)
+  if (is.null(rate) || rate == 0) return(list())
+  keys <- if (l$type == "dropout") l$name else paste0(l$name, c(".attn", ".ff"))
+  stats::setNames(rep(list(list(shape = l$input_shape, rate = rate)), length(keys)), keys)
+}
+
+.build_transformer <- function(ctx, l, x, att, masks) {
+  w <- l$weights; cfg <- l$config
+  drop <- function(t, key) if (is.null(masks[[key]])) t else ggml_mul(ctx, t, masks[[key]])
+  switch(l$type,
+    positional_embedding = ggml_add(ctx, x, w$weight),
+    multihead_attention = .build_attention(ctx, cfg, .key_dim(l), w, x, att),
+    transformer_block = {
+      a <- .build_attention(ctx, cfg, .key_dim(l), w, .apply_norm(ctx, x, cfg$norm, w, "ln1_", cfg$eps), att)
+      x <- ggml_add(ctx, x, drop(a, paste0(l$name, ".attn")))
+      hn <- .apply_norm(ctx, x, cfg$norm, w, "ln2_", cfg$eps)
+      f <- if (cfg$activation == "swiglu") {
+        ggml_mul_mat(ctx, w$ff_down, ggml_swiglu_split(ctx, ggml_mul_mat(ctx, w$ff_gate, hn), ggml_mul_mat(ctx, w$ff_up, hn)))
+      } else {
+        ggml_add(ctx, ggml_mul_mat(ctx, w$ff_w2, ggml_gelu(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w$ff_w1, hn), w$ff_b1))), w$ff_b2)
+      }
+      ggml_add(ctx, x, drop(f, paste0(l$name, ".ff")))
+    },
+    lm_head = ggml_mul_mat(ctx, w$weight, .apply_norm(ctx, x, cfg$norm, w, "", cfg$eps)))
+}

@@ -1,0 +1,21 @@
+# gpt_15_lines.R -- the character-level GPT of train_austen.R on the layer API:
+# token embeddings, 4 pre-norm transformer blocks (causal attention with RoPE
+# through the fused flash-attention kernel and its backward, a GELU MLP), an LM
+# head, next-character cross-entropy, AdamW with warmup + cosine decay and
+# gradient clipping; the training loop runs in C (ggml-opt). 2000 steps of 12
+# windows of 64 characters, as the C main job; Rscript gpt_15_lines.R
+library(ggmlR)
+text <- as.integer(charToRaw(paste(janeaustenr::austen_books()$text, collapse = "\n")))
+vocab <- sort(unique(text)); ids <- match(text, vocab) - 1L; n_train <- floor(0.9 * length(ids))
+set.seed(1337)
+gpt <- ggml_model_sequential() |> ggml_layer_embedding(length(vocab), 128, input_shape = 64)
+for (i in 1:4) gpt <- ggml_layer_transformer_block(gpt, num_heads = 4, ff_dim = 512)
+gpt <- compile(ggml_layer_lm_head(gpt, length(vocab)), optimizer = "adamw", learning_rate = 1e-3)
+stride <- floor(n_train / (2000 * 12))  # one epoch of 2000 batches of 12 windows
+gpt <- fit(gpt, ids[1:n_train], epochs = 1, batch_size = 12, stride = stride, clip_norm = 1,
+           validation_data = list(ids[-(1:n_train)]),
+           lr_schedule = ggml_opt_lr_schedule("warmup_cosine", warmup = 100, decay_steps = 2000, min_lr = 1e-4))
+cat(sprintf("validation loss %.3f\n", gpt$history$val_loss))
+prompt <- match(as.integer(charToRaw("It is a truth universally")), vocab) - 1L
+cat(rawToChar(as.raw(vocab[1 + generate(gpt, prompt, n = 300, temperature = 0.8, top_k = 20, seed = 1)])), "\n")
+ggml_save_model(gpt, "austen_gpt.gguf")
