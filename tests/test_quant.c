@@ -5,7 +5,8 @@
  * bit of every field exercised) and on hand-built ones; quantize then
  * dequantize must give, per element, the nearest level of the block's own
  * grid and a relative RMS error within the format's resolution; exactly
- * representable inputs come back exactly; all-zero, huge and non-finite
+ * representable inputs come back exactly; the scale and rounding rules of
+ * NVFP4, Q2_0 and the ternary types by hand; all-zero, huge and non-finite
  * blocks; upstream's type numbers and sizes; ggml_quantize_chunk's checks.
  * Byte identity with upstream is checked out of tree (docs/quant-types.md). */
 #include "common/test_common.h"
@@ -410,6 +411,32 @@ static void test_decode_by_hand(void) {
           "TQ1_0 by hand");
 }
 
+/* The quantizers' rounding rules, worked out by hand: NVFP4's UE4M3 scale
+ * of amax / 6 rounds half up on the fp32 bits (1.0625 -> 1.125, byte 0x39),
+ * a subnormal one to the nearest m * 2^-9 (3.5 -> 4), and clamps at 448
+ * (0x7E); the ternary types and Q2_0 round x / amax halves away from zero. */
+static void test_rounding_by_hand(void) {
+    float x[256] = {0}, y[256];
+    uint8_t q[64];
+    x[0] = 6.375f; x[16] = 6 * 3.5f * 0x1p-9f; x[32] = 6000.0f;
+    quantize(GGML_TYPE_NVFP4, x, q, 64);
+    CHECK(q[0] == 0x39 && q[1] == 0x04 && q[2] == 0x7e && q[3] == 0x00, "NVFP4 scales: %02x %02x %02x %02x", q[0], q[1], q[2], q[3]);
+    static const enum ggml_type ternary[] = {GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0};
+    for (int i = 0; i < 2; i++) {
+        memset(x, 0, sizeof x);
+        x[0] = 1.0f; x[1] = 0.5f; x[200] = -0.5f; x[250] = 0.49f;
+        quantize(ternary[i], x, q, 256);
+        traits(ternary[i])->to_float(q, y, 256);
+        CHECK(y[0] == 1.0f && y[1] == 1.0f && y[200] == -1.0f && y[250] == 0.0f && y[2] == 0.0f, "%s: halves away from zero",
+              ggml_type_name(ternary[i]));
+    }
+    memset(x, 0, sizeof x);
+    x[0] = 2.0f; x[1] = 1.0f; x[2] = -1.0f; x[3] = 0.9f;
+    quantize(GGML_TYPE_Q2_0, x, q, 64);
+    traits(GGML_TYPE_Q2_0)->to_float(q, y, 64);
+    CHECK(y[0] == 2.0f && y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f, "Q2_0: halves away from zero");
+}
+
 /* the largest |level| and the distance from x to the nearest level of element e */
 static double nearest_level(const struct fmt * f, const uint8_t * b, int e, double x, double * maxabs) {
     double best = INFINITY;
@@ -661,6 +688,7 @@ int main(void) {
     test_bf16();
     test_decode_random();
     test_decode_by_hand();
+    test_rounding_by_hand();
     test_round_trip();
     test_exact();
     test_edges();
