@@ -600,6 +600,33 @@ static void test_edges(void) {
     CHECK(nonfinite == 0, "mxfp4 keeps a block of 1e30 finite");
 }
 
+/* ggml_validate_row_data on the five newest types, as upstream checks them:
+ * the fp16 scale of Q1_0, Q2_0, TQ1_0 and TQ2_0 must be finite; every
+ * NVFP4 byte is valid (a UE4M3 scale has no Inf or NaN code here) */
+static void test_validate_new_types(void) {
+    static const struct { enum ggml_type t; int d_at; } cases[] = {
+        {GGML_TYPE_Q1_0, 0}, {GGML_TYPE_Q2_0, 0}, {GGML_TYPE_TQ1_0, 52}, {GGML_TYPE_TQ2_0, 64}, {GGML_TYPE_NVFP4, -1}};
+    float x[512];
+    uint8_t q[1024];
+    for (int i = 0; i < 512; i++) x[i] = (float) tc_uniform(-1, 1);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const enum ggml_type t = cases[c].t;
+        const size_t n = ggml_row_size(t, 512);
+        quantize(t, x, q, 512);
+        CHECK(ggml_validate_row_data(t, q, n), "%s: quantized data is valid: %s", ggml_type_name(t), ggml_last_error());
+        CHECK(!ggml_validate_row_data(t, q, n - 1), "%s: a partial block is refused", ggml_type_name(t));
+        if (cases[c].d_at >= 0) {
+            q[ggml_type_size(t) + (size_t) cases[c].d_at] = 0x00;   /* the second block's scale: NaN (0x7e00) */
+            q[ggml_type_size(t) + (size_t) cases[c].d_at + 1] = 0x7e;
+            CHECK(!ggml_validate_row_data(t, q, n) && strstr(ggml_last_error(), ggml_type_name(t)), "%s: a NaN scale is refused: %s",
+                  ggml_type_name(t), ggml_last_error());
+        } else {
+            memset(q, 0xff, n);
+            CHECK(ggml_validate_row_data(t, q, n), "%s: every byte is valid", ggml_type_name(t));
+        }
+    }
+}
+
 /* ggml_quantize_chunk: offsets, sizes and refusals */
 static void test_chunk(void) {
     enum { ROWS = 4, COLS = 512 };
@@ -693,5 +720,6 @@ int main(void) {
     test_exact();
     test_edges();
     test_chunk();
+    test_validate_new_types();
     return tc_finish("quant");
 }
