@@ -10,7 +10,9 @@
 #                 quantize_row_<type>_ref and dequantize_row_<type>, and through
 #                 ggml_quantize_chunk, from_float_ref and to_float here:
 #                 bytes per block and floats bit for bit; with an importance
-#                 matrix too for Q4_0..Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS
+#                 matrix too for Q4_0..Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS (and
+#                 for NVFP4, Q1_0, Q2_0, TQ1_0, TQ2_0, which ignore it); the
+#                 last five also on a ninth input with NaN, Inf and 1e38
 #   compare_conv  every float bit pattern through upstream's and this
 #                 library's fp32->bf16 and fp32->fp16, every half back
 # Nothing of upstream is copied into the repository. Usage, from the
@@ -28,12 +30,6 @@ for f in src/ggml-common.h src/ggml-quants.c src/ggml-quants.h src/ggml-impl.h s
 done
 echo "upstream: $(git --git-dir="$UP_GIT" log -1 --format='%H %ad')"
 cd "$W"
-cat > shim.c <<'C'
-/* what upstream's ggml-quants.c needs besides libggmlr (type sizes/names come from it) */
-#include <stdio.h>
-#include <stdlib.h>
-void ggml_abort(const char * file, int line, const char * fmt, ...) { fprintf(stderr, "upstream abort %s:%d %s\n", file, line, fmt); abort(); }
-C
 cat > upstream_conv.c <<'C'
 /* upstream's scalar conversions (ggml-impl.h, compiled as ggml-base is: no F16C) */
 #include "ggml-impl.h"
@@ -57,9 +53,14 @@ cat > compare.c <<'C'
     size_t quantize_##t(const float *, void *, int64_t, int64_t, const float *); \
     void dequantize_row_##t(const void *, float *, int64_t);
 UP(q4_0) UP(q4_1) UP(q5_0) UP(q5_1) UP(q8_0) UP(q2_K) UP(q3_K) UP(q4_K) UP(q5_K) UP(q6_K) UP(iq4_nl) UP(iq4_xs) UP(mxfp4)
+UP(nvfp4) UP(q1_0) UP(q2_0) UP(tq1_0) UP(tq2_0)
 void quantize_row_q8_1_ref(const float *, void *, int64_t);
 void quantize_row_q8_K_ref(const float *, void *, int64_t);
 void dequantize_row_q8_K(const void *, float *, int64_t);
+
+/* the library's own rows of the traits (src/quant/traits.c): the public
+ * table, as upstream's, leaves Q8_K without converters */
+const struct ggml_type_traits * ggmlr_type_traits_own(enum ggml_type type);
 
 typedef void (*qref_t)(const float *, void *, int64_t);
 typedef size_t (*qchunk_t)(const float *, void *, int64_t, int64_t, const float *);
@@ -72,13 +73,19 @@ static const struct row rows[] = {
     R(Q2_K, q2_K), R(Q3_K, q3_K), R(Q4_K, q4_K), R(Q5_K, q5_K), R(Q6_K, q6_K),
     {GGML_TYPE_Q8_K, quantize_row_q8_K_ref, NULL, dequantize_row_q8_K},
     R(IQ4_NL, iq4_nl), R(IQ4_XS, iq4_xs), R(MXFP4, mxfp4),
+    R(NVFP4, nvfp4), R(Q1_0, q1_0), R(Q2_0, q2_0), R(TQ1_0, tq1_0), R(TQ2_0, tq2_0),
 };
+
+/* the types whose quantizers are also compared on non-finite input */
+static int hostile(enum ggml_type t) {
+    return t == GGML_TYPE_NVFP4 || t == GGML_TYPE_Q1_0 || t == GGML_TYPE_Q2_0 || t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0;
+}
 
 /* the types whose importance-matrix path is implemented here */
 static int with_imatrix(enum ggml_type t) {
     return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 ||
            t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
-           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS;
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || hostile(t);   /* the last five ignore it, as upstream */
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -96,7 +103,11 @@ static void fill(float * x, int64_t n, int d) {
             case 4: x[i] = (float) (u * 3e4); break;                            /* large */
             case 5: x[i] = (i / 32) % 3 == 0 ? 0.0f : (float) u; break;         /* zero 32-runs */
             case 6: x[i] = (i / 256) % 2 == 0 ? 0.5f : (float) u; break;        /* constant super-blocks */
-            default: x[i] = (float) (sin(i * 0.37) * (1 + (i % 7))); break;     /* smooth */
+            case 7: x[i] = (float) (sin(i * 0.37) * (1 + (i % 7))); break;      /* smooth */
+            default: {                                                          /* non-finite and huge values */
+                const double r = urand();
+                x[i] = r < 0.01 ? NAN : r < 0.02 ? INFINITY : r < 0.03 ? -INFINITY : r < 0.05 ? (float) (u * 1e38) : (float) u;
+            }
         }
     }
 }
@@ -111,10 +122,10 @@ int main(void) {
     int bad_types = 0;
     for (size_t t = 0; t < sizeof rows / sizeof rows[0]; t++) {
         const struct row * rw = &rows[t];
-        const struct ggml_type_traits * tt = ggml_get_type_traits(rw->type);
+        const struct ggml_type_traits * tt = ggmlr_type_traits_own(rw->type);
         const size_t bytes = ggml_row_size(rw->type, n_per_row) * nrows;
         long zero_ref = 0, diff_chunk = 0, diff_ref = 0, diff_deq = 0, diff_imat = 0, blocks = 0;
-        for (int d = 0; d < ndist; d++) {
+        for (int d = 0; d < ndist + hostile(rw->type); d++) {
             fill(x, n, d);
             const size_t bs = ggml_type_size(rw->type);
             blocks += bytes / bs;
@@ -157,18 +168,26 @@ int main(void) {
                 for (int64_t i = 0; i < n; i++) diff_deq += memcmp(&ya[i], &yb[i], 4) != 0;
             }
         }
+        /* random bytes (every field, NaN and Inf scales included) through both dequantizers */
+        long diff_random = 0;
+        if (rw->deq) {
+            for (size_t k = 0; k < bytes; k++) a[k] = (uint8_t) (urand() * 256);
+            rw->deq(a, ya, n);
+            tt->to_float(a, yb, n);
+            for (int64_t i = 0; i < n; i++) diff_random += memcmp(&ya[i], &yb[i], 4) != 0;
+        }
         /* upstream's IQ4_NL reference path leaves an all-zero block's indices
          * as the previous block's (uninitialised for the first): not comparable */
         const bool zero_only = rw->type == GGML_TYPE_IQ4_NL && diff_ref == zero_ref;
-        const bool ok = !diff_chunk && (!diff_ref || zero_only) && !diff_deq && !diff_imat;
+        const bool ok = !diff_chunk && (!diff_ref || zero_only) && !diff_deq && !diff_imat && !diff_random;
         if (!ok) bad_types++;
         printf("%-7s %6ld blocks: chunk %s, ref %s, dequant %s%s%s\n", tt->type_name, blocks,
                rw->chunk ? (diff_chunk ? "DIFFERS" : "identical") : "n/a (upstream has none)",
                !diff_ref ? "identical" : zero_only ? "identical but for all-zero blocks (upstream: leftover indices)" : "DIFFERS",
                rw->deq ? (diff_deq ? "DIFFERS" : "identical") : "n/a",
                with_imatrix(rw->type) ? (diff_imat ? ", imatrix DIFFERS" : ", imatrix identical") : "",
-               "");
-        if (!ok) printf("        differing blocks: chunk %ld ref %ld (%ld of them all-zero input), floats %ld, imatrix %ld\n", diff_chunk, diff_ref, zero_ref, diff_deq, diff_imat);
+               rw->deq ? (diff_random ? ", random blocks DIFFER" : ", random blocks identical") : "");
+        if (!ok) printf("        differing blocks: chunk %ld ref %ld (%ld of them all-zero input), floats %ld, imatrix %ld, random-block floats %ld\n", diff_chunk, diff_ref, zero_ref, diff_deq, diff_imat, diff_random);
     }
     /* BF16 against upstream's formula is checked in the library's tests (no upstream symbol here) */
     printf("%s\n", bad_types ? "SOME TYPES DIFFER" : "all types identical");
@@ -203,10 +222,12 @@ int main(void) {
     return 0;
 }
 C
-gcc -O2 -std=gnu11 -c up/src/ggml-quants.c -Iup/include -Iup/src -o upstream_quants.o
+# upstream's ggml_validate_row_data renamed, so that this library's links; its
+# ggml_abort (for upstream's asserts) is this library's
+gcc -O2 -std=gnu11 -c up/src/ggml-quants.c -Iup/include -Iup/src -Dggml_validate_row_data=up_ggml_validate_row_data \
+    -o upstream_quants.o
 gcc -O2 -std=gnu11 -c upstream_conv.c -Iup/include -Iup/src -o upstream_conv.o
-gcc -O2 -std=gnu11 -c shim.c -o shim.o
-gcc -O2 -std=c11 -I"$ROOT/include" compare.c upstream_quants.o shim.o "$BUILD/libggmlr.a" -lm -lpthread -o compare
+gcc -O2 -std=c11 -I"$ROOT/include" compare.c upstream_quants.o "$BUILD/libggmlr.a" -lm -lpthread -o compare
 gcc -O2 -std=c11 -I"$ROOT/include" compare_conv.c upstream_conv.o "$BUILD/libggmlr.a" -lm -lpthread -o compare_conv
 status=0
 ./compare || status=1

@@ -5,7 +5,8 @@
  * bit of every field exercised) and on hand-built ones; quantize then
  * dequantize must give, per element, the nearest level of the block's own
  * grid and a relative RMS error within the format's resolution; exactly
- * representable inputs come back exactly; all-zero, huge and non-finite
+ * representable inputs come back exactly; the scale and rounding rules of
+ * NVFP4, Q2_0 and the ternary types by hand; all-zero, huge and non-finite
  * blocks; upstream's type numbers and sizes; ggml_quantize_chunk's checks.
  * Byte identity with upstream is checked out of tree (docs/quant-types.md). */
 #include "common/test_common.h"
@@ -35,6 +36,27 @@ static int nib32(const uint8_t * q, int e) { return e < 16 ? q[e] & 15 : q[e - 1
  * 32*(e/128) + e%32, bits 2*((e%128)/32) */
 static int two(const uint8_t * q, int e) { return q[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32)) & 3; }
 
+/* UE4M3 (NVFP4's scale): 4 exponent bits (bias 7), 3 mantissa bits,
+ * exponent 0 subnormal (m * 2^-9); as upstream, 0x7F (E4M3's NaN) is 0 and
+ * bit 7 is not looked at otherwise */
+static double ue4m3(uint8_t u) {
+    if (u == 0x7f) return 0;
+    const int ex = u >> 3 & 15, m = u & 7;
+    return ex == 0 ? ldexp(m, -9) : (1 + m / 8.0) * ldexp(1.0, ex - 7);
+}
+
+/* TQ1_0: the trit of element e. A byte holds the first 5 base-3 digits of
+ * byte / 256, i.e. of T = floor(byte * 243 / 256), most significant first;
+ * elements 0..159 are digit e/32 of byte e%32, 160..239 digit (e-160)/16 of
+ * byte 32 + (e-160)%16, 240..255 digit (e-240)/4 of qh byte (e-240)%4 */
+static int tq1_trit(const uint8_t * b, int e) {
+    const int byte = e < 160 ? b[e % 32] : e < 240 ? b[32 + (e - 160) % 16] : b[48 + (e - 240) % 4];
+    const int digit = e < 160 ? e / 32 : e < 240 ? (e - 160) / 16 : (e - 240) / 4;
+    int t = byte * 243 / 256;
+    for (int k = digit; k < 4; k++) t /= 3;
+    return t % 3;
+}
+
 /* Q4_K/Q5_K 6-bit scale (which = 0) or min (which = 1) of sub-block j from 12 bytes */
 static int k4_scale(const uint8_t * s, int j, int which) {
     if (j < 4) return s[j + 4 * which] & 63;
@@ -52,6 +74,8 @@ static const struct fmt fmts[] = {
     {GGML_TYPE_Q2_K, 256, 84, 4},   {GGML_TYPE_Q3_K, 256, 110, 8},   {GGML_TYPE_Q4_K, 256, 144, 16},
     {GGML_TYPE_Q5_K, 256, 176, 32}, {GGML_TYPE_Q6_K, 256, 210, 64},  {GGML_TYPE_Q8_K, 256, 292, 256},
     {GGML_TYPE_IQ4_NL, 32, 18, 16}, {GGML_TYPE_IQ4_XS, 256, 136, 16}, {GGML_TYPE_MXFP4, 32, 17, 16},
+    {GGML_TYPE_NVFP4, 64, 36, 16},  {GGML_TYPE_Q1_0, 128, 18, 2},    {GGML_TYPE_Q2_0, 64, 18, 4},
+    {GGML_TYPE_TQ1_0, 256, 54, 3},  {GGML_TYPE_TQ2_0, 256, 66, 3},
 };
 #define NFMT ((int) (sizeof fmts / sizeof fmts[0]))
 
@@ -108,6 +132,15 @@ static double decode(enum ggml_type type, const uint8_t * b, int e, int q) {
             return h16(b) * (ls - 32) * iq4_grid[q >= 0 ? q : nib32(b + 8 + 16 * ib, e % 32)];
         }
         case GGML_TYPE_MXFP4: return ldexp(1.0, b[0] - 127) * e2m1(q >= 0 ? q : nib32(b + 1, e));
+        case GGML_TYPE_NVFP4: {   /* sub-block s = e/16: scale byte s, 8 bytes at 4 + 8s, low nibbles first */
+            const int s = e / 16, j = e % 16;
+            const uint8_t v = b[4 + 8 * s + j % 8];
+            return ue4m3(b[s]) * e2m1(q >= 0 ? q : j < 8 ? v & 15 : v >> 4);
+        }
+        case GGML_TYPE_Q1_0: return h16(b) * ((q >= 0 ? q : b[2 + e / 8] >> (e % 8) & 1) ? 1 : -1);
+        case GGML_TYPE_Q2_0: return h16(b) * ((q >= 0 ? q : b[2 + e / 4] >> (2 * (e % 4)) & 3) - 1);
+        case GGML_TYPE_TQ1_0: return h16(b + 52) * ((q >= 0 ? q : tq1_trit(b, e)) - 1);
+        case GGML_TYPE_TQ2_0: return h16(b + 64) * ((q >= 0 ? q : two(b, e)) - 1);
         default: return NAN;
     }
 }
@@ -164,7 +197,11 @@ static void test_type_table(void) {
     /* converters: every implemented type has both; named-only types none */
     for (int f = 0; f < NFMT; f++)
         CHECK(traits(fmts[f].type)->to_float && traits(fmts[f].type)->from_float_ref, "%s has converters", ggml_type_name(fmts[f].type));
-    CHECK(!traits(GGML_TYPE_IQ2_XXS)->to_float && !traits(GGML_TYPE_TQ1_0)->from_float_ref, "named-only types have no converters");
+    CHECK(!traits(GGML_TYPE_IQ2_XXS)->to_float && !traits(GGML_TYPE_IQ1_S)->from_float_ref, "named-only types have no converters");
+    static const enum ggml_type small[] = {GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0};
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        CHECK(ggml_get_type_traits(small[i])->to_float && ggml_get_type_traits(small[i])->from_float_ref && ggmlr_type_is_supported(small[i]),
+              "%s: upstream's public converters, tensors supported", ggml_type_name(small[i]));
     CHECK(ggml_quantize_requires_imatrix(GGML_TYPE_IQ2_XXS) && !ggml_quantize_requires_imatrix(GGML_TYPE_Q4_K), "requires_imatrix");
 }
 
@@ -272,7 +309,9 @@ static void random_block(const struct fmt * f, uint8_t * b) {
         case GGML_TYPE_Q3_K: memcpy(b + 108, &h1, 2); break;
         case GGML_TYPE_Q6_K: memcpy(b + 208, &h1, 2); break;
         case GGML_TYPE_Q8_K: { const float d = (float) tc_uniform(-2, 2); memcpy(b, &d, 4); break; }
-        case GGML_TYPE_MXFP4: break;   /* every E8M0 byte but 255 is finite in this encoding */
+        case GGML_TYPE_MXFP4: case GGML_TYPE_NVFP4: break;   /* every E8M0 byte but 255, every UE4M3 byte is finite */
+        case GGML_TYPE_TQ1_0: memcpy(b + 52, &h1, 2); break;
+        case GGML_TYPE_TQ2_0: memcpy(b + 64, &h1, 2); break;
         default: memcpy(b, &h1, 2); break;
     }
 }
@@ -337,6 +376,65 @@ static void test_decode_by_hand(void) {
     uint8_t mx[17] = {128, 0xd5};
     traits(GGML_TYPE_MXFP4)->to_float(mx, y, 32);
     CHECK(y[0] == 6.0f && y[16] == -6.0f && y[1] == 0.0f, "MXFP4 by hand: %g %g", y[0], y[16]);
+    /* NVFP4: scales 0x38 = 2^(7-7) = 1, 0x7F = 0 (NaN code), 0x01 = 2^-9
+     * (subnormal), 0xFF = 1.875 * 2^8 = 480 (bit 7 unused); sub-block s's
+     * elements j and j + 8 are the nibbles of byte 4 + 8s + j */
+    uint8_t nv[36] = {0x38, 0x7f, 0x01, 0xff, 0xd5};
+    nv[4 + 8] = 0x77; nv[4 + 16] = 0x07; nv[4 + 24] = 0x02;
+    traits(GGML_TYPE_NVFP4)->to_float(nv, y, 64);
+    CHECK(y[0] == 3.0f && y[8] == -3.0f && y[16] == 0.0f && y[24] == 0.0f && y[32] == 6.0f * 0x1p-9f && y[48] == 480.0f,
+          "NVFP4 by hand: %g %g %g %g %g", y[0], y[8], y[16], y[32], y[48]);
+    /* Q1_0: d = 0.5; bit j of the 16 bytes: element j is +d when set */
+    uint8_t q10[18] = {0x00, 0x38, 0x01};
+    q10[2 + 15] = 0x80;
+    traits(GGML_TYPE_Q1_0)->to_float(q10, y, 128);
+    CHECK(y[0] == 0.5f && y[1] == -0.5f && y[127] == 0.5f && y[120] == -0.5f, "Q1_0 by hand");
+    /* Q2_0: d = 2; byte 0 = 0b11100100: elements 0..3 are q = 0, 1, 2, 3 -> -2, 0, 2, 4 */
+    uint8_t q20[18] = {0x00, 0x40, 0xe4};
+    traits(GGML_TYPE_Q2_0)->to_float(q20, y, 64);
+    CHECK(y[0] == -2.0f && y[1] == 0.0f && y[2] == 2.0f && y[3] == 4.0f && y[4] == -2.0f, "Q2_0 by hand");
+    /* TQ2_0: d = 1 after 64 bytes; element 193 = 128 + 2*32 + 1: byte 33, bits 4-5 */
+    uint8_t tq2[66] = {0};
+    tq2[33] = 0x20; tq2[64] = 0x00; tq2[65] = 0x3c;
+    traits(GGML_TYPE_TQ2_0)->to_float(tq2, y, 256);
+    CHECK(y[193] == 1.0f && y[129] == -1.0f && y[0] == -1.0f, "TQ2_0 by hand");
+    /* TQ1_0: d = 1 after 52 bytes. qs[5] holds trits (2,0,1,1,0) of elements
+     * 5, 37, 69, 101, 133: T = 162 + 9 + 3 = 174, byte ceil(174 * 256 / 243)
+     * = 184; qs[40] holds (0,0,0,0,2) of elements 168, 184, 200, 216, 232:
+     * byte ceil(2 * 256 / 243) = 3; qh[2] holds (1,2,0,2) of elements 242,
+     * 246, 250, 254, shifted one digit: T = 47 * 3 = 141, byte 149 */
+    uint8_t tq1[54] = {0};
+    tq1[5] = 184; tq1[40] = 3; tq1[48 + 2] = 149; tq1[52] = 0x00; tq1[53] = 0x3c;
+    traits(GGML_TYPE_TQ1_0)->to_float(tq1, y, 256);
+    CHECK(y[5] == 1.0f && y[37] == -1.0f && y[69] == 0.0f && y[101] == 0.0f && y[133] == -1.0f && y[168] == -1.0f &&
+          y[232] == 1.0f && y[242] == 0.0f && y[246] == 1.0f && y[250] == -1.0f && y[254] == 1.0f && y[0] == -1.0f,
+          "TQ1_0 by hand");
+}
+
+/* The quantizers' rounding rules, worked out by hand: NVFP4's UE4M3 scale
+ * of amax / 6 rounds half up on the fp32 bits (1.0625 -> 1.125, byte 0x39),
+ * a subnormal one to the nearest m * 2^-9 (3.5 -> 4), and clamps at 448
+ * (0x7E); the ternary types and Q2_0 round x / amax halves away from zero. */
+static void test_rounding_by_hand(void) {
+    float x[256] = {0}, y[256];
+    uint8_t q[66];   /* the largest block here: TQ2_0 */
+    x[0] = 6.375f; x[16] = 6 * 3.5f * 0x1p-9f; x[32] = 6000.0f;
+    quantize(GGML_TYPE_NVFP4, x, q, 64);
+    CHECK(q[0] == 0x39 && q[1] == 0x04 && q[2] == 0x7e && q[3] == 0x00, "NVFP4 scales: %02x %02x %02x %02x", q[0], q[1], q[2], q[3]);
+    static const enum ggml_type ternary[] = {GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0};
+    for (int i = 0; i < 2; i++) {
+        memset(x, 0, sizeof x);
+        x[0] = 1.0f; x[1] = 0.5f; x[200] = -0.5f; x[250] = 0.49f;
+        quantize(ternary[i], x, q, 256);
+        traits(ternary[i])->to_float(q, y, 256);
+        CHECK(y[0] == 1.0f && y[1] == 1.0f && y[200] == -1.0f && y[250] == 0.0f && y[2] == 0.0f, "%s: halves away from zero",
+              ggml_type_name(ternary[i]));
+    }
+    memset(x, 0, sizeof x);
+    x[0] = 2.0f; x[1] = 1.0f; x[2] = -1.0f; x[3] = 0.9f;
+    quantize(GGML_TYPE_Q2_0, x, q, 64);
+    traits(GGML_TYPE_Q2_0)->to_float(q, y, 64);
+    CHECK(y[0] == 2.0f && y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f, "Q2_0: halves away from zero");
 }
 
 /* the largest |level| and the distance from x to the nearest level of element e */
@@ -429,6 +527,7 @@ static void test_exact(void) {
     struct { enum ggml_type t; int n; } cases[] = {
         {GGML_TYPE_Q4_0, 32}, {GGML_TYPE_Q4_1, 32}, {GGML_TYPE_Q5_0, 32}, {GGML_TYPE_Q5_1, 32}, {GGML_TYPE_Q8_0, 32},
         {GGML_TYPE_Q8_1, 32}, {GGML_TYPE_Q8_K, 256}, {GGML_TYPE_IQ4_NL, 32}, {GGML_TYPE_IQ4_XS, 256}, {GGML_TYPE_MXFP4, 32},
+        {GGML_TYPE_NVFP4, 64}, {GGML_TYPE_Q1_0, 128}, {GGML_TYPE_Q2_0, 64}, {GGML_TYPE_TQ1_0, 256}, {GGML_TYPE_TQ2_0, 256},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const enum ggml_type t = cases[c].t;
@@ -443,6 +542,9 @@ static void test_exact(void) {
                 case GGML_TYPE_Q8_0: case GGML_TYPE_Q8_1: x[i] = 0.0625f * (i == 3 ? 127 : k % 255 - 127); break;
                 case GGML_TYPE_Q8_K: x[i] = 0.0625f * (i == 3 ? -127 : k % 255 - 127); break;
                 case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: x[i] = 0.5f * (float) iq4_grid[i % 32 == 3 ? 0 : k % 16]; break;
+                case GGML_TYPE_NVFP4: x[i] = (float) e2m1(i % 16 == 3 ? 7 : k % 16); break;   /* amax 6: scale 6 / 6 = 1 */
+                case GGML_TYPE_Q1_0: x[i] = k % 2 ? 0.25f : -0.25f; break;                    /* mean |x| = 0.25 */
+                case GGML_TYPE_Q2_0: case GGML_TYPE_TQ1_0: case GGML_TYPE_TQ2_0: x[i] = 0.5f * (float) (i == 3 ? 1 : k % 3 - 1); break;
                 default: x[i] = 4.0f * (float) e2m1(i == 3 ? 6 : k % 16); break;                   /* MXFP4: amax 4*4 */
             }
         }
@@ -498,6 +600,33 @@ static void test_edges(void) {
     CHECK(nonfinite == 0, "mxfp4 keeps a block of 1e30 finite");
 }
 
+/* ggml_validate_row_data on the five newest types, as upstream checks them:
+ * the fp16 scale of Q1_0, Q2_0, TQ1_0 and TQ2_0 must be finite; every
+ * NVFP4 byte is valid (a UE4M3 scale has no Inf or NaN code here) */
+static void test_validate_new_types(void) {
+    static const struct { enum ggml_type t; int d_at; } cases[] = {
+        {GGML_TYPE_Q1_0, 0}, {GGML_TYPE_Q2_0, 0}, {GGML_TYPE_TQ1_0, 52}, {GGML_TYPE_TQ2_0, 64}, {GGML_TYPE_NVFP4, -1}};
+    float x[512];
+    uint8_t q[1024];
+    for (int i = 0; i < 512; i++) x[i] = (float) tc_uniform(-1, 1);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const enum ggml_type t = cases[c].t;
+        const size_t n = ggml_row_size(t, 512);
+        quantize(t, x, q, 512);
+        CHECK(ggml_validate_row_data(t, q, n), "%s: quantized data is valid: %s", ggml_type_name(t), ggml_last_error());
+        CHECK(!ggml_validate_row_data(t, q, n - 1), "%s: a partial block is refused", ggml_type_name(t));
+        if (cases[c].d_at >= 0) {
+            q[ggml_type_size(t) + (size_t) cases[c].d_at] = 0x00;   /* the second block's scale: NaN (0x7e00) */
+            q[ggml_type_size(t) + (size_t) cases[c].d_at + 1] = 0x7e;
+            CHECK(!ggml_validate_row_data(t, q, n) && strstr(ggml_last_error(), ggml_type_name(t)), "%s: a NaN scale is refused: %s",
+                  ggml_type_name(t), ggml_last_error());
+        } else {
+            memset(q, 0xff, n);
+            CHECK(ggml_validate_row_data(t, q, n), "%s: every byte is valid", ggml_type_name(t));
+        }
+    }
+}
+
 /* ggml_quantize_chunk: offsets, sizes and refusals */
 static void test_chunk(void) {
     enum { ROWS = 4, COLS = 512 };
@@ -506,7 +635,8 @@ static void test_chunk(void) {
     uint8_t whole[ROWS * COLS * 4 + 1], part[ROWS * COLS * 4 + 1];
     static const enum ggml_type types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q5_1,
                                            GGML_TYPE_Q8_0, GGML_TYPE_Q3_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
-                                           GGML_TYPE_MXFP4};
+                                           GGML_TYPE_MXFP4, GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_TQ1_0,
+                                           GGML_TYPE_TQ2_0};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         const enum ggml_type t = types[i];
         const size_t rs = ggml_row_size(t, COLS);
@@ -528,6 +658,24 @@ static void test_chunk(void) {
     ggml_quantize_chunk(GGML_TYPE_Q8_0, x, whole, 0, 1, COLS, NULL);
     CHECK(ggml_quantize_chunk(GGML_TYPE_Q8_0, x, part, 0, 1, COLS, imat) == ggml_row_size(GGML_TYPE_Q8_0, COLS) &&
           memcmp(whole, part, ggml_row_size(GGML_TYPE_Q8_0, COLS)) == 0, "Q8_0 ignores an imatrix (as upstream)");
+    /* so do NVFP4, Q1_0, Q2_0, TQ1_0 and TQ2_0, whose rows are the reference
+     * quantizer's; and each refuses a row of partial blocks with a message */
+    static const struct { enum ggml_type t; int64_t odd; } plain[] = {
+        {GGML_TYPE_NVFP4, 96}, {GGML_TYPE_Q1_0, 192}, {GGML_TYPE_Q2_0, 32}, {GGML_TYPE_TQ1_0, 384}, {GGML_TYPE_TQ2_0, 128}};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        const enum ggml_type t = plain[i].t;
+        const size_t rs = ggml_row_size(t, COLS);
+        ggml_get_type_traits(t)->from_float_ref(x, whole, 2 * COLS);
+        CHECK(ggml_quantize_chunk(t, x, part, 0, 2, COLS, imat) == 2 * rs && memcmp(whole, part, 2 * rs) == 0,
+              "%s: chunk with an imatrix is the reference quantizer's bytes", ggml_type_name(t));
+        CHECK(ggml_quantize_chunk(t, x, part, 0, 1, plain[i].odd, NULL) == 0 && strstr(ggml_last_error(), "multiple") &&
+              strstr(ggml_last_error(), ggml_type_name(t)), "%s: a row of %lld refused: %s", ggml_type_name(t),
+              (long long) plain[i].odd, ggml_last_error());
+        struct ggml_context * ctx = tc_ctx(1);
+        CHECK(!ggml_new_tensor_2d(ctx, t, plain[i].odd, 2) && strstr(ggml_last_error(), ggml_type_name(t)),
+              "%s: a tensor of %lld columns refused: %s", ggml_type_name(t), (long long) plain[i].odd, ggml_last_error());
+        ggml_free(ctx);
+    }
     ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x, whole, 0, 1, COLS, NULL);
     CHECK(ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x, part, 0, 1, COLS, imat) == ggml_row_size(GGML_TYPE_IQ4_XS, COLS) &&
           memcmp(whole, part, ggml_row_size(GGML_TYPE_IQ4_XS, COLS)) != 0, "IQ4_XS uses an imatrix");
@@ -567,9 +715,11 @@ int main(void) {
     test_bf16();
     test_decode_random();
     test_decode_by_hand();
+    test_rounding_by_hand();
     test_round_trip();
     test_exact();
     test_edges();
     test_chunk();
+    test_validate_new_types();
     return tc_finish("quant");
 }

@@ -21,6 +21,7 @@ enum { K = 256, M = 37, N = 5 };  /* K a multiple of every block size; M, N odd 
 static const enum ggml_type types[] = {
     GGML_TYPE_F16,  GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,   GGML_TYPE_Q5_1,  GGML_TYPE_Q8_0, GGML_TYPE_Q2_K,
     GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
+    GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0,
 };
 
 /* t (ne0 a multiple of its block) quantized from uniform values; its values as to_float gives them, in logical order */

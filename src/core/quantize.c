@@ -44,7 +44,8 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
     const float * in = src + start;
     const int64_t n = nrows * n_per_row;
     /* an importance matrix: used where upstream uses one, ignored by F16,
-     * BF16, Q8_0 and MXFP4 (as upstream) */
+     * BF16, Q8_0, MXFP4, NVFP4, Q1_0, Q2_0, TQ1_0 and TQ2_0 (as upstream:
+     * their rows are the reference quantizer's either way) */
     switch (type) {
         case GGML_TYPE_F32:    memcpy(out, in, (size_t) n * sizeof(float)); break;
         case GGML_TYPE_IQ4_NL: ggmlr_quantize_rows_iq4_nl(in, out, nrows, n_per_row, imatrix); break;
@@ -66,8 +67,7 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
  * float types and the scales of blocks): float types element by element, a
  * block type through its dequantizer (a NaN or infinite scale shows as a
  * non-finite value); integer types are always valid. A type with neither
- * (IQ1/IQ2/IQ3, TQ, NVFP4, Q1_0/Q2_0: named only here) is checked for its
- * size only. */
+ * (IQ1/IQ2/IQ3: named only here) is checked for its size only. */
 bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
     const char * fn = "ggml_validate_row_data";
     const size_t tsize = ggml_type_size(type);

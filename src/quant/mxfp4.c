@@ -6,14 +6,13 @@
  *
  * Quantizer (upstream's): e = floor(log2(amax)) - 2 + 127, so that amax / 2^(e-127)
  * lies in [4, 8) (the largest level is 6, values above it clip to 6), then
- * each element goes to the nearest level (the first one on a tie, which
- * makes +0 win over -0). An all-zero block has e = 0. */
+ * each element goes to the nearest level (e2m1.h). An all-zero block has
+ * e = 0. */
+#include "quant/e2m1.h"
 #include "quant/quant.h"
 
 #include <math.h>
 #include <string.h>
-
-static const int8_t kvalues_fp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 /* 2^(e-128) as a float, exact (subnormal for e < 2) */
 static float e8m0_half(uint8_t e) {
@@ -21,16 +20,6 @@ static float e8m0_half(uint8_t e) {
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
-}
-
-static int nearest_fp4(float x, float d) {
-    int best = 0;
-    float best_err = fabsf(kvalues_fp4[0] * d - x);
-    for (int i = 1; i < 16; i++) {
-        const float err = fabsf(kvalues_fp4[i] * d - x);
-        if (err < best_err) { best = i; best_err = err; }
-    }
-    return best;
 }
 
 void ggmlr_quantize_row_mxfp4(const float * x, void * vy, int64_t k) {
@@ -44,7 +33,7 @@ void ggmlr_quantize_row_mxfp4(const float * x, void * vy, int64_t k) {
         const float d = e8m0_half(e);
         y[i].e = e;
         for (int j = 0; j < QK_MXFP4 / 2; j++)
-            y[i].qs[j] = (uint8_t) (nearest_fp4(x[j], d) | nearest_fp4(x[j + QK_MXFP4 / 2], d) << 4);
+            y[i].qs[j] = (uint8_t) (ggmlr_nearest_e2m1(x[j], d) | ggmlr_nearest_e2m1(x[j + QK_MXFP4 / 2], d) << 4);
     }
 }
 
@@ -53,8 +42,8 @@ void ggmlr_dequantize_row_mxfp4(const void * vx, float * y, int64_t k) {
     for (int64_t i = 0; i < k / QK_MXFP4; i++, y += QK_MXFP4) {
         const float d = e8m0_half(x[i].e);
         for (int j = 0; j < QK_MXFP4 / 2; j++) {
-            y[j]                = kvalues_fp4[x[i].qs[j] & 0xf] * d;
-            y[j + QK_MXFP4 / 2] = kvalues_fp4[x[i].qs[j] >> 4] * d;
+            y[j]                = ggmlr_e2m1_doubled[x[i].qs[j] & 0xf] * d;
+            y[j + QK_MXFP4 / 2] = ggmlr_e2m1_doubled[x[i].qs[j] >> 4] * d;
         }
     }
 }

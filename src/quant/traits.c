@@ -1,8 +1,8 @@
 /* traits.c -- the table of tensor types by upstream's number: name, block
  * size, bytes per block, and the row converters of the types implemented
- * here. Types this library only names (IQ1/IQ2/IQ3, TQ, NVFP4, Q1_0, Q2_0,
- * F64) have their sizes, so that GGUF files holding them can be
- * read for their metadata, and no converters. Numbers upstream removed have
+ * here. Types this library only names (IQ1/IQ2/IQ3, F64) have their
+ * sizes, so that GGUF files holding them can be read for their metadata,
+ * and no converters. Numbers upstream removed have
  * no row (blck_size 0): an unknown type. */
 #include "quant/quant.h"
 #include "core/fp16.h"   /* the portable F16 row converters (core/fp16.c), not cpu/simd's */
@@ -44,6 +44,11 @@ static const struct ggml_type_traits traits[GGML_TYPE_COUNT] = {
     QUANT(IQ4_NL, "iq4_nl", QK4_NL, block_iq4_nl, iq4_nl),
     QUANT(IQ4_XS, "iq4_xs", QK_K, block_iq4_xs, iq4_xs),
     QUANT(MXFP4, "mxfp4", QK_MXFP4, block_mxfp4, mxfp4),
+    QUANT(NVFP4, "nvfp4", QK_NVFP4, block_nvfp4, nvfp4),
+    QUANT(Q1_0, "q1_0", QK1_0, block_q1_0, q1_0),
+    QUANT(Q2_0, "q2_0", QK2_0, block_q2_0, q2_0),
+    QUANT(TQ1_0, "tq1_0", QK_K, block_tq1_0, tq1_0),
+    QUANT(TQ2_0, "tq2_0", QK_K, block_tq2_0, tq2_0),
     /* named only: upstream's block sizes (ggml-common.h) */
     NAMED(IQ2_XXS, "iq2_xxs", 66),
     NAMED(IQ2_XS, "iq2_xs", 74),
@@ -52,11 +57,6 @@ static const struct ggml_type_traits traits[GGML_TYPE_COUNT] = {
     NAMED(IQ3_S, "iq3_s", 110),
     NAMED(IQ2_S, "iq2_s", 82),
     NAMED(IQ1_M, "iq1_m", 56),
-    NAMED(TQ1_0, "tq1_0", 54),
-    NAMED(TQ2_0, "tq2_0", 66),
-    [GGML_TYPE_NVFP4] = {.type_name = "nvfp4", .blck_size = 64, .type_size = 36, .is_quantized = true},
-    [GGML_TYPE_Q1_0]  = {.type_name = "q1_0", .blck_size = 128, .type_size = 18, .is_quantized = true},
-    [GGML_TYPE_Q2_0]  = {.type_name = "q2_0", .blck_size = 64, .type_size = 18, .is_quantized = true},
 };
 
 /* What upstream's table (src/ggml.c) gives the two activation types: Q8_1

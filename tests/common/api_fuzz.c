@@ -104,7 +104,7 @@ static int64_t rand_dim(bool wild) {
 
 static enum ggml_type rand_type(bool wild) {
     if (wild && chance(0.06)) {
-        static const int bad[] = {2, 3, 25, 27, 39, 40, 1000, -1, INT_MAX};
+        static const int bad[] = {2, 3, 25, 27, 34, 35, 39, 40, 41, 42, 1000, -1, INT_MAX};
         return (enum ggml_type) PICK(bad);
     }
     /* I16 stands for the integer storage types (I8, I16) that only copies, views and accessors take */
@@ -144,7 +144,8 @@ static bool small_enough(const struct ggml_tensor * t) {
     return true;
 }
 
-/* a type of the enum: rand_type's wild picks include quantized types (Q4_0, Q4_1, MXFP4) that tensors may have */
+/* a type of the enum: rand_type's wild picks include quantized types (Q4_0, Q4_1, TQ1_0, TQ2_0, MXFP4, NVFP4,
+ * Q1_0, Q2_0) that tensors may have */
 static bool valid_type(enum ggml_type t) { return (unsigned) t < GGML_TYPE_COUNT; }
 
 static const char * describe(const struct ggml_tensor * t, char * buf, size_t n) {

@@ -235,6 +235,12 @@ double tc_quant_rms_bound(enum ggml_type t) {
         case GGML_TYPE_Q8_0: case GGML_TYPE_Q8_1: case GGML_TYPE_Q8_K: return 1.25 / 254;
         case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return 1.25 / 10;
         case GGML_TYPE_MXFP4: return 1.25 / 6;
+        /* NVFP4's scale puts amax at the top level: gaps of 1/12 (4 of
+         * them), 1/6 (2) and 1/3 of amax give sqrt(sum gap^3 / 4) = 0.11, so 9 */
+        case GGML_TYPE_NVFP4: return 1.25 / 9;
+        /* three levels over the range (Q2_0's fourth, 2d, lies past amax);
+         * Q1_0's two, +-mean|x|, leave the same error: |x| - 1/2 on [0, 1] */
+        case GGML_TYPE_Q1_0: case GGML_TYPE_Q2_0: case GGML_TYPE_TQ1_0: case GGML_TYPE_TQ2_0: return 1.25 / 2;
         default: return 1.25 / 15;   /* the 4-bit types */
     }
 }

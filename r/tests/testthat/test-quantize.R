@@ -87,6 +87,32 @@ test_that("the other quantized types round trip within a bound of their bits", {
   }
 })
 
+test_that("NVFP4, Q1_0, Q2_0 and the ternary types round trip to their levels", {
+  ctx <- ggml_init(8 * 1024^2)
+  on.exit(ggml_free(ctx))
+  set.seed(41)
+  x <- matrix(rnorm(1024), 256, 4)
+  # NVFP4: per 16, levels (0, .5, 1, 1.5, 2, 3, 4, 6) * amax / 6 up to the
+  # UE4M3 scale's rounding (3 mantissa bits): half the widest gap, or the clip
+  expect_true(all(abs(roundtrip(ctx, x, GGML_TYPE_NVFP4) - x) <= block_amax(x, 16) * (1 / 6 * (1 + 2^-4) + 2^-4)))
+  # Q2_0 (per 64), TQ1_0, TQ2_0 (per 256): the nearest of -d, 0, d with d = amax in fp16
+  for (ty in c(GGML_TYPE_Q2_0, GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0)) {
+    a <- block_amax(x, ggml_blck_size(ty))
+    expect_true(all(abs(roundtrip(ctx, x, ty) - x) <= a * (0.5 + 2^-11)), label = ggml_type_name(ty))
+  }
+  # Q1_0: the sign times the block's mean |x| (fp16), per 128
+  m <- rep(apply(matrix(abs(x), nrow = 128), 2, mean), each = 128)
+  expect_true(all(abs(roundtrip(ctx, x, GGML_TYPE_Q1_0) - ifelse(x >= 0, m, -m)) <= m * 2^-11))
+  # CRAN ggmlR's per-type functions are the chunk path and the tensor's reading
+  v <- as.vector(x)
+  for (nm in c("nvfp4", "q1_0", "tq1_0", "tq2_0")) {
+    ty <- get(paste0("GGML_TYPE_", toupper(nm)))
+    q <- get(paste0("quantize_", nm))(v, 4, 256)
+    expect_identical(q, ggml_quantize_chunk(ty, v, 4, 256), label = nm)
+    expect_identical(get(paste0("dequantize_row_", nm))(q, 1024), as.vector(roundtrip(ctx, x, ty)), label = nm)
+  }
+})
+
 test_that("ggml_quantize_chunk gives a tensor's bytes, and the dequantizers read them", {
   ctx <- ggml_init(4 * 1024^2)
   on.exit(ggml_free(ctx))
