@@ -16,8 +16,8 @@
 
 #define TOL 1e-5
 
-enum kv_layout { KV_PLAIN, KV_CACHE_VIEW, KV_PERMUTED, KV_LAYOUTS };
-static const char * const layout_name[KV_LAYOUTS] = {"contiguous", "view of a wider cache", "permuted"};
+enum kv_layout { KV_PLAIN, KV_CACHE_VIEW, KV_PERMUTED, KV_LAYOUTS, KV_V_OF_K = KV_LAYOUTS };
+static const char * const layout_name[KV_LAYOUTS + 1] = {"contiguous", "view of a wider cache", "permuted", "V the first half of K's rows"};
 
 /* a type the test can store values in and read them back from */
 static bool convertible(enum ggml_type type, int64_t D) {
@@ -57,11 +57,12 @@ static struct ggml_tensor * stored_kv(struct ggml_context * ctx, enum ggml_type 
 }
 
 /* One case: K of type tk, V of type tv (F32 for either is allowed), in
- * `layout`; the forward against float64 and bitwise across 1, 2 and 3
+ * `layout` (KV_V_OF_K: V is a view of K's rows, their first DV = DK / 2
+ * elements, as upstream's v_is_view_of_k; tv unused); the forward against float64 and bitwise across 1, 2 and 3
  * threads; with grad, dQ (ggml_flash_attn_back, and autodiff with q the
  * only parameter) against the float64 backward. */
 static void check_types(enum ggml_type tk, enum ggml_type tv, enum kv_layout layout, bool grad) {
-    attn_case c = attn_base_case(256, 256, 5, 70, 4, 2, 2);
+    attn_case c = attn_base_case(256, layout == KV_V_OF_K ? 128 : 256, 5, 70, 4, 2, 2);
     c.mask = AM_VALUES | AM_RANDINF;
     c.sinks = grad ? AS_NONE : AS_MIXED;
     struct ggml_context * ctx = tc_ctx(64);
@@ -69,7 +70,13 @@ static void check_types(enum ggml_type tk, enum ggml_type tv, enum kv_layout lay
     attn_inputs_make(ctx, &c, &in);
     const attn_dims * a = &in.p.a;
     if (tk != GGML_TYPE_F32) in.k = stored_kv(ctx, tk, layout, in.p.k, a->DK, a->M, a->Hkv, a->B);
-    if (tv != GGML_TYPE_F32) in.v = stored_kv(ctx, tv, layout, in.p.v, a->DV, a->M, a->Hkv, a->B);
+    if (layout == KV_V_OF_K) {
+        in.v = ggml_view_4d(ctx, in.k, a->DV, a->M, a->Hkv, a->B, in.k->nb[1], in.k->nb[2], in.k->nb[3], 0);
+        for (int64_t r = 0; r < a->M * a->Hkv * a->B; r++) memcpy(in.p.v + r * a->DV, in.p.k + r * a->DK, (size_t) a->DV * sizeof(double));
+        tv = tk;
+    } else if (tv != GGML_TYPE_F32) {
+        in.v = stored_kv(ctx, tv, layout, in.p.v, a->DV, a->M, a->Hkv, a->B);
+    }
     char what[160];
     snprintf(what, sizeof what, "K %s, V %s, %s", ggml_type_name(tk), ggml_type_name(tv), layout_name[layout]);
 
@@ -137,6 +144,8 @@ static void test_every_type(void) {
     }
     check_types(GGML_TYPE_Q8_0, GGML_TYPE_F32, KV_CACHE_VIEW, true);  /* one side converted, the other read in place */
     check_types(GGML_TYPE_F32, GGML_TYPE_Q4_0, KV_PERMUTED, true);
+    for (int i = 0; i < n; i++)
+        if (ggml_blck_size(types[i]) <= 128) check_types(types[i], types[i], KV_V_OF_K, i % 2 == 0);
 }
 
 /* A block type stored without a converter: the node builds, supports_op
