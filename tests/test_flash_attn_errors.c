@@ -35,7 +35,8 @@ static bool names(const char * m, const char * fn, const char * word) {
 
 int main(void) {
     ctx = tc_ctx(16);
-    const enum ggml_type F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16, I32 = GGML_TYPE_I32;
+    const enum ggml_type F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16, I32 = GGML_TYPE_I32, I16 = GGML_TYPE_I16;
+    const enum ggml_type BF16 = GGML_TYPE_BF16, Q8_0 = GGML_TYPE_Q8_0, Q4_0 = GGML_TYPE_Q4_0, Q5_1 = GGML_TYPE_Q5_1, IQ4_NL = GGML_TYPE_IQ4_NL;
     const char * fe = "ggml_flash_attn_ext", * fb = "ggml_flash_attn_back";
     /* valid: DK 4, DV 3, N 5, M 6, H 4, Hkv 2, B 2 */
     struct ggml_tensor * q = t4(F32, 4, 5, 4, 2), * k = t4(F32, 4, 6, 2, 2), * v = t4(F32, 3, 6, 2, 2);
@@ -45,6 +46,13 @@ int main(void) {
 
     EXPECT_OK(ggml_flash_attn_ext(ctx, q, k, v, mask, s, 0, 0), "valid ext");
     EXPECT_OK(ggml_flash_attn_ext(ctx, q, k16, v16, NULL, s, 0, 0), "valid ext F16 K/V");
+    /* K/V of any float or block type, mixed: upstream's constructor takes them all
+     * (a block type needs DK and DV multiples of its block: 32 here) */
+    struct ggml_tensor * qq = t4(F32, 32, 5, 4, 2), * kq = t4(Q8_0, 32, 6, 2, 2), * vq = t4(Q4_0, 32, 6, 2, 2);
+    struct ggml_tensor * dq = t4(F32, 32, 4, 5, 2);
+    EXPECT_OK(ggml_flash_attn_ext(ctx, qq, kq, vq, mask, s, 0, 0), "valid ext Q8_0 K, Q4_0 V");
+    EXPECT_OK(ggml_flash_attn_ext(ctx, qq, t4(BF16, 32, 6, 2, 2), t4(IQ4_NL, 32, 6, 2, 2), NULL, s, 0, 0), "valid ext BF16 K, IQ4_NL V");
+    EXPECT_OK(ggml_flash_attn_ext(ctx, qq, t4(Q5_1, 32, 6, 2, 2), t4(F16, 32, 6, 2, 2), NULL, s, 0, 0), "valid ext Q5_1 K, F16 V");
     EXPECT_OK(ggml_flash_attn_ext(ctx, q, k, v, t4(F32, 6, 5, 2, 2), s, 4.0f, 30.0f), "valid ext F32 mask, ALiBi, softcap");
     EXPECT_OK(ggml_flash_attn_back(ctx, q, k, v, mask, d, s), "valid back");
     EXPECT_OK(ggml_flash_attn_back(ctx, q, k, v, NULL, d, s), "valid back without mask");
@@ -85,8 +93,11 @@ int main(void) {
     EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k, v, mask, t4(F32, 3, 4, 8, 2), s), fb, "d", "back: d with N' rows");
     EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k, v, mask, t4(F16, 3, 4, 5, 2), s), fb, "d", "back: F16 d");
     EXPECT_FAIL(ggml_flash_attn_back(ctx, t4(F16, 4, 5, 4, 2), k, v, mask, d, s), fb, "q", "back: F16 q");
-    EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k16, v, mask, d, s), fb, "k", "back: F16 k");
-    EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k, v16, mask, d, s), fb, "v", "back: F16 v");
+    EXPECT_OK(ggml_flash_attn_back(ctx, q, k16, v, mask, d, s), "back: F16 k (read converted)");
+    EXPECT_OK(ggml_flash_attn_back(ctx, q, k, v16, mask, d, s), "back: F16 v (read converted)");
+    EXPECT_OK(ggml_flash_attn_back(ctx, qq, kq, vq, mask, dq, s), "back: Q8_0 k and v (read converted)");
+    EXPECT_FAIL(ggml_flash_attn_back(ctx, q, t4(I32, 4, 6, 2, 2), v, NULL, d, s), fb, "k", "back: I32 k");
+    EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k, t4(I16, 3, 6, 2, 2), NULL, d, s), fb, "v", "back: I16 v");
     EXPECT_FAIL(ggml_flash_attn_back(ctx, q, t4(F32, 5, 6, 2, 2), v, NULL, d, s), fb, "DK", "back: DK of q vs k");
     EXPECT_FAIL(ggml_flash_attn_back(ctx, q, k, t4(F32, 3, 7, 2, 2), NULL, d, s), fb, "M", "back: M of k vs v");
     EXPECT_FAIL(ggml_flash_attn_back(ctx, t4(F32, 4, 5, 3, 2), k, v, NULL, t4(F32, 3, 3, 5, 2), s), fb, "Hkv", "back: H % Hkv != 0");

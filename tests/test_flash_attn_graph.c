@@ -380,7 +380,7 @@ enum refusal_kind { R_ALIBI, R_SOFTCAP, R_F16, R_MASK_PARAM };
 
 static void check_refusal(enum refusal_kind kind, int params, bool extra_loss_term) {
     static const char * const names[] = {"ALiBi", "softcap", "F16 K/V", "mask param"};
-    static const char * const words[] = {"max_bias", "softcap", "F16", "mask"};
+    static const char * const words[] = {"max_bias", "softcap", "not F32", "mask"};
     attn_case c = attn_base_case(4, 3, 3, 5, 4, 2, 2);
     c.mask = AM_VALUES | AM_CAUSAL;
     c.mask_type = GGML_TYPE_F32;
@@ -433,8 +433,8 @@ static void test_refusals(void) {
     check_refusal(R_ALIBI, 1, true);
     check_refusal(R_SOFTCAP, 1, false);
     check_refusal(R_SOFTCAP, 2, false);      /* param k */
-    check_refusal(R_F16, 1, false);          /* F16 K/V with a param q */
-    check_refusal(R_F16, 1, true);
+    check_refusal(R_F16, 2, false);          /* F16 K/V, K a param (a param q alone gets dq: test_flash_attn_types) */
+    check_refusal(R_F16, 5, true);           /* V and q params */
     check_refusal(R_MASK_PARAM, 8, false);   /* only the mask */
     check_refusal(R_MASK_PARAM, 9, false);   /* mask and q */
 

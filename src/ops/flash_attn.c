@@ -6,10 +6,20 @@
 #include <float.h>
 #include <math.h>
 
+/* K and V: F32, F16, BF16 or a block type (upstream's constructor takes any
+ * type; the kernel converts their rows to F32). A block type this library
+ * stores but cannot dequantize is accepted here, as upstream does, and its
+ * compute fails with a message (supports_op says no). */
+static bool kv_type_ok(const struct ggml_tensor * t) {
+    return t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16 || ggml_is_quantized(t->type);
+}
+
 /* Shape and type rules shared by the forward and backward ops (docs/attention.md). */
 static bool check_attention(const char * fn, const struct ggml_tensor * q, const struct ggml_tensor * k,
                             const struct ggml_tensor * v, const struct ggml_tensor * mask, float scale) {
     if (q->type != GGML_TYPE_F32) { ggmlr_fail_type(fn, "q", q, "F32"); return false; }
+    if (!kv_type_ok(k)) { ggmlr_fail_type(fn, "k", k, "F32, F16, BF16 or a block type"); return false; }
+    if (!kv_type_ok(v)) { ggmlr_fail_type(fn, "v", v, "F32, F16, BF16 or a block type"); return false; }
     if (k->ne[0] != q->ne[0]) { ggmlr_fail_shapes(fn, "k->ne[0] (DK) must equal q->ne[0]", q, k); return false; }
     if (v->ne[1] != k->ne[1]) { ggmlr_fail_shapes(fn, "v->ne[1] (M) must equal k->ne[1]", k, v); return false; }
     if (v->ne[2] != k->ne[2]) { ggmlr_fail_shapes(fn, "v->ne[2] (Hkv) must equal k->ne[2]", k, v); return false; }
@@ -30,8 +40,6 @@ struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_
                                          float scale, float max_bias, float logit_softcap) {
     const char * fn = "ggml_flash_attn_ext";
     REQUIRE_CTX(fn); REQUIRE(fn, q); REQUIRE(fn, k); REQUIRE(fn, v);
-    if (k->type != GGML_TYPE_F32 && k->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "k", k, "F32 or F16");
-    if (v->type != GGML_TYPE_F32 && v->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "v", v, "F32 or F16");
     if (!check_attention(fn, q, k, v, mask, scale)) return NULL;
     if (!isfinite(max_bias) || max_bias < 0 || !isfinite(logit_softcap) || logit_softcap < 0) {
         ggmlr_set_error("%s: max_bias and logit_softcap must be finite and >= 0", fn);
@@ -58,7 +66,7 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
                                           struct ggml_tensor * d, float scale) {
     const char * fn = "ggml_flash_attn_back";
     REQUIRE_CTX(fn); REQUIRE(fn, q); REQUIRE(fn, k); REQUIRE(fn, v); REQUIRE(fn, d);
-    REQUIRE_F32(fn, k); REQUIRE_F32(fn, v); REQUIRE_F32(fn, d);
+    REQUIRE_F32(fn, d);
     if (!check_attention(fn, q, k, v, mask, scale)) return NULL;
     if (d->ne[0] != v->ne[0] || d->ne[1] != q->ne[2] || d->ne[2] != q->ne[1] || d->ne[3] != q->ne[3]) {
         char sd[96];
@@ -100,8 +108,9 @@ static const char * refuse_flash_attn_ext(const struct ggml_tensor * node, const
     const struct ggmlr_flash_attn_srcs srcs = ggmlr_flash_attn_srcs_decode(node);
     if (prm.max_bias > 0)  return "FLASH_ATTN_EXT: backward with max_bias > 0 (ALiBi) is not implemented";
     if (prm.logit_softcap != 0) return "FLASH_ATTN_EXT: backward with logit_softcap != 0 is not implemented";
-    if (srcs.k->type != GGML_TYPE_F32 || srcs.v->type != GGML_TYPE_F32)
-        return "FLASH_ATTN_EXT: backward needs F32 K and V (this node has F16 K/V)";
+    /* K or V of another type is frozen data (read converted); dQ still flows through it */
+    if ((need[1] && srcs.k->type != GGML_TYPE_F32) || (need[2] && srcs.v->type != GGML_TYPE_F32))
+        return "FLASH_ATTN_EXT: the gradient of a K or V that is not F32 is not implemented (only F32 K/V can learn; dq flows through any type)";
     if (need[3]) return "FLASH_ATTN_EXT: the gradient with respect to the mask is not implemented (the mask is a parameter)";
     return NULL;
 }
