@@ -30,8 +30,8 @@ struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const
 }
 
 /* Only dup, cont and cpy read or write a quantized tensor yet, and the
- * first operand of mul_mat, out_prod, get_rows and get_rows_back (a stored
- * weight, table or gradient, converted row by row); the other constructors
+ * first operand of mul_mat, out_prod, mul_mat_id, get_rows and get_rows_back
+ * (a stored weight, experts, table or gradient, converted row by row); the other constructors
  * refuse them. */
 bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
     if (!t || !ggml_is_quantized(t->type)) return false;
@@ -44,7 +44,8 @@ struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, 
                                     struct ggml_tensor * src0, struct ggml_tensor * src1) {
     /* dup and cont copy whole rows of any type; the products and get_rows(_back) read their first operand's rows as F32 */
     const bool copies = op == GGML_OP_DUP || op == GGML_OP_CONT;
-    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_GET_ROWS || op == GGML_OP_GET_ROWS_BACK;
+    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_MUL_MAT_ID || op == GGML_OP_GET_ROWS ||
+                              op == GGML_OP_GET_ROWS_BACK;
     if (!copies && ((!reads_weight && ggmlr_refuse_quantized(ggml_op_name(op), src0)) || ggmlr_refuse_quantized(ggml_op_name(op), src1))) return NULL;
     struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
     if (!t) return NULL;
