@@ -118,14 +118,43 @@ static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n,
     free(av); free(bv); free(bs);
 }
 
+enum { E = 3, NB = 2, U = 4, T = 4 };  /* mul_mat_id: experts, columns of b, experts used per token, tokens */
+
+static int expert_of(int e, int t) { return ((t * U + e) * 5 + 1) % E; }
+
+/* The gradient of y = mul_mat_id(as stored, b, ids) to b, L = sum(y * R):
+ * db[k, j, t] = sum over e with e % NB = j of sum_m as[k, m, ids[e, t]] R[m, e, t] */
+static void check_mul_mat_id_grad(struct ggml_context * ctx, struct ggml_tensor * y, struct ggml_tensor * b, const double * av,
+                                  const char * name) {
+    struct ggml_tensor * R = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, M, U, T);
+    double * rv = fill_f32(R), * gb = calloc((size_t) (K * NB * T), sizeof *gb);
+    ggml_set_param(b);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, y, R));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    if (CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "%s: mul_mat_id backward: %s", name, ggml_last_error())) {
+        ggml_graph_reset(g);
+        CHECK(ggml_graph_compute_with_ctx(ctx, g, 3) == GGML_STATUS_SUCCESS, "%s: mul_mat_id backward compute: %s", name, ggml_last_error());
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < U; e++)
+                for (int m = 0; m < M; m++)
+                    for (int k = 0; k < K; k++)
+                        gb[(t * NB + e % NB) * K + k] += av[(expert_of(e, t) * M + m) * K + k] * rv[(t * U + e) * M + m];
+        const double err = tc_rel_err_tensor(ggml_graph_get_grad(g, b), gb);
+        CHECK(err < 1e-5, "%s: mul_mat_id gradient of b through the stored experts: relative error %.3g", name, err);
+    }
+    free(rv); free(gb);
+}
+
 /* mul_mat_id: experts as [K, M, 3] stored, b [K, 2, 4] F32, ids [4, 4]:
  * y[m, e, t] = sum_k as[k, m, ids[e, t]] b[k, e % 2, t], against float64 of the dequantized experts */
 static void check_mul_mat_id(struct ggml_context * ctx, enum ggml_type type) {
     const char * name = ggml_type_name(type);
-    enum { E = 3, NB = 2, U = 4, T = 4 };
     struct ggml_tensor * as = ggml_new_tensor_3d(ctx, type, K, M, E), * b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, NB, T);
     struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, U, T);
-    for (int i = 0; i < U * T; i++) ggml_set_i32_1d(ids, i, (i * 5 + 1) % E);
+    for (int t = 0; t < T; t++)
+        for (int e = 0; e < U; e++) ggml_set_i32_1d(ids, t * U + e, expert_of(e, t));
     double * av = fill_stored(as), * bv = fill_f32(b);
     struct ggml_tensor * y = ggml_mul_mat_id(ctx, as, b, ids);
     if (CHECK(y != NULL, "%s: mul_mat_id built: %s", name, ggml_last_error())) {
@@ -133,15 +162,15 @@ static void check_mul_mat_id(struct ggml_context * ctx, enum ggml_type type) {
         for (int t = 0; t < T; t++)
             for (int e = 0; e < U; e++)
                 for (int m = 0; m < M; m++) {
-                    const int x = (int) ((t * U + e) * 5 + 1) % E;
                     double s = 0;
-                    for (int k = 0; k < K; k++) s += av[(x * M + m) * K + k] * bv[(t * NB + e % NB) * K + k];
+                    for (int k = 0; k < K; k++) s += av[(expert_of(e, t) * M + m) * K + k] * bv[(t * NB + e % NB) * K + k];
                     ref[(t * U + e) * M + m] = s;
                 }
         compute_twice(ctx, y, name);
         const double e = tc_rel_err_tensor(y, ref);
         CHECK(e < 1e-5, "%s: mul_mat_id relative error %.3g vs float64 of the dequantized experts", name, e);
         free(ref);
+        check_mul_mat_id_grad(ctx, y, b, av, name);
     }
     free(av); free(bv);
 }
