@@ -297,8 +297,10 @@ static void test_out_prod_errors(void) {
     CHECK(ggml_out_prod(ctx, a, b) == NULL && strstr(ggml_last_error(), "ne[1]"), "out_prod refuses a->ne[1] != b->ne[1]");
     CHECK(ggml_out_prod(ctx, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 3, 2), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 5, 3, 3)) == NULL,
           "out_prod refuses planes of b that are not a multiple of a's");
-    CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 5, 3)) == NULL,
-          "out_prod refuses an F16 second operand (the first may be a stored weight: test_weight_types)");
+    CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 32, 3)) == NULL,
+          "out_prod refuses a quantized second operand (the first may be a stored weight: test_weight_types; the second F32, F16 or BF16)");
+    CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 5, 3)) == NULL,
+          "out_prod refuses an I32 second operand");
     CHECK(ggml_out_prod(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 3), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3)) == NULL,
           "out_prod refuses an I32 first operand");
     ggml_free(ctx);

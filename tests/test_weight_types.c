@@ -1,4 +1,4 @@
-/* test_weight_types.c -- mul_mat, out_prod and get_rows with a first
+/* test_weight_types.c -- mul_mat, out_prod, mul_mat_id and get_rows with a first
  * operand stored as F16, BF16 or a block type (a frozen or quantized weight,
  * an embedding table), against float64 products of its dequantized values
  * (to_float, itself checked against the documented layouts in test_quant);
@@ -83,12 +83,13 @@ static void activations_seen(enum ggml_type type, int n_cols, const double * bv,
     free(f); free(back); free(q);
 }
 
-/* mul_mat: a [K, M, 2, 1] stored, b [K, n, 4, 1]: y[m, j] = sum_k a[k, m] b[k, j], a's planes shared by
- * pairs of b's; against float64 of the dequantized a and b as the product sees it (float rounding only),
- * and within the activations' rounding of the product with b itself */
-static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n) {
+/* mul_mat: a [K, M, 2, 1] stored, b [K, n, 4, 1] of type tb (F32 or F16, its stored values):
+ * y[m, j] = sum_k a[k, m] b[k, j], a's planes shared by pairs of b's; against float64 of the
+ * dequantized a and b as the product sees it (float rounding only), and within the activations'
+ * rounding of the product with b itself */
+static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n, enum ggml_type tb) {
     const char * name = ggml_type_name(type);
-    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, K, n, 4, 1);
+    struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, tb, K, n, 4, 1);
     double * av = fill_stored(a), * bv = fill_f32(b), * bs = malloc((size_t) (K * n * 4) * sizeof *bs);
     activations_seen(type, n, bv, bs, K * n * 4);
     struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
@@ -107,21 +108,83 @@ static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n)
                 }
         compute_twice(ctx, y, name);
         const double e = tc_rel_err_tensor(y, ref), ef = tc_rel_err_tensor(y, ref_f32);
-        CHECK(e < 1e-5, "%s, %d columns: mul_mat relative error %.3g vs float64 of the dequantized a and the activations as seen", name, n, e);
+        CHECK(e < 1e-5, "%s, %d columns of %s: mul_mat relative error %.3g vs float64 of the dequantized a and the activations as seen",
+              name, n, ggml_type_name(tb), e);
         /* 8-bit activations (Q8_*: d = amax / 127 per block) or BF16 give ~0.4 % here */
-        CHECK(ef < 1e-2, "%s, %d columns: mul_mat relative error %.3g vs float64 with F32 activations", name, n, ef);
+        CHECK(ef < 1e-2, "%s, %d columns of %s: mul_mat relative error %.3g vs float64 with the activations as stored", name, n,
+              ggml_type_name(tb), ef);
         free(ref);
         free(ref_f32);
     }
     free(av); free(bv); free(bs);
 }
 
+enum { E = 3, NB = 2, U = 4, T = 4 };  /* mul_mat_id: experts, columns of b, experts used per token, tokens */
+
+static int expert_of(int e, int t) { return ((t * U + e) * 5 + 1) % E; }
+
+/* The gradient of y = mul_mat_id(as stored, b, ids) to b, L = sum(y * R):
+ * db[k, j, t] = sum over e with e % NB = j of sum_m as[k, m, ids[e, t]] R[m, e, t] */
+static void check_mul_mat_id_grad(struct ggml_context * ctx, struct ggml_tensor * y, struct ggml_tensor * b, const double * av,
+                                  const char * name) {
+    struct ggml_tensor * R = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, M, U, T);
+    double * rv = fill_f32(R), * gb = calloc((size_t) (K * NB * T), sizeof *gb);
+    ggml_set_param(b);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, y, R));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    if (CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "%s: mul_mat_id backward: %s", name, ggml_last_error())) {
+        ggml_graph_reset(g);
+        CHECK(ggml_graph_compute_with_ctx(ctx, g, 3) == GGML_STATUS_SUCCESS, "%s: mul_mat_id backward compute: %s", name, ggml_last_error());
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < U; e++)
+                for (int m = 0; m < M; m++)
+                    for (int k = 0; k < K; k++)
+                        gb[(t * NB + e % NB) * K + k] += av[(expert_of(e, t) * M + m) * K + k] * rv[(t * U + e) * M + m];
+        const double err = tc_rel_err_tensor(ggml_graph_get_grad(g, b), gb);
+        CHECK(err < 1e-5, "%s: mul_mat_id gradient of b through the stored experts: relative error %.3g", name, err);
+    }
+    free(rv); free(gb);
+}
+
+/* mul_mat_id: experts as [K, M, 3] stored, b [K, 2, 4] F32, ids [4, 4]:
+ * y[m, e, t] = sum_k as[k, m, ids[e, t]] b[k, e % 2, t], against float64 of the dequantized experts */
+static void check_mul_mat_id(struct ggml_context * ctx, enum ggml_type type) {
+    const char * name = ggml_type_name(type);
+    struct ggml_tensor * as = ggml_new_tensor_3d(ctx, type, K, M, E), * b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, NB, T);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, U, T);
+    for (int t = 0; t < T; t++)
+        for (int e = 0; e < U; e++) ggml_set_i32_1d(ids, t * U + e, expert_of(e, t));
+    double * av = fill_stored(as), * bv = fill_f32(b);
+    struct ggml_tensor * y = ggml_mul_mat_id(ctx, as, b, ids);
+    if (CHECK(y != NULL, "%s: mul_mat_id built: %s", name, ggml_last_error())) {
+        double * ref = calloc((size_t) (M * U * T), sizeof *ref);
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < U; e++)
+                for (int m = 0; m < M; m++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++) s += av[(expert_of(e, t) * M + m) * K + k] * bv[(t * NB + e % NB) * K + k];
+                    ref[(t * U + e) * M + m] = s;
+                }
+        compute_twice(ctx, y, name);
+        const double e = tc_rel_err_tensor(y, ref);
+        CHECK(e < 1e-5, "%s: mul_mat_id relative error %.3g vs float64 of the dequantized experts", name, e);
+        free(ref);
+        check_mul_mat_id_grad(ctx, y, b, av, name);
+    }
+    free(av); free(bv);
+}
+
 static void test_type(enum ggml_type type) {
     const char * name = ggml_type_name(type);
     struct ggml_init_params ip = {64u << 20, NULL, false};
     struct ggml_context * ctx = ggml_init(ip);
-    check_mul_mat(ctx, type, N);
-    check_mul_mat(ctx, type, 40);  /* past the vector path of BF16 and one block of columns */
+    check_mul_mat(ctx, type, N, GGML_TYPE_F32);
+    check_mul_mat(ctx, type, 40, GGML_TYPE_F32);  /* past the vector path of BF16 and one block of columns */
+    check_mul_mat(ctx, type, N, GGML_TYPE_F16);   /* F16 activations: read as stored */
+    check_mul_mat(ctx, type, 40, GGML_TYPE_F16);
+    check_mul_mat_id(ctx, type);
     /* out_prod: a [K, M] stored (K along ne0), b [N, M]: y[i, j] = sum_k a[i, k] b[j, k] */
     struct ggml_tensor * bo = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, M);
     struct ggml_tensor * a2 = ggml_new_tensor_2d(ctx, type, K, M);

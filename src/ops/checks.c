@@ -32,9 +32,10 @@ struct ggml_tensor * ggmlr_fail_shapes(const char * fn, const char * what, const
 bool ggmlr_is_float_type(enum ggml_type type) { return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16; }
 
 /* Only dup, cont, cpy and concat read or write a quantized tensor yet, the
- * first operand of mul_mat, out_prod, get_rows and get_rows_back (a stored
- * weight, table or gradient, converted row by row) and fused attention's K
- * and V (converted as they are packed); the other constructors refuse them. */
+ * first operand of mul_mat, out_prod, mul_mat_id, get_rows and get_rows_back
+ * (a stored weight, experts, table or gradient, converted row by row) and
+ * fused attention's K and V (converted as they are packed); the other
+ * constructors refuse them. */
 bool ggmlr_refuse_quantized(const char * fn, const struct ggml_tensor * t) {
     if (!t || !ggml_is_quantized(t->type)) return false;
     ggmlr_set_error("%s: tensor '%s' is %s; ops on quantized tensors are not implemented yet "
@@ -46,7 +47,8 @@ struct ggml_tensor * ggmlr_new_node(struct ggml_context * ctx, enum ggml_op op, 
                                     struct ggml_tensor * src0, struct ggml_tensor * src1) {
     /* dup, cont and concat copy whole rows (or blocks) of any type; the products and get_rows(_back) read their first operand's rows as F32 */
     const bool copies = op == GGML_OP_DUP || op == GGML_OP_CONT || op == GGML_OP_CONCAT;
-    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_GET_ROWS || op == GGML_OP_GET_ROWS_BACK;
+    const bool reads_weight = op == GGML_OP_MUL_MAT || op == GGML_OP_OUT_PROD || op == GGML_OP_MUL_MAT_ID || op == GGML_OP_GET_ROWS ||
+                              op == GGML_OP_GET_ROWS_BACK;
     const bool reads_kv = op == GGML_OP_FLASH_ATTN_EXT || op == GGML_OP_FLASH_ATTN_BACK;  /* src1: K */
     if (!copies && ((!reads_weight && ggmlr_refuse_quantized(ggml_op_name(op), src0)) ||
                     (!reads_kv && ggmlr_refuse_quantized(ggml_op_name(op), src1)))) return NULL;

@@ -5,15 +5,22 @@
 #include "ops/grad.h"
 
 /* The first operand may be a weight stored as F16, BF16 or a block type
- * (the kernel converts it as it packs); the second is F32. */
+ * (the kernel converts it as it packs); the second, the activations, F32,
+ * F16 or BF16 (converted to F32 once per node). The result is F32. */
 static bool weight_type_ok(const struct ggml_tensor * a) {
     return a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16 || ggml_is_quantized(a->type);
 }
 
+static bool activation_type_ok(const struct ggml_tensor * b) {
+    return b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16 || b->type == GGML_TYPE_BF16;
+}
+
+#define REQUIRE_WEIGHT(fn, t) do { if (!weight_type_ok(t)) return ggmlr_fail_type(fn, #t, t, "F32, F16, BF16 or a quantized type"); } while (0)
+#define REQUIRE_ACTIVATION(fn, t) do { if (!activation_type_ok(t)) return ggmlr_fail_type(fn, #t, t, "F32, F16 or BF16"); } while (0)
+
 struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_mul_mat"); REQUIRE("ggml_mul_mat", a); REQUIRE("ggml_mul_mat", b);
-    if (!weight_type_ok(a)) return ggmlr_fail_type("ggml_mul_mat", "a", a, "F32, F16, BF16 or a quantized type");
-    REQUIRE_F32("ggml_mul_mat", b);
+    REQUIRE_WEIGHT("ggml_mul_mat", a); REQUIRE_ACTIVATION("ggml_mul_mat", b);
     if (a->ne[0] != b->ne[0]) return ggmlr_fail_shapes("ggml_mul_mat", "a->ne[0] must equal b->ne[0]", a, b);
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlr_fail_shapes("ggml_mul_mat", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
@@ -23,8 +30,7 @@ struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor 
 
 struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     REQUIRE_CTX("ggml_out_prod"); REQUIRE("ggml_out_prod", a); REQUIRE("ggml_out_prod", b);
-    if (!weight_type_ok(a)) return ggmlr_fail_type("ggml_out_prod", "a", a, "F32, F16, BF16 or a quantized type");
-    REQUIRE_F32("ggml_out_prod", b);
+    REQUIRE_WEIGHT("ggml_out_prod", a); REQUIRE_ACTIVATION("ggml_out_prod", b);
     if (a->ne[1] != b->ne[1]) return ggmlr_fail_shapes("ggml_out_prod", "a->ne[1] must equal b->ne[1]", a, b);
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlr_fail_shapes("ggml_out_prod", "b->ne[2], b->ne[3] must be multiples of a's", a, b);
@@ -36,7 +42,7 @@ struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids) {
     const char * fn = "ggml_mul_mat_id";
     REQUIRE_CTX(fn); REQUIRE(fn, as); REQUIRE(fn, b); REQUIRE(fn, ids);
-    REQUIRE_F32(fn, as); REQUIRE_F32(fn, b);
+    REQUIRE_WEIGHT(fn, as); REQUIRE_ACTIVATION(fn, b);
     if (ids->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "ids", ids, "I32");
     if (as->ne[3] != 1 || b->ne[3] != 1 || as->ne[0] != b->ne[0])
         return ggmlr_fail_shapes(fn, "as must be [K, M, n_expert] and b [K, n_b, n_tokens]", as, b);

@@ -79,6 +79,17 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
     {.op = OP, .variant = "a " #A " b " #B, .build = b_mm, .params = &P, .n_in = 2,                                    \
      .in = {{.ne = OPS_SHAPE A, .lo = 0.25, .hi = 1, .layout = OPS_ANY_LAYOUT}, {.ne = OPS_SHAPE B, .lo = 0.25, .hi = 1, .layout = OPS_ANY_LAYOUT}}, \
      .shape = s_mm, .ref = r_mm, .tol = 1e-5}
+/* a and b stored as TA, TB (F16, BF16: the reference reads the stored values) */
+#define FWDT(OP, P, A, TA, B, TB)                                                                                       \
+    {.op = OP, .variant = "a " #A " " #TA " b " #B " " #TB, .build = b_mm, .params = &P, .n_in = 2,                      \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .type = TA, .layout = OPS_ANY_LAYOUT},                               \
+            {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .type = TB, .layout = OPS_ANY_LAYOUT}},                              \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5}
+/* the gradient of the F32 operand, the other stored as F16 or BF16 (a constant) */
+#define GRADT(OP_, P, NAME, A, TA, B, TB, LB)                                                                            \
+    {.op = OP_, .variant = NAME, .build = b_mm, .params = &P, .n_in = 2,                                               \
+     .in = {{.ne = OPS_SHAPE A, .lo = -1, .hi = 1, .type = TA}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .type = TB, .layout = LB}}, \
+     .shape = s_mm, .ref = r_mm, .tol = 1e-5, .grad = OPS_GRAD}
 /* mul_mat of K, M, N with a's planes (a2, a3) and b's (b2, b3) */
 #define MM(K, M, N, A2, A3, B2, B3) FWD("MUL_MAT", p_mm, (K, M, A2, A3), (K, N, B2, B3))
 #define OP(M, N, K, A2, A3, B2, B3) FWD("OUT_PROD", p_op, (M, K, A2, A3), (N, K, B2, B3))
@@ -107,9 +118,11 @@ static void r_mm_id(const double * const * in, const int64_t (*ne)[4], const voi
         out[ops_at(no, m, e, t, i3)] = s;
     }
 }
-#define MMID(NAME, AS, N_EXP, B, IDS, LAY, GRAD)                                                                                 \
+#define MMID(NAME, AS, N_EXP, B, IDS, LAY, GRAD) MMIDT(NAME, AS, GGML_TYPE_F32, N_EXP, B, GGML_TYPE_F32, IDS, LAY, GRAD)
+#define MMIDT(NAME, AS, TAS, N_EXP, B, TB, IDS, LAY, GRAD)                                                             \
     {.op = "MUL_MAT_ID", .variant = NAME, .build = b_mm_id, .n_in = 3,                                                  \
-     .in = {{.ne = OPS_SHAPE AS, .lo = -1, .hi = 1, .layout = LAY}, {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .layout = LAY}, \
+     .in = {{.ne = OPS_SHAPE AS, .lo = -1, .hi = 1, .type = TAS, .layout = LAY},                                        \
+            {.ne = OPS_SHAPE B, .lo = -1, .hi = 1, .type = TB, .layout = LAY},                                          \
             {.ne = OPS_SHAPE IDS, .lo = 0, .hi = (N_EXP) - 1, .type = GGML_TYPE_I32, .fixed = true}},                   \
      .shape = s_mm_id, .ref = r_mm_id, .tol = 1e-5, .grad = GRAD}
 
@@ -159,6 +172,26 @@ static const struct ops_row rows[] = {
     MMID("gradient of as and b", (5, 3, 4, 1), 4, (5, 2, 3, 1), (2, 3, 1, 1), OPS_CONTIG | OPS_TRANSPOSED, OPS_GRAD),
     MMID("gradient, b broadcast [5,1,3], ids [3,3]", (5, 3, 4, 1), 4, (5, 1, 3, 1), (3, 3, 1, 1), 0, OPS_GRAD),
     MMID("gradient, b [4,2,3], ids [4,3]", (4, 3, 3, 1), 3, (4, 2, 3, 1), (4, 3, 1, 1), 0, OPS_GRAD),
+    /* activations stored as F16 or BF16 (converted once per node), with F32 and F16 weights */
+    FWDT("MUL_MAT", p_mm, (13, 7, 1, 1), GGML_TYPE_F32, (13, 5, 1, 1), GGML_TYPE_F16),
+    FWDT("MUL_MAT", p_mm, (33, 6, 3, 1), GGML_TYPE_F32, (33, 7, 3, 2), GGML_TYPE_BF16),
+    FWDT("MUL_MAT", p_mm, (9, 4, 2, 1), GGML_TYPE_F16, (9, 3, 6, 3), GGML_TYPE_F16),
+    FWDT("MUL_MAT", p_mm, (300, 130, 1, 1), GGML_TYPE_F32, (300, 103, 1, 1), GGML_TYPE_F16),
+    FWDT("MUL_MAT", p_mm, (70, 33, 1, 1), GGML_TYPE_BF16, (70, 5, 1, 1), GGML_TYPE_BF16),
+    FWDT("OUT_PROD", p_op, (7, 13, 1, 1), GGML_TYPE_F32, (5, 13, 1, 1), GGML_TYPE_F16),
+    FWDT("OUT_PROD", p_op, (6, 33, 3, 1), GGML_TYPE_F32, (7, 33, 3, 2), GGML_TYPE_BF16),
+    FWDT("OUT_PROD", p_op, (4, 9, 2, 1), GGML_TYPE_F16, (3, 9, 6, 3), GGML_TYPE_F16),
+    FWDT("OUT_PROD", p_op, (130, 300, 1, 1), GGML_TYPE_F32, (103, 300, 1, 1), GGML_TYPE_F16),
+    GRADT("MUL_MAT", p_mm, "gradient of a, b F16", (6, 4, 1, 1), GGML_TYPE_F32, (6, 5, 1, 1), GGML_TYPE_F16, OPS_CONTIG | OPS_TRANSPOSED),
+    GRADT("MUL_MAT", p_mm, "gradient of a, b BF16, broadcast", (4, 3, 2, 1), GGML_TYPE_F32, (4, 2, 6, 3), GGML_TYPE_BF16, 0),
+    GRADT("MUL_MAT", p_mm, "gradient of b, a F16", (6, 4, 1, 1), GGML_TYPE_F16, (6, 5, 3, 1), GGML_TYPE_F32, 0),
+    GRADT("OUT_PROD", p_op, "gradient of a, b F16", (4, 6, 1, 1), GGML_TYPE_F32, (5, 6, 1, 1), GGML_TYPE_F16, OPS_CONTIG | OPS_TRANSPOSED),
+    GRADT("OUT_PROD", p_op, "gradient of a, b BF16, broadcast", (3, 4, 2, 1), GGML_TYPE_F32, (2, 4, 6, 3), GGML_TYPE_BF16, 0),
+    GRADT("OUT_PROD", p_op, "gradient of b, a F16, broadcast", (3, 4, 2, 1), GGML_TYPE_F16, (2, 4, 6, 3), GGML_TYPE_F32, 0),
+    MMIDT("as F16", (9, 5, 4, 1), GGML_TYPE_F16, 4, (9, 3, 6, 1), GGML_TYPE_F32, (3, 6, 1, 1), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    MMIDT("as BF16, b F16", (9, 5, 4, 1), GGML_TYPE_BF16, 4, (9, 1, 6, 1), GGML_TYPE_F16, (4, 6, 1, 1), OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    MMIDT("gradient of b, as F16", (5, 3, 4, 1), GGML_TYPE_F16, 4, (5, 2, 3, 1), GGML_TYPE_F32, (2, 3, 1, 1), 0, OPS_GRAD),
+    MMIDT("gradient of as, b BF16 broadcast", (5, 3, 4, 1), GGML_TYPE_F32, 4, (5, 1, 3, 1), GGML_TYPE_BF16, (3, 3, 1, 1), 0, OPS_GRAD),
     {.op = "MUL_MAT_ID", .variant = "ids a parameter", .build = b_mm_id, .n_in = 3,
      .in = {{.ne = {5, 3, 4, 1}, .lo = -1, .hi = 1, .fixed = true}, {.ne = {5, 2, 3, 1}, .lo = -1, .hi = 1, .fixed = true},
             {.ne = {2, 3, 1, 1}, .lo = 0, .hi = 3, .type = GGML_TYPE_I32}},

@@ -6,7 +6,9 @@
  * (i02 = i2 / (ne2/ne02)). Both read their F32 operands through strides, so a
  * transposed or permuted view is multiplied as it lies (no copy first); a
  * first operand of another type (F16, BF16, a block type) is converted to
- * F32 as its panels are packed; mul_mat of a block type (and of BF16 with
+ * F32 as its panels are packed, a second operand (activations) of F16 or
+ * BF16 once per node into a packed F32 copy that is then read like an F32
+ * b; mul_mat of a block type (and of BF16 with
  * few columns) goes to the dot products of mul_mat_quant.c instead, and
  * products at GGML_PREC_BF16 to the bf16 kernels of mul_mat_bf16.c where the
  * CPU has them.
@@ -39,13 +41,42 @@ struct gemm_view {
     int64_t M, N, K;
 };
 
-static struct gemm_view view_of(const struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
-    if (dst->op == GGML_OP_OUT_PROD) return (struct gemm_view) {a, b, a->nb[0], a->nb[1], b->nb[0], b->nb[1], a->ne[0], b->ne[0], a->ne[1]};
+static struct gemm_view view_of_operands(enum ggml_op op, const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (op == GGML_OP_OUT_PROD) return (struct gemm_view) {a, b, a->nb[0], a->nb[1], b->nb[0], b->nb[1], a->ne[0], b->ne[0], a->ne[1]};
     return (struct gemm_view) {a, b, a->nb[1], a->nb[0], b->nb[1], b->nb[0], a->ne[1], b->ne[1], a->ne[0]};
 }
 
+static struct gemm_view view_of(const struct ggml_tensor * dst) { return view_of_operands(dst->op, dst->src[0], dst->src[1]); }
+
+/* Activations b stored as F16 or BF16 are converted, once per node, to a
+ * packed F32 copy of b's shape in shared scratch after the panels; the
+ * product then reads that copy as it reads an F32 b. */
+static size_t b_f32_floats(const struct ggml_tensor * dst) {
+    return dst->src[1]->type == GGML_TYPE_F32 ? 0 : (size_t) ggml_nelements(dst->src[1]);
+}
+
+/* The copy's header: b's shape, F32, packed strides, data `offset` floats
+ * into the shared scratch (none when the scratch is empty). */
+static struct ggml_tensor b_as_f32(const struct ggml_tensor * b, float * shared, size_t offset) {
+    struct ggml_tensor t = *b;
+    t.type = GGML_TYPE_F32;
+    t.data = shared ? shared + offset : NULL;
+    t.nb[0] = sizeof(float);
+    for (int d = 1; d < GGML_MAX_DIMS; d++) t.nb[d] = t.nb[d - 1] * (size_t) t.ne[d - 1];
+    return t;
+}
+
+/* Row t = (i1, i2, i3) of b, converted into its place in the copy: rows split over the threads. */
+static void convert_b(const struct ggmlr_compute_params * p, const struct ggml_tensor * b, float * out) {
+    const int64_t n1 = b->ne[1], n2 = b->ne[2];
+    for (int64_t t = p->ith; t < n1 * n2 * b->ne[3]; t += p->nth)
+        ggmlr_row_f32(b, t % n1, t / n1 % n2, t / (n1 * n2), out + t * b->ne[0]);  /* a row not F32 is written to its scratch */
+}
+
 static int64_t n_panels(const struct gemm_view * v, int64_t TC) { return (v->M + TC - 1) / TC; }
+
+/* floats of the packed panels of all of P's planes (shared scratch) */
+static size_t panel_floats(const struct gemm_view * v, int64_t TC) { return (size_t) (v->p->ne[2] * v->p->ne[3] * n_panels(v, TC) * v->K * TC); }
 
 static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
 
@@ -93,8 +124,7 @@ static size_t ggmlr_mul_mat_shared_size(const struct ggml_tensor * dst) {
     if (ggmlr_mul_mat_quant_applies(dst)) return ggmlr_mul_mat_quant_shared_size(dst);
     if (ggmlr_mul_mat_bf16_applies(dst)) return ggmlr_mul_mat_bf16_shared_size(dst);
     const struct gemm_view v = view_of(dst);
-    const int64_t TC = ggmlr_vec()->tile_c;
-    return (size_t) (v.p->ne[2] * v.p->ne[3] * n_panels(&v, TC) * v.K * TC) * sizeof(float);
+    return (panel_floats(&v, ggmlr_vec()->tile_c) + b_f32_floats(dst)) * sizeof(float);
 }
 
 /* panel[k][c] = P(i0 + c, k) of one plane of P, zero for rows past M. Rows i
@@ -156,14 +186,20 @@ static void ggmlr_compute_mul_mat(const struct ggmlr_compute_params * p, struct 
         ggmlr_mul_mat_bf16(p, dst);
         return;
     }
-    const struct gemm_view v = view_of(dst);
-    const struct ggml_tensor * P = v.p, * X = v.x;
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
-    const int64_t K = v.K, M = v.M, N = v.N, TC = vec->tile_c, np = n_panels(&v, TC);
-    const int64_t r2 = dst->ne[2] / P->ne[2], r3 = dst->ne[3] / P->ne[3];
+    const int64_t TC = vec->tile_c;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     float * panels = p->shared, * xrows = p->wdata, * ctile = xrows + TR * KC;
+    const struct gemm_view as_stored = view_of(dst);
+    const struct ggml_tensor b32 = b_as_f32(b, panels, panel_floats(&as_stored, TC));
+    const bool convert = b->type != GGML_TYPE_F32;
+    const struct gemm_view v = view_of_operands(dst->op, a, convert ? &b32 : b);
+    const struct ggml_tensor * P = v.p, * X = v.x;
+    const int64_t K = v.K, M = v.M, N = v.N, np = n_panels(&v, TC);
+    const int64_t r2 = dst->ne[2] / P->ne[2], r3 = dst->ne[3] / P->ne[3];
 
-    /* phase 0: panel (plane of P, pi) */
+    /* phase 0: b converted to F32 where it is not; panel (plane of P, pi) */
+    if (convert) convert_b(p, b, b32.data);
     if (P->type != GGML_TYPE_F32) pack_converted(p, &v, dst, TC, np, panels, ctile + J_MAX * TC + 16);
     else for (int64_t t = p->ith; t < P->ne[2] * P->ne[3] * np; t += p->nth) {
         const int64_t pi = t % np, plane = t / np;
@@ -244,7 +280,8 @@ GGMLR_KERNEL(mul_mat, ggmlr_compute_mul_mat, ggmlr_mul_mat_work_size, ggmlr_mul_
 /* MUL_MAT_ID: dst row (e, t) = as[:, :, x]^T b[:, e % n_b, t] with x = ids[e, t]
  * (checked: out of range fails the compute). Threads split dst rows; each
  * element is one dot product of length K (rows of as and b packed into
- * scratch when strided), so the result does not depend on the thread count. */
+ * scratch when strided or not F32: as and b may be of any type with a
+ * converter), so the result does not depend on the thread count. */
 static void ggmlr_compute_mul_mat_id(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * as = dst->src[0], * b = dst->src[1], * ids = ggmlr_expert_ids_decode(dst);
     const struct ggmlr_vec_ops * vec = ggmlr_vec();
