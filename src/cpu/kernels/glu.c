@@ -35,14 +35,6 @@ static struct glu_row glu_row(const struct ggml_tensor * a, const struct ggml_te
 
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-/* OAI's forward on one row */
-static void oai_row(int64_t n, const float * x, const float * g, float alpha, float limit, float * y) {
-    for (int64_t i = 0; i < n; i++) {
-        const float xc = fminf(x[i], limit), gc = fminf(fmaxf(g[i], -limit), limit);
-        y[i] = xc * sigmoidf(alpha * xc) * (gc + 1.0f);
-    }
-}
-
 /* OAI's gradients on one row (dx or dg may be NULL) */
 static void oai_back_row(int64_t n, const float * dy, const float * x, const float * g, float alpha, float limit, float * dx, float * dg) {
     for (int64_t i = 0; i < n; i++) {
@@ -71,7 +63,7 @@ static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const struct glu_row in = glu_row(a, b, gp.swapped, n, i1, i2, i3, abuf, bbuf);
         float * y = f32 ? (float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) : ybuf;
-        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) oai_row(n, in.x, in.g, gp.alpha, gp.limit, y);
+        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) ggmlr_vec()->oai(n, in.x, in.g, gp.alpha, gp.limit, y);
         else {
             ggmlr_act_row(act_of(gp.op), n, in.x, act);
             for (int64_t i = 0; i < n; i++) y[i] = act[i] * in.g[i];
