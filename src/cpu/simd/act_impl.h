@@ -98,6 +98,31 @@ ACT_LOOP1(act_silu, VEC_FN(xsig1)(xv, 1.0f))
 ACT_LOOP1(act_gelu_quick, VEC_FN(xsig1)(xv, 1.702f))
 ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
 
+/* GLU: y = act(x) g in one pass, act one of ggml's RELU, GELU, SILU,
+ * GELU_QUICK, GELU_ERF (the others: SILU). */
+#define GLU_LOOP(expr)                                                                                   \
+    do {                                                                                                 \
+        int64_t i = 0;                                                                                   \
+        for (; i + AL <= n; i += AL) { const AF xv = *(const AF *) (x + i); *(AF *) (y + i) = (expr) * *(const AF *) (g + i); } \
+        if (i < n) {                                                                                     \
+            float buf[AL] = {0};                                                                         \
+            for (int64_t j = i; j < n; j++) buf[j - i] = x[j];                                           \
+            const AF xv = *(const AF *) buf;                                                             \
+            *(AF *) buf = (expr);                                                                        \
+            for (int64_t j = i; j < n; j++) y[j] = buf[j - i] * g[j];                                    \
+        }                                                                                                \
+    } while (0)
+
+VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y) {
+    switch (act) {
+        case GGML_UNARY_OP_RELU:       GLU_LOOP(SEL(xv > 0.0f, xv, (AF) {0})); break;
+        case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(gelu1)(xv)); break;
+        case GGML_UNARY_OP_GELU_QUICK: GLU_LOOP(VEC_FN(xsig1)(xv, 1.702f)); break;
+        case GGML_UNARY_OP_GELU_ERF:   GLU_LOOP(VEC_FN(gelu_erf1)(xv)); break;
+        default:                       GLU_LOOP(VEC_FN(xsig1)(xv, 1.0f)); break;
+    }
+}
+
 /* SWIGLU_OAI: y = x' sigmoid(alpha x') (g' + 1), x' = min(x, limit), g' = clamp(g, -limit, limit)
  * (a NaN x or g becomes the bound, as fminf/fmaxf make it) */
 VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF g, float alpha, float limit) {
@@ -131,6 +156,7 @@ VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const f
 }
 
 #undef ACT_LOOP1
+#undef GLU_LOOP
 #undef SEL
 #undef AF
 #undef AI
