@@ -41,12 +41,6 @@ typedef double VEC_FN(vd) __attribute__((vector_size(8 * VLEN), aligned(4)));
 #define VD VEC_FN(vd)
 #define WIDEN(p) __builtin_convertvector(*(const VF *) (p), VD)
 
-static inline double VEC_FN(hsum_d)(VD a) {
-    double s = 0.0;
-    for (int j = 0; j < VLEN; j++) s += a[j];
-    return s;
-}
-
 /* sum_i (x[i] - mu) * (y[i] - nu); y = NULL: sum_i (x[i] - mu) (mu = 0: a plain sum) */
 VEC_TARGET static double VEC_FN(dot_dev)(int64_t n, const float * x, double mu, const float * y, double nu) {
     VD acc0 = {0}, acc1 = {0};
@@ -62,7 +56,9 @@ VEC_TARGET static double VEC_FN(dot_dev)(int64_t n, const float * x, double mu, 
             acc1 += WIDEN(x + i + VLEN) - mu;
         }
     }
-    double s = VEC_FN(hsum_d)(acc0 + acc1);
+    acc0 += acc1;
+    double s = 0.0;
+    for (int j = 0; j < VLEN; j++) s += acc0[j];
     for (; i < n; i++) s += ((double) x[i] - mu) * (y ? (double) y[i] - nu : 1.0);
     return s;
 }
