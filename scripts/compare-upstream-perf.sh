@@ -15,7 +15,7 @@
 #     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it;
 # then runs, op by op, upstream's binary and then ours (one after the other,
 # never at once; both on nproc threads, test-backend-ops' default):
-#   test-backend-ops perf -o OP  for CONV_2D, IM2COL, GLU
+#   test-backend-ops perf -o OP  for CONV_2D, IM2COL, SWIGLU (its GLU cases)
 #   upstream_ops THREADS OP      for NORM, RMS_NORM, L2_NORM, RMS_NORM_BACK,
 #                                GROUP_NORM, POOL_2D, GLU (upstream's perf
 #                                set has no case for these but GLU's SWIGLU)
@@ -67,7 +67,7 @@ figures() {
 }
 : > "$W/up.tsv"; : > "$W/ours.tsv"
 set -- ${PARAMS:+-p "$PARAMS"}
-for op in ${TBO_OPS:-CONV_2D IM2COL GLU}; do
+for op in ${TBO_OPS:-CONV_2D IM2COL SWIGLU}; do
   "$W/up/bin/test-backend-ops" perf -b CPU -o "$op" "$@" | figures >> "$W/up.tsv"
   "$W/tbo-ours" perf -b CPU -o "$op" "$@" | figures >> "$W/ours.tsv"
 done
