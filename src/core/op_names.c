@@ -88,8 +88,10 @@ bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUN
 
 const char * ggml_unary_op_name(enum ggml_unary_op op) { return ggmlr_unary_op_is_valid(op) ? unary_op_names[op] : "UNKNOWN"; }
 
-/* upstream's "unary or op name": the activation for a UNARY node */
+/* upstream's "unary, GLU or op name": the activation for a UNARY node, the
+ * gated unit (SWIGLU, ...) for a GLU node (test-backend-ops -o filters on it) */
 const char * ggml_op_desc(const struct ggml_tensor * t) {
     if (!t) return "UNKNOWN";
+    if (t->op == GGML_OP_GLU) return ggml_glu_op_name((enum ggml_glu_op) ggmlr_glu_params_decode(t).op);
     return t->op == GGML_OP_UNARY ? ggml_unary_op_name((enum ggml_unary_op) ggmlr_unary_params_decode(t).op) : ggml_op_name(t->op);
 }

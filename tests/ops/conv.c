@@ -432,6 +432,10 @@ static const struct ops_row rows[] = {
     CD_("CONV_2D", "2x3 s 2,3 p 2,0 d 1,2, odd", cd2_odd, (2, 3, 2, 3), (7, 9, 2, 1), OPS_GRAD),
     CD_("CONV_2D", "channels first (CWHN)", cd2_cwhn, (3, 2, 3, 2), (6, 7, 3, 2), OPS_GRAD),
     CD16_("CONV_2D", "3x3 s 1 p 1", cd2_basic, (3, 3, 3, 2), (6, 5, 3, 2)),
+    /* the GEMM path's tails (conv_gemm.c): 300 positions = 256 + 44 columns, OC 7 = 6 + 1 rows */
+    CD_("CONV_2D", "GEMM tails: 20x15 out, OC 7", cd2_basic, (3, 3, 2, 7), (20, 15, 2, 2), OPS_FORWARD_ONLY),
+    CD_("CONV_2D", "GEMM tails, CWHN: 16x16 out, OC 8", cd2_cwhn, (3, 2, 3, 8), (18, 17, 3, 1), OPS_FORWARD_ONLY),
+    CD16_("CONV_2D", "GEMM tails: 20x15 out, OC 7", cd2_basic, (3, 3, 2, 7), (20, 15, 2, 2)),
     CD_("CONV_2D_DW", "3x3 s 2 p 1, C 4, batch 2", dw_basic, (3, 3, 1, 4), (7, 6, 4, 2), OPS_GRAD),
     CD_("CONV_2D_DW", "2x3 s 1,2 p 1,2 d 2,1", dw_odd, (2, 3, 1, 3), (8, 7, 3, 1), OPS_GRAD),
     CD_("CONV_2D_DW", "channels first (CWHN): CWHN result", dw_cwhn, (3, 2, 1, 5), (7, 6, 5, 2), OPS_GRAD),

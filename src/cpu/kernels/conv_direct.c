@@ -11,6 +11,7 @@
  * an axpy of one kernel tap over a row (forward, data gradient) or a dot
  * product of two rows (kernel gradient), unit-stride when s0 is 1 and the
  * rows are packed. */
+#include "cpu/kernels/conv_gemm.h"
 #include "cpu/kernels/kernels.h"
 
 #include <string.h>
@@ -193,10 +194,13 @@ static size_t row_work_size(const struct ggml_tensor * dst) { return (size_t) ds
 static size_t conv_work_size(const struct ggml_tensor * dst) {
     const bool back = dst->op == GGML_OP_CONV_DIRECT_BACK, wrt_kernel = back && ggmlr_conv_direct_params_decode(dst).wrt == 0;
     const int64_t kw = wrt_kernel ? dst->ne[0] : back ? dst->src[1]->ne[0] : dst->src[0]->ne[0];
-    return 2 * (size_t) kw * sizeof(int64_t) + row_work_size(dst);
+    const size_t direct = 2 * (size_t) kw * sizeof(int64_t) + row_work_size(dst), gemm = ggmlr_conv_gemm_work_size(dst);
+    return gemm > direct ? gemm : direct;
 }
 
+/* CONV_2D as a GEMM where it applies (conv_gemm.c), else the direct loops */
 static void conv_direct_forward(const struct ggmlr_compute_params * prm, struct ggml_tensor * dst) {
+    if (ggmlr_conv_gemm_work_size(dst) > 0) { ggmlr_conv_gemm_forward(prm, dst); return; }
     const struct ggmlr_conv_direct_params p = ggmlr_conv_direct_params_decode(dst);
     struct conv_job j = conv_job(dst->src[0], dst->src[1], dst, &p);
     float * acc = conv_scratch(&j, prm->wdata);

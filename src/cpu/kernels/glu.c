@@ -1,7 +1,8 @@
 /* glu.c -- gated linear units y = act(x) * g (GGML_OP_GLU) and their
  * gradients (GGML_OP_GLU_BACK), row by row, any input layout.
  *
- * act is an activation of unary.c (relu, gelu, silu, gelu_erf, gelu_quick)
+ * act is an activation of unary.c (relu, gelu, silu, gelu_erf, gelu_quick;
+ * the forward runs fused in SIMD lanes, cpu/simd/act_impl.h)
  * and, for SWIGLU_OAI, x' sigmoid(alpha x') with x' = min(x, limit), the gate
  * g' = clamp(g, -limit, limit) + 1. Backward, with dy:
  *   dx = dy g act'(x)                        dg = dy act(x)
@@ -35,14 +36,6 @@ static struct glu_row glu_row(const struct ggml_tensor * a, const struct ggml_te
 
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-/* OAI's forward on one row */
-static void oai_row(int64_t n, const float * x, const float * g, float alpha, float limit, float * y) {
-    for (int64_t i = 0; i < n; i++) {
-        const float xc = fminf(x[i], limit), gc = fminf(fmaxf(g[i], -limit), limit);
-        y[i] = xc * sigmoidf(alpha * xc) * (gc + 1.0f);
-    }
-}
-
 /* OAI's gradients on one row (dx or dg may be NULL) */
 static void oai_back_row(int64_t n, const float * dy, const float * x, const float * g, float alpha, float limit, float * dx, float * dg) {
     for (int64_t i = 0; i < n; i++) {
@@ -64,18 +57,15 @@ static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t n = dst->ne[0];
     if (n == 0) return;
-    float * abuf = p->wdata, * bbuf = abuf + a->ne[0], * act = bbuf + n, * ybuf = act + n;
+    float * abuf = p->wdata, * bbuf = abuf + a->ne[0], * ybuf = bbuf + n;
     const bool f32 = dst->type == GGML_TYPE_F32;  /* else F16: computed in F32, then rounded */
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const struct glu_row in = glu_row(a, b, gp.swapped, n, i1, i2, i3, abuf, bbuf);
         float * y = f32 ? (float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) : ybuf;
-        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) oai_row(n, in.x, in.g, gp.alpha, gp.limit, y);
-        else {
-            ggmlr_act_row(act_of(gp.op), n, in.x, act);
-            for (int64_t i = 0; i < n; i++) y[i] = act[i] * in.g[i];
-        }
+        if (gp.op == GGML_GLU_OP_SWIGLU_OAI) ggmlr_vec()->oai(n, in.x, in.g, gp.alpha, gp.limit, y);
+        else ggmlr_vec()->glu(act_of(gp.op), n, in.x, in.g, y);
         if (!f32) ggml_fp32_to_fp16_row(y, ggmlr_elem_ptr(dst, 0, i1, i2, i3), n);
     }
 }

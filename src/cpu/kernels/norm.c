@@ -10,7 +10,8 @@
  *   GROUP_NORM, GROUP_NORM_BACK: NORM and NORM_BACK over the elements of a
  *     group of channels (ne2) of one ne3, instead of a row
  *
- * Row statistics accumulate in double, the variance in a second pass over
+ * Row statistics accumulate in double (SIMD lanes widened to double:
+ * cpu/simd/vec_impl.h), the variance in a second pass over
  * x - mu, so rows with a large common offset (1000 + noise) keep their digits;
  * each row is done by one thread in a fixed order (thread-count independent).
  * A row with var + eps = 0 (eps = 0 and a constant row; for RMS_NORM and
@@ -27,18 +28,15 @@ static size_t ggmlr_norm_work_size(const struct ggml_tensor * dst) { return 2 * 
 struct row_stats { double mu, inv, k; };
 
 static struct row_stats stats(enum ggml_op op, const float * x, int64_t n, double eps) {
-    double mu = 0.0, ss = 0.0;
-    if (op == GGML_OP_NORM || op == GGML_OP_NORM_BACK) {
-        for (int64_t i = 0; i < n; i++) mu += x[i];
-        mu /= (double) n;
-    }
-    for (int64_t i = 0; i < n; i++) { const double d = x[i] - mu; ss += d * d; }
+    const struct ggmlr_vec_ops * v = ggmlr_vec();
+    const double mu = op == GGML_OP_NORM || op == GGML_OP_NORM_BACK ? v->dot_dev(n, x, 0.0, NULL, 0.0) / (double) n : 0.0;
+    const double ss = v->dot_dev(n, x, mu, x, mu);
     if (op == GGML_OP_L2_NORM || op == GGML_OP_L2_NORM_BACK) {
         const double nrm = sqrt(ss), m = nrm > eps ? nrm : eps;
         return (struct row_stats) {0.0, m > 0.0 ? 1.0 / m : 0.0, nrm > eps ? 1.0 : 0.0};
     }
-    const double v = ss / (double) n + eps;
-    return (struct row_stats) {mu, v > 0.0 ? 1.0 / sqrt(v) : 0.0, 1.0 / (double) n};
+    const double var = ss / (double) n + eps;
+    return (struct row_stats) {mu, var > 0.0 ? 1.0 / sqrt(var) : 0.0, 1.0 / (double) n};
 }
 
 /* NORM, RMS_NORM and L2_NORM (src[0] = x) */
@@ -52,7 +50,7 @@ static void ggmlr_compute_norm(const struct ggmlr_compute_params * p, struct ggm
         const float * x = ggmlr_row_f32(a, i1, i2, i3, p->wdata);
         float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const struct row_stats s = stats(dst->op, x, n, eps);
-        for (int64_t i = 0; i < n; i++) y[i] = (float) ((x[i] - s.mu) * s.inv);
+        ggmlr_vec()->norm_apply(n, x, s.mu, s.inv, NULL, 0.0, 0.0, y);
     }
 }
 
@@ -72,10 +70,10 @@ static void ggmlr_compute_norm_back(const struct ggmlr_compute_params * p, struc
         float * dx = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         const struct row_stats s = stats(dst->op, x, n, eps);
         /* z = x̂ (NORM), x / r (RMS_NORM) or y (L2_NORM): dx = (g - [mean(g)] - z k sum(g z)) / sigma */
-        double sum_g = 0.0, sum_gz = 0.0;
-        for (int64_t i = 0; i < n; i++) { sum_g += g[i]; sum_gz += g[i] * ((x[i] - s.mu) * s.inv); }
-        const double mean_g = layer ? sum_g / (double) n : 0.0, mean_gz = sum_gz * s.k;
-        for (int64_t i = 0; i < n; i++) dx[i] = (float) ((g[i] - mean_g - (x[i] - s.mu) * s.inv * mean_gz) * s.inv);
+        const struct ggmlr_vec_ops * v = ggmlr_vec();
+        const double mean_g = layer ? v->dot_dev(n, g, 0.0, NULL, 0.0) / (double) n : 0.0;
+        const double mean_gz = v->dot_dev(n, g, 0.0, x, s.mu) * s.inv * s.k;
+        v->norm_apply(n, x, s.mu, s.inv, g, mean_g, mean_gz, dx);
     }
 }
 
@@ -94,17 +92,19 @@ static struct group group_of(const struct ggml_tensor * dst, int64_t u) {
 /* mean and 1 / sqrt(var + eps) of a group (0 where undefined), the variance in a second pass */
 static struct row_stats group_stats(const struct ggml_tensor * x, struct group gr, double eps, float * buf) {
     const int64_t n = x->ne[0], cnt = n * x->ne[1] * (gr.c1 - gr.c0);
+    const struct ggmlr_vec_ops * v = ggmlr_vec();
     double mu = 0.0, ss = 0.0;
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
             for (int64_t i1 = 0; i1 < x->ne[1]; i1++) {
                 const float * r = ggmlr_row_f32(x, i1, i2, gr.i3, buf);
-                for (int64_t i = 0; i < n; i++) { if (pass == 0) mu += r[i]; else ss += (r[i] - mu) * (r[i] - mu); }
+                if (pass == 0) mu += v->dot_dev(n, r, 0.0, NULL, 0.0);
+                else ss += v->dot_dev(n, r, mu, r, mu);
             }
         if (pass == 0) mu /= (double) cnt;
     }
-    const double v = ss / (double) cnt + eps;
-    return (struct row_stats) {mu, v > 0.0 ? 1.0 / sqrt(v) : 0.0, 1.0 / (double) cnt};
+    const double var = ss / (double) cnt + eps;
+    return (struct row_stats) {mu, var > 0.0 ? 1.0 / sqrt(var) : 0.0, 1.0 / (double) cnt};
 }
 
 /* GROUP_NORM (src[0] = x) and GROUP_NORM_BACK (src[0] = g, src[1] = x) */
@@ -121,20 +121,20 @@ static void ggmlr_compute_group_norm(const struct ggmlr_compute_params * p, stru
         const struct group gr = group_of(dst, u);
         if (gr.c1 <= gr.c0) continue;
         const struct row_stats s = group_stats(x, gr, eps, xbuf);
+        const struct ggmlr_vec_ops * v = ggmlr_vec();
         double mean_g = 0.0, mean_gz = 0.0;  /* backward: mean(g), mean(g x̂) over the group */
         for (int64_t i2 = gr.c0; back && i2 < gr.c1; i2++)
             for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
                 const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf), * g = ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf);
-                for (int64_t i = 0; i < n; i++) { mean_g += g[i]; mean_gz += g[i] * ((xr[i] - s.mu) * s.inv); }
+                mean_g += v->dot_dev(n, g, 0.0, NULL, 0.0);
+                mean_gz += v->dot_dev(n, g, 0.0, xr, s.mu);
             }
-        mean_g *= s.k; mean_gz *= s.k;
+        mean_g *= s.k; mean_gz *= s.k * s.inv;
         for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
             for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
                 const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf);
                 float * y = ggmlr_elem_ptr(dst, 0, i1, i2, gr.i3);
-                if (!back) { for (int64_t i = 0; i < n; i++) y[i] = (float) ((xr[i] - s.mu) * s.inv); continue; }
-                const float * g = ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf);
-                for (int64_t i = 0; i < n; i++) y[i] = (float) ((g[i] - mean_g - (xr[i] - s.mu) * s.inv * mean_gz) * s.inv);
+                v->norm_apply(n, xr, s.mu, s.inv, back ? ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf) : NULL, mean_g, mean_gz, y);
             }
     }
 }

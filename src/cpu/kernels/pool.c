@@ -1,6 +1,7 @@
 /* pool.c -- POOL_1D, POOL_2D and POOL_2D_BACK (the maths: ops/pool.c).
  *
- * Forward: one output row (oy of a plane) per step, threads split the rows.
+ * Forward: one output row (oy of a plane) per step, threads split the rows;
+ * the window's input rows are read whole, one after the other.
  * Backward: each thread owns whole planes, zeroes its planes of dx and
  * scatters every output's dy into its window in one fixed order, so the sums
  * do not depend on the thread count. MAX keeps upstream's choice: the first
@@ -29,30 +30,41 @@ static int64_t avg_divisor(const struct ggmlr_pool_params * pp, int64_t x0, int6
     return x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0;
 }
 
+/* one input row of a window: MAX keeps the largest (a NaN never wins), AVG sums
+ * x0..x1 in order; acc holds dst's row, one entry per output column */
+static void pool_row(const struct ggmlr_pool_params * pp, const float * in, int64_t iw, float * acc, int64_t ow) {
+    for (int64_t ox = 0; ox < ow; ox++) {
+        int64_t x0, x1;
+        window(ox, pp->k0, pp->s0, pp->p0, iw, &x0, &x1);
+        float res = acc[ox];
+        if (pp->op == GGML_OP_POOL_MAX) for (int64_t x = x0; x < x1; x++) res = in[x] > res ? in[x] : res;
+        else for (int64_t x = x0; x < x1; x++) res += in[x];
+        acc[ox] = res;
+    }
+}
+
+/* an F16 input's row, converted */
+static size_t pool_work_size(const struct ggml_tensor * dst) { return (size_t) dst->src[0]->ne[0] * sizeof(float); }
+
+/* Output row (oy, i2, i3) is built in place, the window's input rows y0..y1
+ * in order (each read once as F32), then AVG divides each entry. */
 static void pool_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_pool_params pp = ggmlr_pool_params_decode(dst);
     const struct ggml_tensor * a = dst->src[0];
+    const int64_t ow = dst->ne[0];
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, oy, i2, i3;
     while (ggmlr_next_row(&rows, &r, &oy, &i2, &i3)) {
         int64_t y0, y1;
         window(oy, pp.k1, pp.s1, pp.p1, a->ne[1], &y0, &y1);
         float * out = ggmlr_elem_ptr(dst, 0, oy, i2, i3);
-        for (int64_t ox = 0; ox < dst->ne[0]; ox++) {
+        for (int64_t ox = 0; ox < ow; ox++) out[ox] = pp.op == GGML_OP_POOL_MAX ? -FLT_MAX : 0.0f;
+        for (int64_t y = y0; y < y1; y++) pool_row(&pp, ggmlr_row_f32(a, y, i2, i3, p->wdata), a->ne[0], out, ow);
+        for (int64_t ox = 0; pp.op == GGML_OP_POOL_AVG && ox < ow; ox++) {
             int64_t x0, x1;
             window(ox, pp.k0, pp.s0, pp.p0, a->ne[0], &x0, &x1);
-            float res = pp.op == GGML_OP_POOL_MAX ? -FLT_MAX : 0.0f;
-            for (int64_t y = y0; y < y1; y++)
-                for (int64_t x = x0; x < x1; x++) {
-                    const float v = at(a, x, y, i2, i3);
-                    if (pp.op == GGML_OP_POOL_MAX) res = v > res ? v : res;
-                    else res += v;
-                }
-            if (pp.op == GGML_OP_POOL_AVG) {
-                const int64_t m = avg_divisor(&pp, x0, x1, y0, y1);
-                res = m > 0 ? res / (float) m : 0.0f;
-            }
-            out[ox] = res;
+            const int64_t m = avg_divisor(&pp, x0, x1, y0, y1);
+            out[ox] = m > 0 ? out[ox] / (float) m : 0.0f;
         }
     }
 }
@@ -93,5 +105,5 @@ static void pool_backward(const struct ggmlr_compute_params * p, struct ggml_ten
     }
 }
 
-GGMLR_KERNEL(pool, pool_forward, NULL, NULL);
+GGMLR_KERNEL(pool, pool_forward, pool_work_size, NULL);
 GGMLR_KERNEL(pool_back, pool_backward, NULL, NULL);

@@ -49,10 +49,10 @@ void ggmlr_act_row(enum ggml_unary_op op, int64_t n, const float * x, float * y)
         case GGML_UNARY_OP_RELU:     for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
         case GGML_UNARY_OP_SIGMOID:  for (int64_t i = 0; i < n; i++) y[i] = sigmoidf(x[i]); break;
         case GGML_UNARY_OP_GELU:     v->gelu(n, x, y); break;
-        case GGML_UNARY_OP_SILU:     for (int64_t i = 0; i < n; i++) y[i] = x[i] * sigmoidf(x[i]); break;
-        case GGML_UNARY_OP_GELU_QUICK: for (int64_t i = 0; i < n; i++) y[i] = x[i] * sigmoidf(GELU_QUICK_COEF * x[i]); break;
+        case GGML_UNARY_OP_SILU:     v->silu(n, x, y); break;
+        case GGML_UNARY_OP_GELU_QUICK: v->gelu_quick(n, x, y); break;
         case GGML_UNARY_OP_EXP:      v->exp(n, x, y); break;
-        case GGML_UNARY_OP_GELU_ERF: for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-x[i] * INV_SQRT_2); break;
+        case GGML_UNARY_OP_GELU_ERF: v->gelu_erf(n, x, y); break;
         case GGML_UNARY_OP_ABS:      for (int64_t i = 0; i < n; i++) y[i] = fabsf(x[i]); break;
         case GGML_UNARY_OP_SGN:      for (int64_t i = 0; i < n; i++) y[i] = sgnf(x[i]); break;
         case GGML_UNARY_OP_STEP:     for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? 1.0f : 0.0f; break;

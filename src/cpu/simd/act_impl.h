@@ -1,4 +1,5 @@
-/* act_impl.h -- vectorised activations (exp, GELU and its derivative),
+/* act_impl.h -- vectorised activations (exp, GELU and its derivative, SILU,
+ * GELU_QUICK, GELU_ERF, SWIGLU_OAI's gated form),
  * written once with GCC/Clang vector extensions and compiled per instruction
  * set by vec.c (VEC_FN adds a suffix, VEC_TARGET sets the ISA), in vectors
  * of the register width TILE_VEC_BYTES (so that they can be passed and
@@ -56,6 +57,27 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_back1)(AF
     return g * (s + (2.0f * 0.79788456080286535588f) * x * s * (1.0f - s) * (1.0f + (3.0f * 0.044715f) * x2));
 }
 
+/* x sigmoid(k x) = x / (1 + e^(-k x)): SILU (k = 1), GELU_QUICK (k = 1.702) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(xsig1)(AF x, float k) { return x / (1.0f + VEC_FN(expv)(-k * x)); }
+
+/* GELU_ERF: x/2 erfc(-x / sqrt2). With z = |x| / sqrt2 and t = 1 / (1 + z/2),
+ * erfc(z) = t e^(-z^2 + P(t)), P the degree-9 polynomial of Numerical Recipes'
+ * erfcc (fractional error < 1.2e-7 for every z >= 0); erfc(-z) = 2 - erfc(z). */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_erf1)(AF x) {
+    const AF z = SEL(x < 0.0f, -x, x) * 0.70710678118654752440f, t = 1.0f / (1.0f + 0.5f * z);
+    AF p = t * 0.17087277f - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    const AF e = t * VEC_FN(expv)(p - z * z);
+    return 0.5f * x * SEL(x >= 0.0f, 2.0f - e, e);
+}
+
 /* The loops: whole vectors, then the tail through a zero-padded vector. */
 #define ACT_LOOP1(name, expr)                                                                    \
     VEC_TARGET static void VEC_FN(name)(int64_t n, const float * x, float * y) {                \
@@ -72,6 +94,54 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_back1)(AF
 
 ACT_LOOP1(act_exp, VEC_FN(expv)(xv))
 ACT_LOOP1(act_gelu, VEC_FN(gelu1)(xv))
+ACT_LOOP1(act_silu, VEC_FN(xsig1)(xv, 1.0f))
+ACT_LOOP1(act_gelu_quick, VEC_FN(xsig1)(xv, 1.702f))
+ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
+
+/* GLU: y = act(x) g in one pass, act one of ggml's RELU, GELU, SILU,
+ * GELU_QUICK, GELU_ERF (the others: SILU). */
+#define GLU_LOOP(expr)                                                                                   \
+    do {                                                                                                 \
+        int64_t i = 0;                                                                                   \
+        for (; i + AL <= n; i += AL) { const AF xv = *(const AF *) (x + i); *(AF *) (y + i) = (expr) * *(const AF *) (g + i); } \
+        if (i < n) {                                                                                     \
+            float buf[AL] = {0};                                                                         \
+            for (int64_t j = i; j < n; j++) buf[j - i] = x[j];                                           \
+            const AF xv = *(const AF *) buf;                                                             \
+            *(AF *) buf = (expr);                                                                        \
+            for (int64_t j = i; j < n; j++) y[j] = buf[j - i] * g[j];                                    \
+        }                                                                                                \
+    } while (0)
+
+VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y) {
+    switch (act) {
+        case GGML_UNARY_OP_RELU:       GLU_LOOP(SEL(xv > 0.0f, xv, (AF) {0})); break;
+        case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(gelu1)(xv)); break;
+        case GGML_UNARY_OP_GELU_QUICK: GLU_LOOP(VEC_FN(xsig1)(xv, 1.702f)); break;
+        case GGML_UNARY_OP_GELU_ERF:   GLU_LOOP(VEC_FN(gelu_erf1)(xv)); break;
+        default:                       GLU_LOOP(VEC_FN(xsig1)(xv, 1.0f)); break;
+    }
+}
+
+/* SWIGLU_OAI: y = x' sigmoid(alpha x') (g' + 1), x' = min(x, limit), g' = clamp(g, -limit, limit)
+ * (a NaN x or g becomes the bound, as fminf/fmaxf make it) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF g, float alpha, float limit) {
+    const AF xc = SEL(x < limit, x, (AF) {0} + limit);
+    AF gc = SEL(g > -limit, g, (AF) {0} - limit);
+    gc = SEL(gc < limit, gc, (AF) {0} + limit);
+    return VEC_FN(xsig1)(xc, alpha) * (gc + 1.0f);
+}
+
+VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y) {
+    int64_t i = 0;
+    for (; i + AL <= n; i += AL) *(AF *) (y + i) = VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit);
+    if (i < n) {
+        float xb[AL] = {0}, gb[AL] = {0};
+        for (int64_t j = i; j < n; j++) { xb[j - i] = x[j]; gb[j - i] = g[j]; }
+        *(AF *) xb = VEC_FN(oai1)(*(const AF *) xb, *(const AF *) gb, alpha, limit);
+        for (int64_t j = i; j < n; j++) y[j] = xb[j - i];
+    }
+}
 
 /* dx[i] = g[i] gelu'(x[i]) */
 VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const float * x, float * dx) {
@@ -86,6 +156,7 @@ VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const f
 }
 
 #undef ACT_LOOP1
+#undef GLU_LOOP
 #undef SEL
 #undef AF
 #undef AI

@@ -3,6 +3,7 @@
 
 #include "core/internal.h"
 #include "ggml-cpu.h"
+#include "ggml.h"  /* enum ggml_unary_op (act_impl.h's GLU) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,8 @@ static __attribute__((target("avx,f16c"))) void ggmlr_fp32_to_fp16_row_f16c(cons
 #define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xh_store_##isa, gemm_6xc_acc_##isa, \
                                gemm_6xh_acc_##isa, tile_exp_rows_##isa, tile_add_max_##isa, gemm_6xc_p_##isa, gemm_6xc_ds_##isa, \
                                transpose8_##isa, scan_f16_mask_##isa, act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa, \
-                               ggmlr_fp16_to_fp32_row_##fp16, ggmlr_fp32_to_fp16_row_##fp16}
+                               act_silu_##isa, act_gelu_quick_##isa, act_gelu_erf_##isa, act_oai_##isa, act_glu_##isa, \
+                               dot_dev_##isa, norm_apply_##isa, ggmlr_fp16_to_fp32_row_##fp16, ggmlr_fp32_to_fp16_row_##fp16}
 static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8, scalar);
 #ifdef GGMLR_X86_DISPATCH
 static const struct ggmlr_vec_ops ops_scalar_f16c = OPS(scalar, 8, f16c);  /* F16C without AVX2 (Ivy Bridge) */

@@ -45,6 +45,18 @@ struct ggmlr_vec_ops {
     void  (*exp)(int64_t n, const float * x, float * y);
     void  (*gelu)(int64_t n, const float * x, float * y);
     void  (*gelu_back)(int64_t n, const float * g, const float * x, float * dx);
+    /* y = x sigmoid(x), x sigmoid(1.702 x), x/2 erfc(-x / sqrt2); SWIGLU_OAI's y = x' sigmoid(alpha x') (g' + 1) */
+    void  (*silu)(int64_t n, const float * x, float * y);
+    void  (*gelu_quick)(int64_t n, const float * x, float * y);
+    void  (*gelu_erf)(int64_t n, const float * x, float * y);
+    void  (*oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y);
+    /* GLU: y = act(x) g, act an enum ggml_unary_op: RELU, GELU, GELU_QUICK, GELU_ERF, else SILU */
+    void  (*glu)(int act, int64_t n, const float * x, const float * g, float * y);
+    /* the norms' row sums and outputs, in double (vec_impl.h):
+     * dot_dev = sum_i (x[i] - mu) (y[i] - nu), y = NULL: sum_i (x[i] - mu);
+     * norm_apply: y = (x - mu) inv, or with g: y = (g - gmu - (x - mu) inv k) inv */
+    double (*dot_dev)(int64_t n, const float * x, double mu, const float * y, double nu);
+    void  (*norm_apply)(int64_t n, const float * x, double mu, double inv, const float * g, double gmu, double k, float * y);
     /* IEEE binary16 rows (ggml_fp16_t), F16C on the x86 paths */
     void  (*fp16_to_fp32_row)(const uint16_t * x, float * y, int64_t n);
     void  (*fp32_to_fp16_row)(const float * x, uint16_t * y, int64_t n);

@@ -33,5 +33,51 @@ VEC_TARGET static void VEC_FN(scal)(int64_t n, float a, float * y) {
     for (; i < n; i++) y[i] *= a;
 }
 
+/* ---- row statistics of the norms, in double (rows of 1000 + noise keep
+ * their digits): VLEN lanes of float widened to double, two accumulators,
+ * lanes summed in a fixed order, so a row's result depends only on its data. ---- */
+
+typedef double VEC_FN(vd) __attribute__((vector_size(8 * VLEN), aligned(4)));
+#define VD VEC_FN(vd)
+#define WIDEN(p) __builtin_convertvector(*(const VF *) (p), VD)
+
+/* sum_i (x[i] - mu) * (y[i] - nu); y = NULL: sum_i (x[i] - mu) (mu = 0: a plain sum) */
+VEC_TARGET static double VEC_FN(dot_dev)(int64_t n, const float * x, double mu, const float * y, double nu) {
+    VD acc0 = {0}, acc1 = {0};
+    int64_t i = 0;
+    if (y) {
+        for (; i + 2 * VLEN <= n; i += 2 * VLEN) {
+            acc0 += (WIDEN(x + i) - mu) * (WIDEN(y + i) - nu);
+            acc1 += (WIDEN(x + i + VLEN) - mu) * (WIDEN(y + i + VLEN) - nu);
+        }
+    } else {
+        for (; i + 2 * VLEN <= n; i += 2 * VLEN) {
+            acc0 += WIDEN(x + i) - mu;
+            acc1 += WIDEN(x + i + VLEN) - mu;
+        }
+    }
+    acc0 += acc1;
+    double s = 0.0;
+    for (int j = 0; j < VLEN; j++) s += acc0[j];
+    for (; i < n; i++) s += ((double) x[i] - mu) * (y ? (double) y[i] - nu : 1.0);
+    return s;
+}
+
+/* y[i] = (float) ((x[i] - mu) inv), the norms' forward; with g, their backward
+ * y[i] = (float) ((g[i] - gmu - (x[i] - mu) inv k) inv) */
+VEC_TARGET static void VEC_FN(norm_apply)(int64_t n, const float * x, double mu, double inv, const float * g, double gmu, double k, float * y) {
+    int64_t i = 0;
+    if (g) {
+        for (; i + VLEN <= n; i += VLEN)
+            *(VF *) (y + i) = __builtin_convertvector((WIDEN(g + i) - gmu - (WIDEN(x + i) - mu) * inv * k) * inv, VF);
+        for (; i < n; i++) y[i] = (float) (((double) g[i] - gmu - ((double) x[i] - mu) * inv * k) * inv);
+    } else {
+        for (; i + VLEN <= n; i += VLEN) *(VF *) (y + i) = __builtin_convertvector((WIDEN(x + i) - mu) * inv, VF);
+        for (; i < n; i++) y[i] = (float) (((double) x[i] - mu) * inv);
+    }
+}
+
+#undef WIDEN
+#undef VD
 #undef VF
 #undef VLEN
