@@ -536,6 +536,14 @@ static void count_progress(bool train, ggml_opt_context_t o, ggml_opt_dataset_t 
     progress_calls += train && ib >= 1 && ib <= ib_max;
 }
 
+/* what ggml_opt_fit prints when not silent, gathered from the log */
+static char fit_log[1 << 14];
+static void gather_log(enum ggml_log_level level, const char * text, void * user) {
+    (void) level; (void) user;
+    const size_t used = strlen(fit_log);
+    snprintf(fit_log + used, sizeof fit_log - used, "%s", text);
+}
+
 /* ggml_opt_fit passes a pointer to the epoch (from 1) */
 static bool fit_epochs_ok = true;
 static struct ggml_opt_optimizer_params fit_pars(void * ud) {
@@ -609,6 +617,17 @@ static void test_classification(ggml_backend_sched_t sched, ggml_backend_t be) {
     CHECK(ggml_opt_fit(sched, m.ctx_compute, m.x, m.out, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
                        ggml_opt_get_constant_optimizer_params, 1, 2 * B, 0.2f, true) == GGML_STATUS_SUCCESS,
           "fit with constant optimizer params: %s", ggml_last_error());
+    /* not silent: upstream's lines (the epoch, a progress line per batch with
+     * the time and the time left, the whole time as hh:mm:ss) */
+    fit_log[0] = '\0';
+    ggml_log_set(gather_log, NULL);
+    ggml_opt_fit(sched, m.ctx_compute, m.x, m.out, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                 ggml_opt_get_default_optimizer_params, 1, 2 * B, 0.2f, false);
+    ggml_log_set(NULL, NULL);
+    CHECK(strstr(fit_log, "ggml_opt_fit: epoch 0001/0001:\n") && strstr(fit_log, "train: [") && strstr(fit_log, "val:   [") &&
+          strstr(fit_log, "] data=0000192/0000192 loss=") && strstr(fit_log, " t=00:00:00 ETA=00:00:00 ") &&
+          strstr(fit_log, "ggml_opt_fit: training took 00:00:0"),
+          "fit's progress lines as upstream's:\n%s", fit_log);
     ggml_opt_context_t oe = opt_for(sched, &m, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW, 1, NULL);
     const double acc_fit = oe ? accuracy_of(oe, ds) : 0.0;
     CHECK(acc_fit > 0.9, "accuracy after ggml_opt_fit %g", acc_fit);

@@ -22,6 +22,15 @@ static void test_registry(void) {
     CHECK(ggml_backend_reg_get(1) == NULL && ggml_backend_dev_get(1) == NULL && ggml_backend_reg_by_name("CUDA") == NULL, "nothing else");
     CHECK(ggml_backend_reg_dev_count(reg) == 1 && ggml_backend_reg_dev_get(reg, 0) == dev && ggml_backend_dev_backend_reg(dev) == reg, "reg <-> dev");
     CHECK(dev && strcmp(ggml_backend_dev_name(dev), "CPU") == 0 && ggml_backend_dev_description(dev)[0], "device name and description");
+    /* the description is the processor's model name (upstream's), else "CPU" */
+    const char * desc = dev ? ggml_backend_dev_description(dev) : "";
+    char model[1024] = "";
+    FILE * cpuinfo = fopen("/proc/cpuinfo", "r");
+    while (cpuinfo && fgets(model, sizeof model, cpuinfo) && strncmp(model, "model name", 10) != 0) model[0] = '\0';
+    if (cpuinfo) fclose(cpuinfo);
+    CHECK(strncmp(model, "model name", 10) == 0 ? desc[0] && strstr(model, desc) && desc[0] != ' ' && desc[strlen(desc) - 1] != ' '
+                                                : strcmp(desc, "CPU") == 0,
+          "device description '%s' from /proc/cpuinfo's model name", desc);
     CHECK(ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU && ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) == dev, "a CPU device");
     CHECK(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU) == NULL && ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_GPU, NULL) == NULL &&
           ggml_last_error()[0], "no GPU, with a message");

@@ -6,14 +6,45 @@
 #include "cpu/exec/compute.h"
 #include "ggml-cpu.h"
 
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <strings.h>
 #include <unistd.h>
 
 struct ggml_backend_reg    { const char * name; };
-struct ggml_backend_device { const char * name; const char * description; };
+struct ggml_backend_device { const char * name; };
 
 static struct ggml_backend_reg    cpu_reg    = {"CPU"};
-static struct ggml_backend_device cpu_device = {"CPU", "CPU (ggmlr)"};
+static struct ggml_backend_device cpu_device = {"CPU"};
+
+/* The device's description, as upstream's CPU device gives it: the processor's
+ * model name from /proc/cpuinfo (its first "model name" line, the value
+ * trimmed), else "CPU". Read once. */
+static char cpu_description[256] = "CPU";
+
+static void read_cpu_description(void) {
+    FILE * f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char * colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        char * v = colon + 1;
+        while (isspace((unsigned char) *v)) v++;
+        size_t n = strlen(v);
+        while (n > 0 && isspace((unsigned char) v[n - 1])) n--;
+        if (n > 0) snprintf(cpu_description, sizeof cpu_description, "%.*s", (int) n, v);
+        break;
+    }
+    fclose(f);
+}
+
+static const char * device_description(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_cpu_description);
+    return cpu_description;
+}
 
 ggml_backend_reg_t ggml_backend_cpu_reg(void) { return &cpu_reg; }
 
@@ -71,7 +102,7 @@ ggml_backend_dev_t ggml_backend_dev_by_name(const char * name) { return name && 
 ggml_backend_dev_t ggml_backend_dev_by_type(enum ggml_backend_dev_type type) { return type == GGML_BACKEND_DEVICE_TYPE_CPU ? &cpu_device : NULL; }
 
 const char * ggml_backend_dev_name(ggml_backend_dev_t device) { return device ? device->name : NULL; }
-const char * ggml_backend_dev_description(ggml_backend_dev_t device) { return device ? device->description : NULL; }
+const char * ggml_backend_dev_description(ggml_backend_dev_t device) { return device ? device_description() : NULL; }
 enum ggml_backend_dev_type ggml_backend_dev_type(ggml_backend_dev_t device) { (void) device; return GGML_BACKEND_DEVICE_TYPE_CPU; }
 ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) { return device ? &cpu_reg : NULL; }
 ggml_backend_buffer_type_t ggml_backend_dev_buffer_type(ggml_backend_dev_t device) { return device ? ggml_backend_cpu_buffer_type() : NULL; }
@@ -101,7 +132,7 @@ void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_d
     memset(props, 0, sizeof *props);
     if (!device) return;
     props->name = device->name;
-    props->description = device->description;
+    props->description = device_description();
     props->type = GGML_BACKEND_DEVICE_TYPE_CPU;
     ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
     props->caps.buffer_from_host_ptr = true;

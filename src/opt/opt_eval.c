@@ -408,10 +408,10 @@ enum ggml_status ggml_opt_epoch(ggml_opt_context_t oc, ggml_opt_dataset_t ds, gg
     return worst;
 }
 
-/* "what=hh:mm:ss" into buf */
-static const char * hms(char * buf, size_t n, const char * what, int64_t us) {
+/* "hh:mm:ss" into buf */
+static const char * hms(char * buf, size_t n, int64_t us) {
     const int64_t s = us / 1000000;
-    snprintf(buf, n, "%s=%02" PRId64 ":%02" PRId64 ":%02" PRId64, what, s / 3600, s / 60 % 60, s % 60);
+    snprintf(buf, n, "%02" PRId64 ":%02" PRId64 ":%02" PRId64, s / 3600, s / 60 % 60, s % 60);
     return buf;
 }
 
@@ -429,9 +429,9 @@ void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t oc, ggm
     ggml_opt_result_loss(result, &loss, &loss_unc);
     ggml_opt_result_accuracy(result, &acc, &acc_unc);
     const int64_t elapsed = time_us() - t_start_us;
-    ggmlr_log(GGML_LOG_LEVEL_INFO, "%s[%s] data=%07" PRId64 "/%07" PRId64 " loss=%.5f+-%.5f acc=%.2f+-%.2f%% %s %s %s",
+    ggmlr_log(GGML_LOG_LEVEL_INFO, "%s[%s] data=%07" PRId64 "/%07" PRId64 " loss=%.5f+-%.5f acc=%.2f+-%.2f%% t=%s ETA=%s %s",
               train ? "train: " : "val:   ", bar, ibatch * batch, ibatch_max * batch, loss, loss_unc, 100.0 * acc, 100.0 * acc_unc,
-              hms(t, sizeof t, "t", elapsed), hms(eta, sizeof eta, "ETA", ibatch > 0 ? elapsed * (ibatch_max - ibatch) / ibatch : 0),
+              hms(t, sizeof t, elapsed), hms(eta, sizeof eta, ibatch > 0 ? elapsed * (ibatch_max - ibatch) / ibatch : 0),
               ibatch == ibatch_max ? "\n" : "\r");
 }
 
@@ -488,7 +488,7 @@ enum ggml_status ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_co
     }
     if (!silent) {
         char t[48];
-        ggmlr_log(GGML_LOG_LEVEL_INFO, "%s: training took %s\n", fn, hms(t, sizeof t, "t", time_us() - t_fit_start));
+        ggmlr_log(GGML_LOG_LEVEL_INFO, "%s: training took %s\n", fn, hms(t, sizeof t, time_us() - t_fit_start));
     }
     ggml_opt_free(oc);
     ggml_opt_result_free(result_train);
