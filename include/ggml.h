@@ -955,9 +955,10 @@ GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context *
  * (ne2, ne3 multiples of a's; plane i2 reads a's plane i2 / (ne2/ne2a)). */
 GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 
-/* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] with I32 positions b [n_tokens];
+/* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] (F32 or F16) with I32 positions b [n_tokens];
  * c: NULL or F32 frequency factors [>= n_dims/2] (the angle of pair k is divided by c[k]); mode GGML_ROPE_TYPE_NORMAL
- * or GGML_ROPE_TYPE_NEOX. The result is F32 shaped like a. ggml_rope_ext_back rotates by the opposite angles (its gradient). */
+ * or GGML_ROPE_TYPE_NEOX. The result has a's type and shape. YaRN (ext_factor != 0) takes any n_ctx_orig,
+ * beta_fast, beta_slow as upstream (ggml_rope_yarn_corr_dims' values for them). ggml_rope_ext_back rotates by the opposite angles (its gradient). */
 GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                             int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                             float ext_factor, float attn_factor, float beta_fast, float beta_slow);
@@ -1056,7 +1057,9 @@ GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, st
  * sets the offset of a ROPE or ROPE_BACK node a (not VISION) and returns a; n_offs even, n_offs + n_dims <= ne0.
  * NULL with a message (a unchanged) otherwise. Its gradient keeps the offset. */
 GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs);
-/* YaRN's correction dims: the first and last pair of the ramp, in [0, n_dims - 1] */
+/* YaRN's correction dims: the first and last pair of the ramp, floor(d(beta_fast)) and ceil(d(beta_slow)),
+ * d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln freq_base), clamped as upstream: max(0, .) and
+ * min(n_dims - 1, .) (n_ctx_orig 0: [0, -inf]; a NaN stays NaN) */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
 /* A matrix product's precision. mul_mat and out_prod accumulate in F32 at
  * every setting; GGML_PREC_BF16 (ggmlr's) also rounds both operands of an
