@@ -274,12 +274,12 @@ enum ggml_op_pool {
 enum ggml_scale_mode {
     GGML_SCALE_MODE_NEAREST  = 0,
     GGML_SCALE_MODE_BILINEAR = 1,
-    GGML_SCALE_MODE_BICUBIC  = 2,  /* not implemented yet: refused */
+    GGML_SCALE_MODE_BICUBIC  = 2,
     GGML_SCALE_MODE_COUNT
 };
 enum ggml_scale_flag {
     GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
-    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* not implemented yet: refused */
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* with BILINEAR only */
 };
 
 /* rope modes (upstream values): ggml_rope_ext takes NORMAL and NEOX, ggml_rope_multi also the
@@ -843,8 +843,11 @@ GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struc
  * [ne0, ne1, ne2, ne3], scale factor sf = ne / a->ne per dim; NEAREST reads
  * a[floor(i / sf)] on every dim; BILINEAR mixes the 2x2 neighbours of
  * x = (i + 0.5) / sf - 0.5 on dims 0, 1 (clamped to the edges; with
- * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1)) and
- * is NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
+ * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1));
+ * BICUBIC the 4x4 around x with Keys' cubic weights (alpha -0.75);
+ * BILINEAR | GGML_SCALE_FLAG_ANTIALIAS the triangle filter over
+ * max(1, 1 / sf) inputs each side, normalised (upstream's window); all modes
+ * are NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
  * ggml_upscale_ext: ggml_interpolate with int sizes (upstream deprecates it).
  */
 GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
