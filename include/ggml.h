@@ -274,12 +274,12 @@ enum ggml_op_pool {
 enum ggml_scale_mode {
     GGML_SCALE_MODE_NEAREST  = 0,
     GGML_SCALE_MODE_BILINEAR = 1,
-    GGML_SCALE_MODE_BICUBIC  = 2,  /* not implemented yet: refused */
+    GGML_SCALE_MODE_BICUBIC  = 2,
     GGML_SCALE_MODE_COUNT
 };
 enum ggml_scale_flag {
     GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
-    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* not implemented yet: refused */
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),  /* with BILINEAR only */
 };
 
 /* rope modes (upstream values): ggml_rope_ext takes NORMAL and NEOX, ggml_rope_multi also the
@@ -844,8 +844,11 @@ GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struc
  * [ne0, ne1, ne2, ne3], scale factor sf = ne / a->ne per dim; NEAREST reads
  * a[floor(i / sf)] on every dim; BILINEAR mixes the 2x2 neighbours of
  * x = (i + 0.5) / sf - 0.5 on dims 0, 1 (clamped to the edges; with
- * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1)) and
- * is NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
+ * GGML_SCALE_FLAG_ALIGN_CORNERS x = i / sf, sf = (ne - 1) / (a->ne - 1));
+ * BICUBIC the 4x4 around x with Keys' cubic weights (alpha -0.75);
+ * BILINEAR | GGML_SCALE_FLAG_ANTIALIAS the triangle filter over
+ * max(1, 1 / sf) inputs each side, normalised (upstream's window); all modes
+ * are NEAREST on dims 2, 3. ggml_upscale: ne0, ne1 times scale_factor (> 1);
  * ggml_upscale_ext: ggml_interpolate with int sizes (upstream deprecates it).
  */
 GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
@@ -956,9 +959,10 @@ GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context *
  * (ne2, ne3 multiples of a's; plane i2 reads a's plane i2 / (ne2/ne2a)). */
 GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 
-/* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] with I32 positions b [n_tokens];
+/* Rotary position embedding of a [ne0, n_head, n_tokens, ne3] (F32 or F16) with I32 positions b [n_tokens];
  * c: NULL or F32 frequency factors [>= n_dims/2] (the angle of pair k is divided by c[k]); mode GGML_ROPE_TYPE_NORMAL
- * or GGML_ROPE_TYPE_NEOX. The result is F32 shaped like a. ggml_rope_ext_back rotates by the opposite angles (its gradient). */
+ * or GGML_ROPE_TYPE_NEOX. The result has a's type and shape. YaRN (ext_factor != 0) takes any n_ctx_orig,
+ * beta_fast, beta_slow as upstream (ggml_rope_yarn_corr_dims' values for them). ggml_rope_ext_back rotates by the opposite angles (its gradient). */
 GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                             int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                             float ext_factor, float attn_factor, float beta_fast, float beta_slow);
@@ -1057,7 +1061,9 @@ GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, st
  * sets the offset of a ROPE or ROPE_BACK node a (not VISION) and returns a; n_offs even, n_offs + n_dims <= ne0.
  * NULL with a message (a unchanged) otherwise. Its gradient keeps the offset. */
 GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs);
-/* YaRN's correction dims: the first and last pair of the ramp, in [0, n_dims - 1] */
+/* YaRN's correction dims: the first and last pair of the ramp, floor(d(beta_fast)) and ceil(d(beta_slow)),
+ * d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln freq_base), clamped as upstream: max(0, .) and
+ * min(n_dims - 1, .) (n_ctx_orig 0: [0, -inf]; a NaN stays NaN) */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
 /* A matrix product's precision. mul_mat and out_prod accumulate in F32 at
  * every setting; GGML_PREC_BF16 (ggmlr's) also rounds both operands of an

@@ -368,11 +368,17 @@ static inline int32_t ggmlr_rope_n_pairs(const struct ggmlr_rope_params * p) {
 /* YaRN's ramp between the pairs [dims[0], dims[1]]: the pair whose
  * wavelength n_ctx_orig / beta turns, d(beta) = n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln base),
  * floor(d(beta_fast)) and ceil(d(beta_slow)), clipped to [0, n_dims - 1]. Here,
- * below both the public ggml_rope_yarn_corr_dims (ops/rope.c) and the kernel. */
+ * below both the public ggml_rope_yarn_corr_dims (ops/rope.c) and the kernel.
+ * Any parameters are taken, as upstream: n_ctx_orig = 0 gives d = -inf, so
+ * dims = [0, -inf] (the ramp then keeps pair 0 only); a NaN d (0/0, a
+ * negative ratio) stays NaN, as upstream's MAX/MIN (a > b ? a : b) keep it,
+ * where fmax/fmin would drop it. */
 static inline void ggmlr_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) {
     const double pi = 3.14159265358979323846, den = 2.0 * log((double) freq_base);
-    dims[0] = (float) fmax(0.0, floor(n_dims * log(n_ctx_orig / (2.0 * pi * beta_fast)) / den));
-    dims[1] = (float) fmin(n_dims - 1.0, ceil(n_dims * log(n_ctx_orig / (2.0 * pi * beta_slow)) / den));
+    const double start = floor(n_dims * log(n_ctx_orig / (2.0 * pi * beta_fast)) / den);
+    const double end = ceil(n_dims * log(n_ctx_orig / (2.0 * pi * beta_slow)) / den);
+    dims[0] = (float) (0.0 > start ? 0.0 : start);
+    dims[1] = (float) (n_dims - 1.0 < end ? n_dims - 1.0 : end);
 }
 
 /* ---- MUL_MAT, OUT_PROD: the precision of the products (upstream's word 0,

@@ -2,7 +2,7 @@
  * its backward (ROPE_BACK), and the sinusoidal timestep embedding
  * (TIMESTEP_EMBEDDING), constructors and backward rules.
  *
- * a F32 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens]
+ * a F32 or F16 [ne0 = head dim, n_head, n_tokens, ne3], b I32 positions [n_tokens]
  * (4 n_tokens in the multi-section modes of rope_multi: streams t, h, w, e),
  * c NULL or F32 frequency factors [>= one per rotated pair]. Entries
  * [n_offs, n_offs + n_dims) of each row (n_offs 0 unless ggml_rope_set_offset
@@ -10,7 +10,7 @@
  * growing with the position; the rest are copied (cpu/kernels/rope.c has the
  * pairings and the formula). ROPE_BACK rotates by minus that angle: each is
  * the other's gradient, with the same parameters (sections and offset too).
- * The result is contiguous F32 shaped like a, or (_inplace) a view of a
+ * The result is contiguous, of a's type and shape, or (_inplace) a view of a
  * written over it: the rule does not read a, so those have a gradient too. */
 #include "ops/grad.h"
 
@@ -70,20 +70,31 @@ static bool check_params(const char * fn, const struct ggml_tensor * a, const st
         ggmlr_set_error("%s: freq_base and freq_scale must be > 0 (got %g and %g)", fn, (double) prm->freq_base, (double) prm->freq_scale);
         return false;
     }
-    /* YaRN's correction dims are n_dims ln(n_ctx_orig / (2 pi beta)) / (2 ln freq_base): defined only for these */
-    if (prm->ext_factor != 0.0f && (prm->n_ctx_orig <= 0 || !(prm->beta_fast > 0.0f) || !(prm->beta_slow > 0.0f) || prm->freq_base == 1.0f)) {
-        ggmlr_set_error("%s: with ext_factor != 0 (YaRN), n_ctx_orig, beta_fast and beta_slow must be > 0 and freq_base != 1 "
-                        "(got %d, %g, %g, %g)", fn, (int) prm->n_ctx_orig, (double) prm->beta_fast, (double) prm->beta_slow, (double) prm->freq_base);
-        return false;
+    /* YaRN's n_ctx_orig, beta_fast and beta_slow are taken as upstream takes them: its correction dims
+     * (core/op_list.h) are what upstream computes for any value (n_ctx_orig = 0, upstream's test's, ramps
+     * pair 0 only) */
+    return true;
+}
+
+/* _inplace writes each row over itself, so a may be any view whose rows are packed (nb[0] the element
+ * size, as upstream's kernel asserts) and apart: each stride at least the extent of the dim below, so
+ * no row overlaps another (else a row's result would depend on the order the threads write) */
+static bool rows_packed_apart(const struct ggml_tensor * a) {
+    if (a->nb[0] != ggml_type_size(a->type)) return false;
+    size_t below = (size_t) a->ne[0] * a->nb[0];  /* the bytes dims 0..d-1 span */
+    for (int d = 1; d < GGML_MAX_DIMS; d++) {
+        if (a->ne[d] <= 1) continue;
+        if (a->nb[d] < below) return false;
+        below += (size_t) (a->ne[d] - 1) * a->nb[d];
     }
     return true;
 }
 
-/* a new tensor, or (inplace, a contiguous) a view of a written over it */
+/* a new tensor, or (inplace) a view of a written over it */
 static struct ggml_tensor * rope_impl(const char * fn, struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a, struct ggml_tensor * b,
                                       struct ggml_tensor * c, const struct ggmlr_rope_params * prm, bool inplace) {
     REQUIRE_CTX(fn); REQUIRE(fn, a); REQUIRE(fn, b);
-    REQUIRE_F32(fn, a);
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return ggmlr_fail_type(fn, "a", a, "F32 or F16");
     if (b->type != GGML_TYPE_I32) return ggmlr_fail_type(fn, "b (positions)", b, "I32");
     const bool multi = ggmlr_rope_is_multi(prm->mode);
     if (!is_vector(b) || b->ne[0] != (multi ? 4 : 1) * a->ne[2])
@@ -100,7 +111,12 @@ static struct ggml_tensor * rope_impl(const char * fn, struct ggml_context * ctx
             return NULL;
         }
     }
-    struct ggml_tensor * t = inplace ? ggmlr_new_inplace(fn, ctx, a, op) : ggmlr_new_node(ctx, op, GGML_TYPE_F32, a->ne, a, b);
+    if (inplace && !rows_packed_apart(a)) {
+        ggmlr_set_error("%s: a's rows must be packed and apart, as a's result is written over them (nb[0] the element size, each "
+                        "stride at least the extent of the dim below)", fn);
+        return NULL;
+    }
+    struct ggml_tensor * t = inplace ? ggmlr_new_view(fn, ctx, a, op, a->ne, a->nb, 0) : ggmlr_new_node(ctx, op, a->type, a->ne, a, b);
     if (!t) return NULL;
     t->src[0] = a;
     t->src[1] = b;

@@ -7,9 +7,10 @@
  * contiguous). A circular or reflecting pad copies some elements to several
  * places; PAD_BACK sums g over them (the pad's transpose, whose own gradient
  * is the pad again).
- * UPSCALE is linear: each output is a weighted sum of at most four inputs
- * (one with NEAREST), and its gradient UPSCALE_BACK scatters dy with the
- * same weights (the adjoint). */
+ * UPSCALE is linear: each output is a weighted sum of inputs (one with
+ * NEAREST, 2x2 with BILINEAR, 4x4 with BICUBIC, the triangle filter's support
+ * with ANTIALIAS), and its gradient UPSCALE_BACK scatters dy with the same
+ * weights (the adjoint). */
 #include "ops/grad.h"
 
 struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim) {
@@ -85,12 +86,14 @@ struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_
     return t;
 }
 
-/* NEAREST or BILINEAR, ALIGN_CORNERS allowed; BICUBIC and ANTIALIAS are not implemented yet */
+/* NEAREST, BILINEAR or BICUBIC, with GGML_SCALE_FLAG_ALIGN_CORNERS or not; GGML_SCALE_FLAG_ANTIALIAS with
+ * BILINEAR only (upstream's assert) */
 static bool scale_mode_ok(const char * fn, uint32_t mode) {
     const uint32_t m = mode & 0xFF, flags = mode & ~0xFFu;
-    if (m > GGML_SCALE_MODE_BILINEAR || (flags & ~(uint32_t) GGML_SCALE_FLAG_ALIGN_CORNERS)) {
-        ggmlr_set_error("%s: mode 0x%x: NEAREST or BILINEAR, with GGML_SCALE_FLAG_ALIGN_CORNERS or not (BICUBIC and ANTIALIAS are not "
-                        "implemented)", fn, (unsigned) mode);
+    const uint32_t known = (uint32_t) GGML_SCALE_FLAG_ALIGN_CORNERS | (uint32_t) GGML_SCALE_FLAG_ANTIALIAS;
+    if (m >= GGML_SCALE_MODE_COUNT || (flags & ~known) || ((flags & GGML_SCALE_FLAG_ANTIALIAS) && m != GGML_SCALE_MODE_BILINEAR)) {
+        ggmlr_set_error("%s: mode 0x%x: NEAREST, BILINEAR or BICUBIC, with GGML_SCALE_FLAG_ALIGN_CORNERS or not, and "
+                        "GGML_SCALE_FLAG_ANTIALIAS with BILINEAR only", fn, (unsigned) mode);
         return false;
     }
     return true;

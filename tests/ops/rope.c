@@ -14,7 +14,10 @@
  * 4e-9) for positions up to 1e6: an angle computed in float (off by ~0.1 rad
  * at 1e6), a wrong pairing or a wrong ramp fails by orders of magnitude. The
  * inverse holds to 4e-7 of m^2 |x|max (x in [-2, 2]). Gradients: the op is
- * linear, step 1e-2 is exact up to rounding; the harness defaults.
+ * linear, step 1e-2 is exact up to rounding; the harness defaults. YaRN
+ * with n_ctx_orig = 0 (upstream's test's): the correction dims are [0, -inf]
+ * and the ramp keeps pair 0 alone extrapolated. F16 x and result: the
+ * harness wants each output the nearest half of the reference.
  *
  * timestep_embedding: [cos(t f_j) | sin(t f_j) | 0], f_j = max_period^(-j/half)
  * in float64; the kernel's float argument t f_j is off by ~2 float roundings
@@ -66,6 +69,20 @@ static struct ggml_tensor * b_rope_multi_inplace(struct ggml_context * ctx, stru
     memcpy(sections, p->sections, sizeof sections);
     return with_offset(p, ggml_rope_multi_inplace(ctx, in[0], in[1], p->ff ? in[2] : NULL, p->n_dims, sections, p->mode, p->n_ctx_orig,
                                                   p->freq_base, p->freq_scale, p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow));
+}
+/* _inplace on a view of x without the last VIEW_CUT entries of each row (rows packed, not contiguous:
+ * upstream's test's view), rope_ext's or rope_multi's by the mode */
+enum { VIEW_CUT = 2 };
+static struct ggml_tensor * b_rope_view_inplace(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
+    const struct rp_params * p = params;
+    struct ggml_tensor * x = in[0];
+    struct ggml_tensor * v = ggml_view_4d(ctx, x, x->ne[0] - VIEW_CUT, x->ne[1], x->ne[2], x->ne[3], x->nb[1], x->nb[2], x->nb[3], 0);
+    struct ggml_tensor * vin[3] = {v, in[1], in[2]};
+    return is_multi(p->mode) ? b_rope_multi_inplace(ctx, vin, params) : b_rope_ext_inplace(ctx, vin, params);
+}
+static void s_view(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
+    (void) p;
+    no[0] = ne[0][0] - VIEW_CUT; no[1] = ne[0][1]; no[2] = ne[0][2]; no[3] = ne[0][3];
 }
 static struct ggml_tensor * b_rope_custom(struct ggml_context * ctx, struct ggml_tensor ** in, const void * params) {
     const struct rp_params * p = params;
@@ -173,6 +190,15 @@ static void r_rope(const double * const * in, const int64_t (*ne)[4], const void
     (void) no;
     ref_rope(p, in, ne[0], 1, out);
 }
+/* rope of the view: x's rows without their last VIEW_CUT entries */
+static void r_rope_view(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
+    const int64_t rows = no[1] * no[2] * no[3];
+    double * x = malloc((size_t) (rows * no[0]) * sizeof *x);
+    for (int64_t r = 0; r < rows; r++) memcpy(x + r * no[0], in[0] + r * ne[0][0], (size_t) no[0] * sizeof *x);
+    const double * vin[3] = {x, in[1], in[2]};
+    ref_rope(p, vin, no, 1, out);
+    free(x);
+}
 static void r_rope_back(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
     (void) no;
     ref_rope(p, in, ne[0], -1, out);
@@ -224,7 +250,11 @@ static const struct rp_params
     c_offs_normal = {8,  GGML_ROPE_TYPE_NORMAL, 0,    10000,  1,      0,    1,    32,   1,    false, {0}, 4},
     c_offs_neox   = {10, GGML_ROPE_TYPE_NEOX,   4096, 10000,  0.25f,  1,    1,    32,   1,    true,  {0}, 2},
     c_offs_mrope  = {12, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 2, 0}, 6},
-    c_offs_imrope = {12, GGML_ROPE_TYPE_IMROPE, 0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 2, 0}, 4};
+    c_offs_imrope = {12, GGML_ROPE_TYPE_IMROPE, 0,    10000,  1,      0,    1,    32,   1,    false, {2, 2, 2, 0}, 4},
+    /* YaRN without n_ctx_orig (upstream's test-backend-ops) */
+    c_yarn_ctx0   = {16, GGML_ROPE_TYPE_NEOX,   0,    10000,  1,      0.7465f, 1, 1,    1,    false, {0}, 0},
+    c_yarn_ctx0_n = {12, GGML_ROPE_TYPE_NORMAL, 0,    10000,  0.5f,   1,    1.4245f, 1, 1,    true,  {0}, 0},
+    c_yarn_ctx0_m = {24, GGML_ROPE_TYPE_MROPE,  0,    10000,  1,      0.7465f, 1, 1,    1,    false, {4, 4, 4, 0}, 0};
 
 #define X_(S, LAY) {.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .layout = LAY}
 #define TOKENS_(n0, n1, n2, n3) n2
@@ -259,6 +289,17 @@ static const struct rp_params
     {.op = "ROPE", .variant = NAME, .build = BUILD, .params = &P, IN_(NS, NFF, S, 0), .ref = r_rope,                   \
      .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .result = RESULT}
 #define FORM(...) FORM_N(1, __VA_ARGS__)
+/* _inplace on a view of packed rows that is not contiguous (TYPE: F32 or F16) */
+#define VIEW_N(NS, NAME, P, NFF, S, TYPE)                                                                                    \
+    {.op = "ROPE", .variant = "_inplace on a view, " NAME, .build = b_rope_view_inplace, .params = &P, .n_in = (NFF) ? 3 : 2, \
+     .in = {{.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .type = TYPE}, POS_(NS, S), FF_(NFF)}, .shape = s_view,                 \
+     .out_type = TYPE, .ref = r_rope_view, .cmp = OPS_ELEMENTS, .tol = 1.2e-7, .atol = 4e-9, .result = OPS_INPLACE}
+/* F16 x and result (the harness: each output the nearest half of the reference) */
+#define HALF_N(NS, OP, NAME, BUILD, REF, P, NFF, S, RESULT)                                                                      \
+    {.op = OP, .variant = "F16, " NAME, .build = BUILD, .params = &P, .n_in = (NFF) ? 3 : 2,                               \
+     .in = {{.ne = OPS_SHAPE S, .lo = -2, .hi = 2, .type = GGML_TYPE_F16, .layout = (RESULT) == OPS_INPLACE ? 0 : OPS_CONTIG | OPS_TRANSPOSED}, \
+            POS_(NS, S), FF_(NFF)},                                                                                      \
+     .out_type = GGML_TYPE_F16, .ref = REF, .result = RESULT}
 struct te_params { int dim, max_period; };
 static struct ggml_tensor * b_te(struct ggml_context * ctx, struct ggml_tensor ** in, const void * p) {
     const struct te_params * c = p;
@@ -341,6 +382,24 @@ static const struct ops_row rows[] = {
     GRAD("neox, offset 2, YaRN + frequency factors", c_offs_neox, 5, (15, 2, 5, 1)),
     MGRAD("MROPE, offset 6", c_offs_mrope, 0, (20, 2, 3, 1)),
     REFUSED("ROPE", b_rope, r_rope), REFUSED("ROPE_BACK", b_rope_back, r_rope_back),
+    CASE("neox, YaRN, n_ctx_orig 0", c_yarn_ctx0, 0, (16, 2, 13, 1), 0, 1.0),
+    CASE("normal, YaRN, n_ctx_orig 0, frequency factors", c_yarn_ctx0_n, 6, (14, 2, 13, 1), OPS_TRANSPOSED, 2.3203),  /* (1.4245 (1 + 0.1 ln 2))^2 */
+    MCASE("MROPE, YaRN, n_ctx_orig 0", c_yarn_ctx0_m, 0, (24, 2, 6, 1), 0, 1.0),
+    GRAD("neox, YaRN, n_ctx_orig 0", c_yarn_ctx0, 0, (16, 2, 5, 1)),
+    GRAD("normal, YaRN, n_ctx_orig 0, frequency factors", c_yarn_ctx0_n, 6, (14, 2, 5, 1)),
+    MGRAD("MROPE, YaRN, n_ctx_orig 0", c_yarn_ctx0_m, 0, (24, 2, 3, 1)),
+    VIEW_N(1, "neox, YaRN, n_ctx_orig 0", c_yarn_ctx0, 0, (18, 2, 13, 1), GGML_TYPE_F32),
+    VIEW_N(1, "normal, YaRN + frequency factors, F16", c_yarn_half, 16, (36, 3, 13, 1), GGML_TYPE_F16),
+    VIEW_N(4, "MROPE, YaRN, n_ctx_orig 0", c_yarn_ctx0_m, 0, (26, 2, 6, 1), GGML_TYPE_F32),
+    VIEW_N(4, "VISION, F16", c_vision, 0, (18, 2, 6, 1), GGML_TYPE_F16),
+    HALF_N(1, "ROPE", "normal, n_dims < ne0", b_rope, r_rope, c_partial, 0, (7, 3, 13, 1), OPS_NEW),
+    HALF_N(1, "ROPE", "neox, YaRN + frequency factors", b_rope, r_rope, c_yarn_ff, 8, (20, 2, 13, 1), OPS_NEW),
+    HALF_N(1, "ROPE_BACK", "neox, YaRN, n_ctx_orig 0", b_rope_back, r_rope_back, c_yarn_ctx0, 0, (16, 2, 13, 1), OPS_NEW),
+    HALF_N(1, "ROPE", "ggml_rope_ext_inplace YaRN, factors", b_rope_ext_inplace, r_rope, c_yarn_ff, 8, (20, 3, 13, 1), OPS_INPLACE),
+    HALF_N(4, "ROPE", "MROPE, offset 6", b_rope, r_rope, c_offs_mrope, 0, (20, 2, 6, 1), OPS_NEW),
+    HALF_N(4, "ROPE", "IMROPE, YaRN + frequency factors", b_rope, r_rope, c_imrope_yarn, 10, (20, 2, 6, 1), OPS_NEW),
+    HALF_N(4, "ROPE_BACK", "VISION, YaRN + frequency factors", b_rope_back, r_rope_back, c_vision_yarn, 12, (24, 2, 6, 1), OPS_NEW),
+    HALF_N(4, "ROPE", "ggml_rope_multi_inplace MROPE", b_rope_multi_inplace, r_rope, c_mrope, 0, (26, 2, 6, 1), OPS_INPLACE),
     TE("dim 8, 5 timesteps", te_8, 5, 0, 20, OPS_FORWARD_ONLY),
     TE("odd dim 7, max_period 100", te_7, 6, 0, 20, OPS_FORWARD_ONLY),
     TE("dim 1: only the zero column", te_1, 3, 0, 20, OPS_FORWARD_ONLY),
@@ -359,6 +418,7 @@ static void check_refusals(void) {
     int sec[4] = {2, 1, 1, 0}, vis[4] = {4, 4, 0, 0};
     int neg[4] = {2, -1, 1, 0}, zero3[4] = {0, 0, 0, 4}, too_long[4] = {8, 8, 1, 0}, huge[4] = {INT32_MAX, INT32_MAX, 1, 0};
 #define MULTI(A, B, C, N, SEC, MODE) ggml_rope_multi(ctx, A, B, C, N, SEC, MODE, 0, 10000, 1, 0, 1, 32, 1)
+#define MULTI_INPLACE(A, B, C, N, SEC, MODE) ggml_rope_multi_inplace(ctx, A, B, C, N, SEC, MODE, 0, 10000, 1, 0, 1, 32, 1)
     CHECK(MULTI(x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE) != NULL, "a valid rope_multi works: %s", ggml_last_error());
     CHECK(MULTI(x, pos4, ff8, 8, vis, GGML_ROPE_TYPE_VISION) != NULL, "a valid VISION rope_multi works: %s", ggml_last_error());
     CHECK(MULTI(x, pos1, NULL, 8, NULL, GGML_ROPE_TYPE_NEOX) != NULL, "rope_multi NEOX without sections works: %s", ggml_last_error());
@@ -381,6 +441,17 @@ static void check_refusals(void) {
     OPS_EXPECT_REFUSED(ggml_rope_multi_inplace(ctx, x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE, 0, -1, 1, 0, 1, 32, 1),
                        "rope_multi_inplace with freq_base -1");
     OPS_EXPECT_REFUSED(ggml_rope_ext(ctx, x, pos4, NULL, 8, GGML_ROPE_TYPE_MROPE, 0, 10000, 1, 0, 1, 32, 1), "rope_ext with mode MROPE");
+    struct ggml_tensor * rows_overlap = ggml_view_3d(ctx, x, 16, 2, 3, 8 * sizeof(float), 16 * sizeof(float), 0);
+    struct ggml_tensor * rows_cut = ggml_view_3d(ctx, x, 12, 2, 3, x->nb[1], x->nb[2], 0), * xt = ggml_transpose(ctx, x);
+    OPS_EXPECT_REFUSED(MULTI_INPLACE(rows_overlap, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi_inplace of a view whose rows overlap");
+    OPS_EXPECT_REFUSED(MULTI_INPLACE(xt, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4 * xt->ne[2]), NULL, 2, sec, GGML_ROPE_TYPE_MROPE),
+                       "rope_multi_inplace of a transposed view");
+    OPS_EXPECT_REFUSED(ggml_rope_ext_inplace(ctx, rows_overlap, pos1, NULL, 8, 0, 0, 10000, 1, 0, 1, 32, 1), "rope_ext_inplace of overlapping rows");
+    CHECK(MULTI_INPLACE(rows_cut, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE) != NULL, "rope_multi_inplace of packed rows apart works: %s",
+          ggml_last_error());
+    struct ggml_tensor * xbf = ggml_new_tensor_4d(ctx, GGML_TYPE_BF16, 16, 2, 3, 1);
+    OPS_EXPECT_REFUSED(MULTI(xbf, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi of BF16 a (upstream's CPU backend: F32, F16)");
+#undef MULTI_INPLACE
 #undef MULTI
     struct ggml_tensor * r = ggml_rope_ext(ctx, x, pos1, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000, 1, 0, 1, 32, 1);
     OPS_EXPECT_REFUSED(ggml_rope_set_offset(NULL, 2), "rope_set_offset of NULL");
@@ -395,4 +466,17 @@ static void check_refusals(void) {
     ggml_free(ctx);
 }
 
-const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], NULL, check_refusals};
+/* ggml_rope_yarn_corr_dims at values worked out by hand: d(beta) = 128 ln(4096 / (2 pi beta)) / (2 ln 10000)
+ * is 20.94 for beta 32 (floor 20) and 45.03 for beta 1 (ceil 46); n_ctx_orig 0 gives d = -inf: [0, -inf]
+ * (upstream's MAX(0, -inf) and MIN(n_dims - 1, -inf)); the clamps at 0 and n_dims - 1 */
+static void check_refs(void) {
+    float dims[2];
+    ggml_rope_yarn_corr_dims(128, 4096, 10000, 32, 1, dims);
+    CHECK(dims[0] == 20 && dims[1] == 46, "yarn_corr_dims(128, 4096, 1e4, 32, 1) = [%g, %g], want [20, 46]", dims[0], dims[1]);
+    ggml_rope_yarn_corr_dims(128, 0, 10000, 1, 1, dims);
+    CHECK(dims[0] == 0 && isinf(dims[1]) && dims[1] < 0, "yarn_corr_dims with n_ctx_orig 0 = [%g, %g], want [0, -inf]", dims[0], dims[1]);
+    ggml_rope_yarn_corr_dims(16, 4096, 10, 1000, 0.001f, dims);
+    CHECK(dims[0] == 0 && dims[1] == 15, "yarn_corr_dims clamped = [%g, %g], want [0, 15]", dims[0], dims[1]);
+}
+
+const struct ops_family ops_rope = {"rope", rows, sizeof rows / sizeof rows[0], check_refs, check_refusals};

@@ -4,11 +4,15 @@
  * transpose); interpolation in float64 from its formula (x = (i + 0.5) n_in
  * / n - 0.5, or i (n_in - 1) / (n - 1) with aligned corners, neighbours
  * clamped to the edges; nearest floor(i n_in / n)), and UPSCALE_BACK as
- * that map's transpose. The scale factors are exact in binary, so float's
- * nearest index cannot fall on the other side of an integer. */
+ * that map's transpose; bicubic (Keys' kernel, alpha -0.75, of the distance
+ * to the 4 neighbours) and antialiased bilinear (the triangle filter over
+ * max(1, 1/sf) inputs, normalised) from their definitions too. The scale
+ * factors are exact in binary, so float's nearest index cannot fall on the
+ * other side of an integer; the other modes are continuous in x. */
 #include "ops/harness.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* ---- CONCAT ---- */
 
@@ -119,28 +123,69 @@ static struct ggml_tensor * b_upscale_back(struct ggml_context * ctx, struct ggm
     return ops_grad_node(ctx, in, 0, 1, b_upscale, p);  /* autodiff's UPSCALE_BACK of dy = in[1] */
 }
 
-/* Output i of n along a dim of n_in: (1 - w) src[lo] + w src[hi]. */
-static void up_tap(bool bilinear, bool align, int64_t i, int64_t n, int64_t n_in, int64_t * lo, int64_t * hi, double * w) {
-    if (!bilinear) {
-        const double sf = align && n > 1 && n_in > 1 ? (double) (n - 1) / (double) (n_in - 1) : (double) n / (double) n_in;
-        *lo = *hi = (int64_t) floor((double) i / sf);
-        if (*lo > n_in - 1) *lo = *hi = n_in - 1;
-        *w = 0.0;
-        return;
-    }
-    const double x = align ? (n > 1 && n_in > 1 ? (double) i * (double) (n_in - 1) / (double) (n - 1) : (double) i * n_in / n)
-                           : ((double) i + 0.5) * (double) n_in / (double) n - 0.5;
-    const int64_t f = (int64_t) floor(x);
-    *lo = f < 0 ? 0 : f > n_in - 1 ? n_in - 1 : f;
-    *hi = f + 1 < 0 ? 0 : f + 1 > n_in - 1 ? n_in - 1 : f + 1;
-    *w = fmin(1.0, fmax(0.0, x - (double) *lo));
+/* Keys' cubic convolution kernel with alpha = -0.75 (PyTorch's and upstream's bicubic) */
+static double keys_cubic(double t) {
+    const double a = -0.75, u = fabs(t);
+    if (u <= 1) return (a + 2) * u * u * u - (a + 3) * u * u + 1;
+    if (u < 2) return a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a;
+    return 0;
 }
 
-/* y = M a (dy = NULL), or out = M^T dy */
+/* The inputs output i of n along a dim of n_in reads, with their weights: k of them (at most n_in + 4).
+ * mode: the low byte, or GGML_SCALE_MODE_COUNT for bilinear with antialias; NEAREST reads floor(i / sf);
+ * the others place output i at x = (i + 0.5) n_in / n - 0.5 (aligned corners: i (n_in - 1) / (n - 1)):
+ * bilinear mixes floor(x), floor(x) + 1 (clamped to the edges, weight clamped to [0, 1]); bicubic the four
+ * around it, Keys' kernel of the distance to each; antialias the inputs of upstream's window [c - support
+ * + off, c + support + off) (c = (i + off) / sf = x + off, ends truncated toward 0, within [0, n_in): with
+ * aligned corners, off = 0, it leaves out the last input of the triangle's support), the triangle filter's
+ * weights 1 - |distance to x| / support, support max(1, 1 / sf), normalised to sum 1 (all 0: none). */
+static int up_taps(int mode, bool align, int64_t i, int64_t n, int64_t n_in, int64_t * idx, double * w) {
+    const double sf = align && n > 1 && n_in > 1 ? (double) (n - 1) / (double) (n_in - 1) : (double) n / (double) n_in;
+    const double off = align ? 0.0 : 0.5, x = ((double) i + off) / sf - off;
+    if (mode == GGML_SCALE_MODE_NEAREST) {
+        idx[0] = (int64_t) floor((double) i / sf);
+        if (idx[0] > n_in - 1) idx[0] = n_in - 1;
+        w[0] = 1;
+        return 1;
+    }
+    const int64_t f = (int64_t) floor(x);
+    if (mode == GGML_SCALE_MODE_BILINEAR) {
+        idx[0] = f < 0 ? 0 : f > n_in - 1 ? n_in - 1 : f;
+        idx[1] = f + 1 < 0 ? 0 : f + 1 > n_in - 1 ? n_in - 1 : f + 1;
+        w[1] = fmin(1.0, fmax(0.0, x - (double) idx[0]));
+        w[0] = 1 - w[1];
+        return 2;
+    }
+    if (mode == GGML_SCALE_MODE_BICUBIC) {
+        for (int k = 0; k < 4; k++) {
+            const int64_t j = f - 1 + k;
+            idx[k] = j < 0 ? 0 : j > n_in - 1 ? n_in - 1 : j;
+            w[k] = keys_cubic(x - (double) j);
+        }
+        return 4;
+    }
+    const double support = fmax(1.0, 1.0 / sf);
+    double sum = 0;
+    int k = 0;
+    const double c = x + off, lo = trunc(c - support + off), hi = trunc(c + support + off);
+    for (int64_t j = lo > 0 ? (int64_t) lo : 0; j < (hi < (double) n_in ? (int64_t) hi : n_in); j++) {
+        const double wj = 1 - fabs((double) j - x) / support;
+        if (wj > 0) { idx[k] = j; w[k++] = wj; sum += wj; }
+    }
+    for (int t = 0; t < k; t++) w[t] /= sum;
+    return k;
+}
+
+/* y = M a (dy = NULL), or out = M^T dy: M's row for output (i0, i1, i2, i3) is the product of the taps of
+ * dims 0 and 1 at the nearest plane (i2, i3) */
 static void up_ref(const struct up_case * c, const double * a, const int64_t na[4], const double * dy, double * out) {
-    const bool bil = (c->mode & 0xFF) == GGML_SCALE_MODE_BILINEAR, align = (c->mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
+    const int mode = (c->mode & 0xFF) == GGML_SCALE_MODE_BILINEAR && (c->mode & GGML_SCALE_FLAG_ANTIALIAS) ? GGML_SCALE_MODE_COUNT
+                                                                                                          : (int) (c->mode & 0xFF);
+    const bool align = (c->mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
     const int64_t n[4] = {c->kind == UP_FACTOR ? na[0] * c->factor : c->ne[0], c->kind == UP_FACTOR ? na[1] * c->factor : c->ne[1],
                           c->kind == UP_FACTOR ? na[2] : c->ne[2], c->kind == UP_FACTOR ? na[3] : c->ne[3]};
+    int64_t * ix = malloc((size_t) (na[0] + 4) * sizeof *ix), * iy = malloc((size_t) (na[1] + 4) * sizeof *iy), j2, j3;
+    double * wx = malloc((size_t) (na[0] + 4) * sizeof *wx), * wy = malloc((size_t) (na[1] + 4) * sizeof *wy), w;
     if (dy)
         for (int64_t i = 0; i < na[0] * na[1] * na[2] * na[3]; i++) out[i] = 0.0;
     int64_t k = 0;
@@ -148,18 +193,19 @@ static void up_ref(const struct up_case * c, const double * a, const int64_t na[
         for (int64_t i2 = 0; i2 < n[2]; i2++)
             for (int64_t i1 = 0; i1 < n[1]; i1++)
                 for (int64_t i0 = 0; i0 < n[0]; i0++, k++) {
-                    int64_t j3, j2, y0, y1, x0, x1;
-                    double w, wy, wx;
-                    up_tap(false, false, i3, n[3], na[3], &j3, &j3, &w);
-                    up_tap(false, false, i2, n[2], na[2], &j2, &j2, &w);
-                    up_tap(bil, align, i1, n[1], na[1], &y0, &y1, &wy);
-                    up_tap(bil, align, i0, n[0], na[0], &x0, &x1, &wx);
+                    up_taps(GGML_SCALE_MODE_NEAREST, false, i3, n[3], na[3], &j3, &w);
+                    up_taps(GGML_SCALE_MODE_NEAREST, false, i2, n[2], na[2], &j2, &w);
+                    const int ky = up_taps(mode, align, i1, n[1], na[1], iy, wy), kx = up_taps(mode, align, i0, n[0], na[0], ix, wx);
                     const int64_t base = (j3 * na[2] + j2) * na[1];
-                    const int64_t idx[4] = {(base + y0) * na[0] + x0, (base + y0) * na[0] + x1, (base + y1) * na[0] + x0, (base + y1) * na[0] + x1};
-                    const double wt[4] = {(1 - wx) * (1 - wy), wx * (1 - wy), (1 - wx) * wy, wx * wy};
-                    if (!dy) { out[k] = 0.0; for (int t = 0; t < 4; t++) out[k] += wt[t] * a[idx[t]]; }
-                    else for (int t = 0; t < 4; t++) out[idx[t]] += wt[t] * dy[k];
+                    if (!dy) out[k] = 0.0;
+                    for (int ty = 0; ty < ky; ty++)
+                        for (int tx = 0; tx < kx; tx++) {
+                            const int64_t idx = (base + iy[ty]) * na[0] + ix[tx];
+                            if (!dy) out[k] += wy[ty] * wx[tx] * a[idx];
+                            else out[idx] += wy[ty] * wx[tx] * dy[k];
+                        }
                 }
+    free(ix); free(iy); free(wx); free(wy);
 }
 
 static void r_upscale(const double * const * in, const int64_t (*ne)[4], const void * p, double * out, const int64_t no[4]) {
@@ -184,7 +230,14 @@ static const struct up_case nn_x2 = {UP_FACTOR, 2, {0, 0, 0, 0}, GGML_SCALE_MODE
                             bl_x3 = {UP_FACTOR, 3, {0, 0, 0, 0}, GGML_SCALE_MODE_BILINEAR},
                             bl_ext = {UP_INTERPOLATE, 0, {5, 3, 2, 1}, GGML_SCALE_MODE_BILINEAR},  /* [2,6,2,1]: x2.5, x0.5 */
                             bl_ac = {UP_INTERPOLATE, 0, {7, 7, 1, 2}, GGML_SCALE_MODE_BILINEAR | AC},  /* [3,4,1,2] */
-                            nn_ac = {UP_INTERPOLATE, 0, {7, 4, 1, 1}, GGML_SCALE_MODE_NEAREST | AC};  /* [3,3,1,1] */
+                            nn_ac = {UP_INTERPOLATE, 0, {7, 4, 1, 1}, GGML_SCALE_MODE_NEAREST | AC},  /* [3,3,1,1] */
+                            bc_x2 = {UP_FACTOR, 2, {0, 0, 0, 0}, GGML_SCALE_MODE_BICUBIC},
+                            bc_ext = {UP_INTERPOLATE, 0, {5, 2, 2, 1}, GGML_SCALE_MODE_BICUBIC},  /* [3,5,2,1]: x5/3, x0.4 */
+                            bc_ac = {UP_INTERPOLATE, 0, {7, 5, 1, 2}, GGML_SCALE_MODE_BICUBIC | AC},  /* [4,3,1,2] */
+                            aa_down = {UP_INTERPOLATE, 0, {3, 2, 2, 1}, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS},  /* [8,7,2,1] */
+                            aa_up = {UP_INTERPOLATE, 0, {7, 5, 1, 1}, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS},  /* [3,4,1,1] */
+                            aa_ac = {UP_INTERPOLATE, 0, {3, 9, 1, 1},
+                                     GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS | AC};  /* [9,5,1,1]: sf 1/4, 2 */
 
 /* result shapes from the definitions (UPSCALE_BACK: input 0's) */
 static void s_concat(const int64_t (*ne)[4], const void * p, int64_t no[4]) {
@@ -238,6 +291,20 @@ static const struct ops_row rows[] = {
     ROW_("UPSCALE_BACK", "bilinear x2.5, x0.5", b_upscale_back, bl_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((2, 6, 2, 1), -2, 2), IN_((5, 3, 2, 1), -1, 1)),
     ROW_("UPSCALE_BACK", "bilinear align corners", b_upscale_back, bl_ac, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2,
          IN_((3, 4, 1, 2), -2, 2), IN_((7, 7, 1, 2), -1, 1)),
+    ROW_("UPSCALE", "bicubic x2 (ggml_upscale)", b_upscale, bc_x2, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bicubic x5/3, x0.4", b_upscale, bc_ext, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 5, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bicubic align corners", b_upscale, bc_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((4, 3, 1, 2), -2, 2)),
+    ROW_("UPSCALE", "bilinear antialias, down", b_upscale, aa_down, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((8, 7, 2, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear antialias, up", b_upscale, aa_up, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((3, 4, 1, 1), -2, 2)),
+    ROW_("UPSCALE", "bilinear antialias, align corners", b_upscale, aa_ac, s_upscale, r_upscale, 1e-6, OPS_GRAD, 1, IN_((9, 5, 1, 1), -2, 2)),
+    ROW_("UPSCALE_BACK", "bicubic x5/3, x0.4", b_upscale_back, bc_ext, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((3, 5, 2, 1), -2, 2),
+         IN_((5, 2, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bicubic align corners", b_upscale_back, bc_ac, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2, IN_((4, 3, 1, 2), -2, 2),
+         IN_((7, 5, 1, 2), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear antialias, down", b_upscale_back, aa_down, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2,
+         IN_((8, 7, 2, 1), -2, 2), IN_((3, 2, 2, 1), -1, 1)),
+    ROW_("UPSCALE_BACK", "bilinear antialias, align corners", b_upscale_back, aa_ac, NULL, r_upscale_back, 1e-6, OPS_REFUSED, 2,
+         IN_((9, 5, 1, 1), -2, 2), IN_((3, 9, 1, 1), -1, 1)),
 };
 
 /* what the pad constructors refuse: NULL, a type other than F32, a negative
@@ -269,6 +336,17 @@ static void check_refusals(void) {
     OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, 4, 0), "pad_reflect_1d with p0 = ne0");
     OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, x, 0, 4), "pad_reflect_1d with p1 = ne0");
     OPS_EXPECT_REFUSED(ggml_pad_reflect_1d(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 0), 0, 0), "pad_reflect_1d of ne0 = 0");
+    /* the scale modes: NEAREST, BILINEAR, BICUBIC (each with ALIGN_CORNERS or not), ANTIALIAS with BILINEAR only */
+    const uint32_t AA = GGML_SCALE_FLAG_ANTIALIAS;
+    CHECK(ggml_interpolate(ctx, x, 7, 5, 1, 1, GGML_SCALE_MODE_BICUBIC | AC) != NULL, "interpolate bicubic, align corners: %s", ggml_last_error());
+    CHECK(ggml_interpolate(ctx, x, 2, 2, 1, 1, GGML_SCALE_MODE_BILINEAR | AA | AC) != NULL, "interpolate antialias: %s", ggml_last_error());
+    CHECK(ggml_upscale(ctx, x, 2, GGML_SCALE_MODE_BICUBIC) != NULL, "upscale bicubic: %s", ggml_last_error());
+    OPS_EXPECT_REFUSED(ggml_interpolate(ctx, x, 7, 5, 1, 1, GGML_SCALE_MODE_COUNT), "interpolate with mode GGML_SCALE_MODE_COUNT");
+    OPS_EXPECT_REFUSED(ggml_interpolate(ctx, x, 7, 5, 1, 1, GGML_SCALE_MODE_NEAREST | AA), "interpolate nearest with antialias");
+    OPS_EXPECT_REFUSED(ggml_interpolate(ctx, x, 7, 5, 1, 1, GGML_SCALE_MODE_BICUBIC | AA), "interpolate bicubic with antialias");
+    OPS_EXPECT_REFUSED(ggml_interpolate(ctx, x, 7, 5, 1, 1, GGML_SCALE_MODE_BILINEAR | (1u << 10)), "interpolate with an unknown flag");
+    OPS_EXPECT_REFUSED(ggml_upscale(ctx, h, 2, GGML_SCALE_MODE_BICUBIC), "upscale bicubic of F16");
+    OPS_EXPECT_REFUSED(ggml_interpolate(ctx, x, 0, 5, 1, 1, GGML_SCALE_MODE_BILINEAR | AA), "interpolate antialias to ne0 = 0");
     ggml_free(ctx);
 }
 

@@ -8,7 +8,7 @@
  * with, as upstream ggml (YaRN, ext_factor e = 0 for plain RoPE),
  *   t_ext = p base^(-2j/n_dims) / c[k]       (c: frequency factors, 1 without)
  *   t_int = freq_scale t_ext
- *   ramp  = 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1)
+ *   ramp  = 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1)   (NaN stays NaN, as upstream)
  *   t     = t_int (1 - e ramp) + t_ext e ramp
  *   m     = attn_factor (1 + 0.1 ln(1 / freq_scale))  when e != 0, else attn_factor
  *   lo, hi = the correction dims floor(d(beta_fast)), ceil(d(beta_slow)) clamped to
@@ -22,7 +22,9 @@
  * counts the pairs since the sector entered the stream's section (upstream's
  * reset of each stream's angle at its section's first sector). The other
  * entries are copied. ROPE_BACK uses -t: the transpose, the gradient of ROPE
- * (and ROPE's matrix is the gradient of ROPE_BACK).
+ * (and ROPE's matrix is the gradient of ROPE_BACK). a and the result are
+ * F32 or F16 (one type): an F16 row is read as F32 and each output rounded
+ * to F16 once.
  *
  * Angles, cos and sin are computed in double once per token (per row change
  * of i2) and the rotation in double, so each output is one float rounding
@@ -32,10 +34,18 @@
 
 #include <math.h>
 
-/* scratch: 2 P doubles (cos, sin of each pair), then one row of a as F32 */
+/* scratch: 2 P doubles (cos, sin of each pair), then one row of a as F32 and one of the result */
 static size_t ggmlr_rope_work_size(const struct ggml_tensor * dst) {
     const struct ggmlr_rope_params prm = ggmlr_rope_params_decode(dst);
-    return 2 * (size_t) ggmlr_rope_n_pairs(&prm) * sizeof(double) + (size_t) dst->ne[0] * sizeof(float);
+    return 2 * (size_t) ggmlr_rope_n_pairs(&prm) * sizeof(double) + 2 * (size_t) dst->ne[0] * sizeof(float);
+}
+
+/* YaRN's ramp 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1), written with upstream's
+ * max/min (a > b ? a : b) so that a NaN correction dim gives NaN as there */
+static double yarn_ramp(int k, double lo, double hi) {
+    const double y = (k - lo) / (0.001 > hi - lo ? 0.001 : hi - lo);
+    const double low_clamped = 0.0 > y ? 0.0 : y;
+    return 1.0 - (1.0 < low_clamped ? 1.0 : low_clamped);
 }
 
 /* the position stream (0..3: t, h, w, e) of a multi-section mode's sector q */
@@ -86,7 +96,7 @@ static void pair_rotations(const struct ggmlr_rope_params * prm, const struct gg
         if (freq_factors) t_ext /= ggmlr_load_f32(GGML_TYPE_F32, (const char *) freq_factors->data + k * freq_factors->nb[0]);
         double t = scale * t_ext;
         if (ext != 0.0) {
-            const double ramp = 1.0 - fmin(1.0, fmax(0.0, (k - lo) / fmax(0.001, hi - lo)));
+            const double ramp = yarn_ramp(k, lo, hi);
             t = t * (1.0 - ext * ramp) + t_ext * ext * ramp;
         }
         cos_sin[2 * k] = m * cos(t);
@@ -104,7 +114,8 @@ static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggm
     const int64_t stride = prm.mode == GGML_ROPE_TYPE_NORMAL ? 2 : 1, offset = prm.mode == GGML_ROPE_TYPE_NORMAL ? 1 : n_pairs;
     const double sign = dst->op == GGML_OP_ROPE ? 1.0 : -1.0;
     double * cos_sin = p->wdata;
-    float * row_scratch = (float *) (cos_sin + span);
+    float * row_scratch = (float *) (cos_sin + span), * out_scratch = row_scratch + ne0;
+    const bool f32 = dst->type == GGML_TYPE_F32;  /* else F16: computed in F32, then rounded */
     int64_t cached_i2 = -1;
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
@@ -117,7 +128,7 @@ static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggm
             cached_i2 = i2;
         }
         const float * x = ggmlr_row_f32(a, i1, i2, i3, row_scratch);
-        float * y = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        float * y = f32 ? (float *) ggmlr_elem_ptr(dst, 0, i1, i2, i3) : out_scratch;
         for (int64_t j = 0; j < first; j++) y[j] = x[j];
         for (int64_t k = 0; k < n_pairs; k++) {
             const int64_t j0 = first + k * stride, j1 = j0 + offset;
@@ -126,6 +137,7 @@ static void ggmlr_compute_rope(const struct ggmlr_compute_params * p, struct ggm
             y[j1] = (float) (x0 * s + x1 * c);
         }
         for (int64_t j = first + span; j < ne0; j++) y[j] = x[j];
+        if (!f32) ggml_fp32_to_fp16_row(y, ggmlr_elem_ptr(dst, 0, i1, i2, i3), ne0);
     }
 }
 

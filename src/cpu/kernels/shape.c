@@ -2,12 +2,10 @@
  * UPSCALE_BACK (constructors and the maths: ops/shape.c). Every tensor is
  * read through its strides.
  *
- * UPSCALE follows upstream's arithmetic, in float: per dim the scale factor
- * sf = ne / ne_in ((ne - 1) / (ne_in - 1) on dims 0, 1 with ALIGN_CORNERS,
- * whose pixel offset is 0 instead of 0.5); NEAREST reads floor(i / sf);
- * BILINEAR on dims 0, 1 mixes the neighbours x0 = floor(x), x0 + 1 of
- * x = (i + offset) / sf - offset, both clamped to the edge, with weight
- * dx = x - x0 in [0, 1]. UPSCALE_BACK scatters dy with the same weights;
+ * UPSCALE follows upstream's arithmetic for positions and weights, in float:
+ * per dim the scale factor sf = ne / ne_in ((ne - 1) / (ne_in - 1) on dims
+ * 0, 1 with ALIGN_CORNERS, whose pixel offset is 0 instead of 0.5); the
+ * modes' taps are below. UPSCALE_BACK scatters dy with the same weights;
  * each thread owns whole planes of the input's gradient and visits the
  * outputs in one order, so its sums do not depend on the thread count. */
 #include "cpu/kernels/kernels.h"
@@ -95,18 +93,31 @@ static void pad_backward(const struct ggmlr_compute_params * p, struct ggml_tens
     }
 }
 
-/* ---- UPSCALE ---- */
+/* ---- UPSCALE ----
+ * Every mode is separable on dims 0, 1: output (i0, i1) = sum_j wy_j sum_i wx_i a[xi, yj] over each
+ * axis's taps (index, weight), from upstream's float formulas per axis:
+ *   NEAREST   one tap floor(i / sf), weight 1
+ *   BILINEAR  x = (i + off) / sf - off: floor(x), floor(x) + 1 clamped, weights 1 - dx, dx (dx clamped to [0, 1])
+ *   BICUBIC   the same x: floor(x) - 1 .. floor(x) + 2 clamped, Keys' cubic convolution weights (alpha -0.75)
+ *             of the distances 1 + dx, dx, 1 - dx, 2 - dx (dx = x - floor(x))
+ *   BILINEAR | ANTIALIAS  x = (i + off) / sf: the inputs s in [trunc(x - support + off), trunc(x + support + off))
+ *             within [0, n), weight triangle((s - x + off) / support), support = max(1, 1 / sf), normalised to
+ *             sum 1 (upstream divides by the sum of the 2-D products, which is the product of the two sums;
+ *             no weight > 0: the output is 0).
+ * Dims 2, 3 are always NEAREST. */
 
 struct scale_axes {
     float sf[4], offset;
-    bool bilinear;
+    int mode;        /* GGML_SCALE_MODE_*, with BILINEAR | ANTIALIAS as its own */
 };
+enum { MODE_ANTIALIAS = GGML_SCALE_MODE_COUNT };
 
 static struct scale_axes scale_axes(const struct ggml_tensor * in, const struct ggml_tensor * out, int32_t mode) {
     struct scale_axes s;
     for (int d = 0; d < 4; d++) s.sf[d] = (float) out->ne[d] / (float) in->ne[d];
     s.offset = 0.5f;
-    s.bilinear = (mode & 0xFF) == GGML_SCALE_MODE_BILINEAR;
+    s.mode = mode & 0xFF;
+    if (s.mode == GGML_SCALE_MODE_BILINEAR && (mode & GGML_SCALE_FLAG_ANTIALIAS)) s.mode = MODE_ANTIALIAS;
     if (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) {
         s.offset = 0.0f;
         for (int d = 0; d < 2; d++)
@@ -120,41 +131,86 @@ static int64_t nearest(int64_t i, float sf, int64_t n_in) {
     return j < n_in ? j : n_in - 1;
 }
 
-/* Output i along an in-plane dim reads (1 - w) src[lo] + w src[hi]. */
-struct tap { int64_t lo, hi; float w; };
+/* the taps of one output index along one dim: n of them (at most max(4, n_in)) */
+struct taps { int64_t n, * idx; float * w; };
 
-static struct tap tap_of(const struct scale_axes * s, int d, int64_t i, int64_t n_in) {
-    if (!s->bilinear) {
-        const int64_t j = nearest(i, s->sf[d], n_in);
-        return (struct tap) {j, j, 0.0f};
+/* bytes of scratch for the taps of dims 0 and 1 of an input shaped `in` */
+static size_t taps_bytes(const struct ggml_tensor * in) {
+    size_t n = 0;
+    for (int d = 0; d < 2; d++) n += (size_t) (in->ne[d] > 4 ? in->ne[d] : 4);
+    return n * (sizeof(int64_t) + sizeof(float));
+}
+static void taps_init(struct taps * tx, struct taps * ty, const struct ggml_tensor * in, void * wdata) {
+    const int64_t cx = in->ne[0] > 4 ? in->ne[0] : 4, cy = in->ne[1] > 4 ? in->ne[1] : 4;
+    tx->idx = wdata;
+    ty->idx = tx->idx + cx;
+    tx->w = (float *) (ty->idx + cy);
+    ty->w = tx->w + cx;
+}
+
+static int64_t clamp_index(int64_t j, int64_t n_in) { return j < 0 ? 0 : j > n_in - 1 ? n_in - 1 : j; }
+
+/* Keys' cubic convolution kernel, alpha = -0.75: |t| <= 1 and 1 < |t| < 2 */
+static float cubic_near(float t) { const float a = -0.75f; return ((a + 2) * t - (a + 3)) * t * t + 1; }
+static float cubic_far(float t) { const float a = -0.75f; return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; }
+
+static void axis_taps(const struct scale_axes * s, int d, int64_t i, int64_t n_in, struct taps * t) {
+    const float sf = s->sf[d], off = s->offset;
+    if (s->mode == GGML_SCALE_MODE_NEAREST) {
+        t->n = 1; t->idx[0] = nearest(i, sf, n_in); t->w[0] = 1.0f;
+    } else if (s->mode == GGML_SCALE_MODE_BILINEAR) {
+        const float x = ((float) i + off) / sf - off;
+        const int64_t lo = clamp_index((int64_t) floorf(x), n_in), hi = clamp_index((int64_t) floorf(x) + 1, n_in);
+        float w = x - (float) lo;
+        w = w < 0.0f ? 0.0f : w > 1.0f ? 1.0f : w;
+        t->n = 2; t->idx[0] = lo; t->idx[1] = hi; t->w[0] = 1 - w; t->w[1] = w;
+    } else if (s->mode == GGML_SCALE_MODE_BICUBIC) {
+        const float x = ((float) i + off) / sf - off, fl = floorf(x), dx = x - fl;
+        const float w[4] = {cubic_far(dx + 1), cubic_near(dx), cubic_near(1 - dx), cubic_far(2 - dx)};
+        t->n = 4;
+        for (int k = 0; k < 4; k++) { t->idx[k] = clamp_index((int64_t) fl - 1 + k, n_in); t->w[k] = w[k]; }
+    } else {  /* ANTIALIAS */
+        const float support = 1.0f / sf > 1.0f ? 1.0f / sf : 1.0f, inv_support = 1.0f / support, x = ((float) i + off) / sf;
+        const float lo_f = x - support + off, hi_f = x + support + off;
+        const int64_t lo = lo_f > 0.0f ? (int64_t) lo_f : 0, hi = hi_f < (float) n_in ? (int64_t) hi_f : n_in;
+        float sum = 0.0f;
+        t->n = 0;
+        for (int64_t k = lo; k < hi; k++) {
+            const float w = 1.0f - fabsf(((float) k - x + off) * inv_support);
+            if (w <= 0.0f) continue;
+            t->idx[t->n] = k; t->w[t->n++] = w;
+            sum += w;
+        }
+        for (int64_t k = 0; k < t->n; k++) t->w[k] /= sum;
     }
-    const float x = ((float) i + s->offset) / s->sf[d] - s->offset;
-    int64_t lo = (int64_t) floorf(x), hi = lo + 1;
-    lo = lo < 0 ? 0 : lo > n_in - 1 ? n_in - 1 : lo;
-    hi = hi < 0 ? 0 : hi > n_in - 1 ? n_in - 1 : hi;
-    const float w = x - (float) lo;
-    return (struct tap) {lo, hi, w < 0.0f ? 0.0f : w > 1.0f ? 1.0f : w};
 }
 
 static float load(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return *(const float *) ggmlr_elem_ptr(t, i0, i1, i2, i3);
 }
 
+static size_t upscale_work_size(const struct ggml_tensor * dst) { return taps_bytes(dst->src[0]); }
+
 static void upscale_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct scale_axes s = scale_axes(a, dst, ggmlr_i32_param_decode(dst));
+    struct taps tx, ty;
+    taps_init(&tx, &ty, a, p->wdata);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         const int64_t j2 = nearest(i2, s.sf[2], a->ne[2]), j3 = nearest(i3, s.sf[3], a->ne[3]);
-        const struct tap ty = tap_of(&s, 1, i1, a->ne[1]);
+        axis_taps(&s, 1, i1, a->ne[1], &ty);
         float * out = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
-            const struct tap tx = tap_of(&s, 0, i0, a->ne[0]);
-            if (!s.bilinear) { out[i0] = load(a, tx.lo, ty.lo, j2, j3); continue; }
-            const float v00 = load(a, tx.lo, ty.lo, j2, j3), v10 = load(a, tx.hi, ty.lo, j2, j3);
-            const float v01 = load(a, tx.lo, ty.hi, j2, j3), v11 = load(a, tx.hi, ty.hi, j2, j3);
-            out[i0] = v00 * (1 - tx.w) * (1 - ty.w) + v10 * tx.w * (1 - ty.w) + v01 * (1 - tx.w) * ty.w + v11 * tx.w * ty.w;
+            axis_taps(&s, 0, i0, a->ne[0], &tx);
+            double v = 0.0;
+            for (int64_t ky = 0; ky < ty.n; ky++) {
+                double row = 0.0;
+                for (int64_t kx = 0; kx < tx.n; kx++) row += (double) tx.w[kx] * load(a, tx.idx[kx], ty.idx[ky], j2, j3);
+                v += ty.w[ky] * row;
+            }
+            out[i0] = (float) v;
         }
     }
 }
@@ -163,10 +219,15 @@ static void add_at(struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, i
     *(float *) ggmlr_elem_ptr(t, i0, i1, i2, i3) += v;
 }
 
-/* dst shaped like the forward's input, src[0] = dy shaped like its output */
+static size_t upscale_back_work_size(const struct ggml_tensor * dst) { return taps_bytes(dst); }
+
+/* dst shaped like the forward's input, src[0] = dy shaped like its output: the transpose, each dy
+ * scattered with the forward's weights */
 static void upscale_backward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggml_tensor * dy = dst->src[0];
     const struct scale_axes s = scale_axes(dst, dy, ggmlr_i32_param_decode(dst));
+    struct taps tx, ty;
+    taps_init(&tx, &ty, dst, p->wdata);
     int64_t q0, q1;
     ggmlr_split(dst->ne[2] * dst->ne[3], p->ith, p->nth, &q0, &q1);
     for (int64_t q = q0; q < q1; q++)
@@ -176,15 +237,12 @@ static void upscale_backward(const struct ggmlr_compute_params * p, struct ggml_
             const int64_t j2 = nearest(i2, s.sf[2], dst->ne[2]), j3 = nearest(i3, s.sf[3], dst->ne[3]), q = j3 * dst->ne[2] + j2;
             if (q < q0 || q >= q1) continue;
             for (int64_t i1 = 0; i1 < dy->ne[1]; i1++) {
-                const struct tap ty = tap_of(&s, 1, i1, dst->ne[1]);
+                axis_taps(&s, 1, i1, dst->ne[1], &ty);
                 for (int64_t i0 = 0; i0 < dy->ne[0]; i0++) {
-                    const struct tap tx = tap_of(&s, 0, i0, dst->ne[0]);
+                    axis_taps(&s, 0, i0, dst->ne[0], &tx);
                     const float d = load(dy, i0, i1, i2, i3);
-                    if (!s.bilinear) { add_at(dst, tx.lo, ty.lo, j2, j3, d); continue; }
-                    add_at(dst, tx.lo, ty.lo, j2, j3, d * (1 - tx.w) * (1 - ty.w));
-                    add_at(dst, tx.hi, ty.lo, j2, j3, d * tx.w * (1 - ty.w));
-                    add_at(dst, tx.lo, ty.hi, j2, j3, d * (1 - tx.w) * ty.w);
-                    add_at(dst, tx.hi, ty.hi, j2, j3, d * tx.w * ty.w);
+                    for (int64_t ky = 0; ky < ty.n; ky++)
+                        for (int64_t kx = 0; kx < tx.n; kx++) add_at(dst, tx.idx[kx], ty.idx[ky], j2, j3, d * tx.w[kx] * ty.w[ky]);
                 }
             }
         }
@@ -193,5 +251,5 @@ static void upscale_backward(const struct ggmlr_compute_params * p, struct ggml_
 GGMLR_KERNEL(concat, concat_forward, NULL, NULL);
 GGMLR_KERNEL(pad, pad_forward, NULL, NULL);  /* PAD, PAD_REFLECT_1D */
 GGMLR_KERNEL(pad_back, pad_backward, NULL, NULL);
-GGMLR_KERNEL(upscale, upscale_forward, NULL, NULL);
-GGMLR_KERNEL(upscale_back, upscale_backward, NULL, NULL);
+GGMLR_KERNEL(upscale, upscale_forward, upscale_work_size, NULL);
+GGMLR_KERNEL(upscale_back, upscale_backward, upscale_back_work_size, NULL);
