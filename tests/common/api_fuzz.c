@@ -1257,7 +1257,7 @@ static void act_rope(struct fuzz * f) {
     struct ggml_tensor * t = back
         ? CALL(f, "ggml_rope_ext_back", !ctx || !a || !pos, ggml_rope_ext_back(ctx, a, pos, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow))
         : CALL(f, "ggml_rope_ext", !ctx || !a || !pos, ggml_rope_ext(ctx, a, pos, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
-    if (t) CHECK(t->type == GGML_TYPE_F32 && ggml_are_same_shape(t, a), "rope_ext: F32 shaped like a");
+    if (t) CHECK(t->type == a->type && ggml_are_same_shape(t, a), "rope_ext: of a's type and shape");
     keep(f, t);
 }
 
