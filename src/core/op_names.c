@@ -88,6 +88,13 @@ bool ggmlr_unary_op_is_valid(int op) { return op >= 0 && op < GGML_UNARY_OP_COUN
 
 const char * ggml_unary_op_name(enum ggml_unary_op op) { return ggmlr_unary_op_is_valid(op) ? unary_op_names[op] : "UNKNOWN"; }
 
+static const char * const glu_op_names[GGML_GLU_OP_COUNT] = {
+    [GGML_GLU_OP_REGLU] = "REGLU",           [GGML_GLU_OP_GEGLU] = "GEGLU",         [GGML_GLU_OP_SWIGLU] = "SWIGLU",
+    [GGML_GLU_OP_SWIGLU_OAI] = "SWIGLU_OAI", [GGML_GLU_OP_GEGLU_ERF] = "GEGLU_ERF", [GGML_GLU_OP_GEGLU_QUICK] = "GEGLU_QUICK",
+};
+
+const char * ggml_glu_op_name(enum ggml_glu_op op) { return op >= 0 && op < GGML_GLU_OP_COUNT ? glu_op_names[op] : "UNKNOWN"; }
+
 /* upstream's "unary, GLU or op name": the activation for a UNARY node, the
  * gated unit (SWIGLU, ...) for a GLU node (test-backend-ops -o filters on it) */
 const char * ggml_op_desc(const struct ggml_tensor * t) {

@@ -8,13 +8,6 @@
  * either, or both halves of a's row at once). */
 #include "ops/grad.h"
 
-static const char * const glu_op_names[GGML_GLU_OP_COUNT] = {
-    [GGML_GLU_OP_REGLU] = "REGLU",           [GGML_GLU_OP_GEGLU] = "GEGLU",         [GGML_GLU_OP_SWIGLU] = "SWIGLU",
-    [GGML_GLU_OP_SWIGLU_OAI] = "SWIGLU_OAI", [GGML_GLU_OP_GEGLU_ERF] = "GEGLU_ERF", [GGML_GLU_OP_GEGLU_QUICK] = "GEGLU_QUICK",
-};
-
-const char * ggml_glu_op_name(enum ggml_glu_op op) { return op >= 0 && op < GGML_GLU_OP_COUNT ? glu_op_names[op] : "UNKNOWN"; }
-
 enum ggml_glu_op ggml_get_glu_op(const struct ggml_tensor * tensor) {
     if (!tensor || (tensor->op != GGML_OP_GLU && tensor->op != GGML_OP_GLU_BACK)) {
         ggmlr_set_error("ggml_get_glu_op: tensor is %s, not a GLU node", tensor ? ggml_op_name(tensor->op) : "NULL");
