@@ -2,8 +2,9 @@
  * the op table's, tests/test_ops.c): gradients by finite differences through
  * chains of ops (attention, an MLP, a layer norm, a softmax classifier, ...)
  * and of one tensor seen through several views, whose gradients autodiff
- * sums (in place); and the fused softmax backward against the ops it
- * replaced.
+ * sums (in place); _inplace forms over parameters (a new tensor: the
+ * parameter keeps its values); and the fused softmax backward against the
+ * ops it replaced.
  *
  * Tolerances: step 1e-2, |analytic - numeric| <= atol + 1e-2 |numeric| with
  * atol 1e-3 on parameters of magnitude <= 2 (2e-4 for the cross-entropy
@@ -205,8 +206,37 @@ static void test_soft_max_back_fused(void) {
     }
 }
 
+/* An _inplace form over a parameter writes a new tensor (the parameter is
+ * never overwritten): its gradient is the one of the form without _inplace,
+ * by finite differences, and the parameter keeps its values after a compute. */
+static struct ggml_tensor * b_inplace_on_param(struct ggml_context * ctx, struct ggml_tensor ** p, void * user) {
+    (void) user;
+    struct ggml_tensor * y = ggml_mul(ctx, ggml_rms_norm_inplace(ctx, p[0], 1e-6f), ggml_unary_inplace(ctx, p[1], GGML_UNARY_OP_SILU));
+    return ggml_sum(ctx, ggml_sqr(ctx, y));
+}
+
+static void test_inplace_on_param(void) {
+    static const int64_t shapes[2][4] = {{9, 4, 1, 1}, {9, 4, 1, 1}};
+    const int bad = tc_gradcheck("rms_norm_inplace, silu_inplace on parameters", b_inplace_on_param, NULL, 2, shapes, -2, 2, 1e-2, 1e-3, 1e-2);
+    printf("%-50s %s\n", "rms_norm_inplace, silu_inplace on parameters", bad ? "FAILED" : "ok");
+    struct ggml_context * ctx = tc_ctx(4);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 9, 4);
+    tc_fill_uniform(x, -2, 2);
+    ggml_set_param(x);
+    float before[36];
+    memcpy(before, x->data, sizeof before);
+    struct ggml_tensor * y = ggml_rms_norm_inplace(ctx, x, 1e-6f);
+    CHECK(y && y->data != x->data && !y->view_src, "an _inplace form over a parameter is a new tensor");
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    tc_compute(ctx, g, 2);
+    CHECK(memcmp(before, x->data, sizeof before) == 0, "the parameter keeps its values");
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(7);
+    test_inplace_on_param();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct gcase * c = &cases[i];
         const int bad = tc_gradcheck(c->name, c->build, (void *) c->user, c->n_params, c->shapes, c->lo, c->hi, 1e-2, c->atol, 1e-2);

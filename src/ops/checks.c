@@ -74,6 +74,11 @@ bool ggmlr_region_span(const int64_t ne[4], const size_t nb[4], size_t esize, si
     return true;
 }
 
+/* a trainable parameter, or a view of one */
+static bool holds_param(const struct ggml_tensor * a) {
+    return (a->flags & GGML_TENSOR_FLAG_PARAM) || (a->view_src && (a->view_src->flags & GGML_TENSOR_FLAG_PARAM));
+}
+
 /* A view of a: shape ne, strides nb, starting `offset` bytes into a's data. */
 struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op,
                                      const int64_t ne[4], const size_t nb[4], size_t offset) {
@@ -81,6 +86,19 @@ struct ggml_tensor * ggmlr_new_view(const char * fn, struct ggml_context * ctx, 
      * layout ops view a block type's rows as they are (whole blocks along dim 0) */
     const bool layout_only = op == GGML_OP_CPY || op == GGML_OP_SET_ROWS || op == GGML_OP_VIEW || op == GGML_OP_RESHAPE;
     if (!layout_only && ggmlr_refuse_quantized(fn, a)) return NULL;
+    /* An op written over a trainable parameter (an _inplace form) writes a
+     * new tensor instead: a parameter is never overwritten, and the gradient
+     * rules read its values (upstream overwrites it and differentiates at the
+     * overwritten values). Custom ops keep the view: their callbacks may read
+     * dst as a. */
+    const bool custom = op == GGML_OP_MAP_CUSTOM1 || op == GGML_OP_MAP_CUSTOM2 || op == GGML_OP_MAP_CUSTOM3 || op == GGML_OP_CUSTOM;
+    if (!layout_only && !custom && holds_param(a)) {
+        struct ggml_tensor * t = ggml_new_tensor(ctx, a->type, 4, ne);
+        if (!t) return NULL;
+        t->op = op;
+        t->src[0] = a;
+        return t;
+    }
     for (int i = 0; i < 4; i++)
         if (ne[i] < 0) { ggmlr_set_error("%s: ne[%d] is negative", fn, i); return NULL; }
     /* a block type's first dimension counts blocks of es bytes */

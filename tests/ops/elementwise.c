@@ -8,8 +8,9 @@
  * Forward tolerance: relative 2-norm error 1e-5 (one float operation per
  * element, ~1e-7; a wrong element, index or broadcast is off by 1e-2 or
  * more), on every layout of every input. Gradients: the harness defaults,
- * clamp's and leaky_relu's on inputs 0.05 or more from their kinks; the
- * in-place forms that read their input in the rule are refused. */
+ * clamp's and leaky_relu's on inputs 0.05 or more from their kinks; an
+ * _inplace form over a parameter writes a new tensor (checked), over an
+ * intermediate value that its rule reads it is refused. */
 #include "ops/harness.h"
 
 enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_ADD1, EW_SQR, EW_SQRT, EW_LOG, EW_SIN, EW_COS, EW_SCALE, EW_CLAMP, EW_LEAKY };
@@ -163,20 +164,27 @@ static void r_add_id(const double * const * in, const int64_t (*ne)[4], const vo
 /* a one-input op on every layout: forward over [LO, HI] */
 #define FWD1(OP, P, NAME, S, LO, HI)                                                                                \
     {.op = OP, .variant = NAME " " #S, .build = b_ew, .params = &P, .n_in = 1, .in = {IN_ANY(S, LO, HI, NULL)}, .ref = r_ew, .tol = 1e-5}
-/* written over input 0 (contiguous or transposed); GRAD: the harness's mode (a refusal names "in-place") */
+/* written over input 0 (contiguous or transposed); GRAD: the harness's mode
+ * (on a parameter the _inplace form writes a new tensor, so its gradient is
+ * checked; over an intermediate value, VIA below, it is refused) */
 #define INPLACE(OP, P, NAME, N_IN, GRAD)                                                                            \
     {.op = OP, .variant = NAME, .build = b_ew, .params = &P, .n_in = N_IN,                                          \
      .in = {{.ne = {7, 5, 3, 2}, .lo = -3, .hi = 3, .layout = OPS_CONTIG | OPS_TRANSPOSED}, {.ne = {1, 1, 1, 1}, .lo = -1, .hi = 1}}, \
      .ref = r_ew, .tol = 1e-5, .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
 
 /* written over a (contiguous or transposed) with b of shape B in [LO, HI];
- * GRAD: the refusal where the rule reads the overwritten a; where it does not
- * (sub, div, sqrt, scale), the rule is the one the rows without _inplace
- * check (finite differences cannot run on an input the op overwrites) */
+ * GRAD: checked where the rule reads a (a parameter is never overwritten);
+ * elsewhere the rule is the one the rows without _inplace check */
 #define INPLACE2(OP, P, NAME, B, LO, HI, GRAD)                                                                      \
     {.op = OP, .variant = NAME " b " #B, .build = b_ew, .params = &P, .n_in = 2,                                    \
      .in = {{.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1, .layout = OPS_CONTIG | OPS_TRANSPOSED}, {.ne = OPS_SHAPE B, .lo = LO, .hi = HI, .fill = f_random_sign}}, \
      .ref = r_ew, .tol = 1e-5, .result = OPS_INPLACE, .grad = GRAD, .refusal = "in-place"}
+/* the _inplace form over an intermediate value (input 0 through a node), b
+ * of a's shape: autodiff refuses it where the rule reads the overwritten input */
+#define VIA(OP, P, NAME, N_IN)                                                                                      \
+    {.op = OP, .variant = NAME " of an intermediate", .build = b_ew, .params = &P, .n_in = N_IN,                     \
+     .in = {{.ne = {7, 5, 3, 2}, .lo = 0.5, .hi = 3}, {.ne = {7, 5, 3, 2}, .lo = -1, .hi = 1, .fixed = true}},       \
+     .ref = r_ew, .tol = 1e-5, .grad = OPS_REFUSED, .refusal = "in-place", .via_node = true}
 /* one input in [0.5, 3], written over */
 #define INPLACE_POS(OP, P, NAME, GRAD)                                                                              \
     {.op = OP, .variant = NAME, .build = b_ew, .params = &P, .n_in = 1,                                             \
@@ -233,14 +241,17 @@ static const struct ops_row rows[] = {
     FWD1("CLAMP", p_clamp, "[-0.5, 0.75]", (1, 13, 1, 3), -2, 2),
     FWD1("LEAKY_RELU", p_leaky, "slope 0.1", (7, 5, 3, 2), -2, 2), FWD1("LEAKY_RELU", p_leaky_neg, "slope -0.3", (7, 5, 3, 2), -2, 2),
     FWD1("LEAKY_RELU", p_leaky, "slope 0.1", (1, 13, 1, 3), -2, 2),
-    INPLACE("ADD1", p_add1_inplace, "add1_inplace", 2, OPS_FORWARD_ONLY), INPLACE("SIN", p_sin_inplace, "sin_inplace", 1, OPS_REFUSED),
-    INPLACE("COS", p_cos_inplace, "cos_inplace", 1, OPS_REFUSED), INPLACE("LEAKY_RELU", p_leaky_inplace, "leaky_relu in place", 1, OPS_REFUSED),
+    INPLACE("ADD1", p_add1_inplace, "add1_inplace", 2, OPS_FORWARD_ONLY), INPLACE("SIN", p_sin_inplace, "sin_inplace", 1, OPS_GRAD),
+    INPLACE("COS", p_cos_inplace, "cos_inplace", 1, OPS_GRAD), INPLACE("LEAKY_RELU", p_leaky_inplace, "leaky_relu in place", 1, OPS_FORWARD_ONLY),
     INPLACE2("SUB", p_sub_inplace, "sub_inplace", (7, 5, 3, 2), -1, 1, OPS_FORWARD_ONLY), INPLACE2("SUB", p_sub_inplace, "sub_inplace broadcast", (7, 1, 3, 1), -1, 1, OPS_FORWARD_ONLY),
-    INPLACE2("MUL", p_mul_inplace, "mul_inplace", (7, 5, 3, 2), -1, 1, OPS_REFUSED), INPLACE2("MUL", p_mul_inplace, "mul_inplace broadcast", (1, 5, 1, 2), -1, 1, OPS_FORWARD_ONLY),
+    INPLACE2("MUL", p_mul_inplace, "mul_inplace", (7, 5, 3, 2), -1, 1, OPS_GRAD), INPLACE2("MUL", p_mul_inplace, "mul_inplace broadcast", (1, 5, 1, 2), -1, 1, OPS_FORWARD_ONLY),
     INPLACE2("DIV", p_div_inplace, "div_inplace", (7, 5, 3, 2), 0.5, 2, OPS_FORWARD_ONLY), INPLACE2("DIV", p_div_inplace, "div_inplace broadcast", (7, 5, 1, 1), 0.5, 2, OPS_FORWARD_ONLY),
-    INPLACE("SQR", p_sqr_inplace, "sqr_inplace", 1, OPS_REFUSED), INPLACE_POS("SQRT", p_sqrt_inplace, "sqrt_inplace", OPS_FORWARD_ONLY),
-    INPLACE_POS("LOG", p_log_inplace, "log_inplace", OPS_REFUSED), INPLACE("SCALE", p_scale_inplace, "scale_inplace", 1, OPS_FORWARD_ONLY),
+    INPLACE("SQR", p_sqr_inplace, "sqr_inplace", 1, OPS_GRAD), INPLACE_POS("SQRT", p_sqrt_inplace, "sqrt_inplace", OPS_FORWARD_ONLY),
+    INPLACE_POS("LOG", p_log_inplace, "log_inplace", OPS_GRAD), INPLACE("SCALE", p_scale_inplace, "scale_inplace", 1, OPS_FORWARD_ONLY),
     INPLACE("SCALE", p_scale_bias_inplace, "scale_bias_inplace", 1, OPS_FORWARD_ONLY),
+    VIA("MUL", p_mul_inplace, "mul_inplace", 2), VIA("SQR", p_sqr_inplace, "sqr_inplace", 1), VIA("LOG", p_log_inplace, "log_inplace", 1),
+    VIA("SIN", p_sin_inplace, "sin_inplace", 1), VIA("COS", p_cos_inplace, "cos_inplace", 1),
+    VIA("LEAKY_RELU", p_leaky_inplace, "leaky_relu in place", 1),
     FWD1("SCALE", p_scale_bias, "scale_bias", (7, 5, 3, 2), -2, 2), FWD1("SCALE", p_scale_bias, "scale_bias", (1, 13, 1, 3), -2, 2),
     GRAD1("SCALE", p_scale_bias, "scale_bias", (5, 3, 2, 2), OPS_CONTIG | OPS_TRANSPOSED, -1, 1),
     GRAD2("ADD1", p_add1, "a and the scalar b", (5, 3, 2, 2), 0, (1, 1, 1, 1), 0, -1, 1),

@@ -97,6 +97,14 @@ static bool is_param(const struct ops_input * s) { return s->type == GGML_TYPE_F
 
 /* ---- forward ---- */
 
+static struct ggml_tensor * build_row(struct ggml_context * ctx, const struct ops_row * row, struct ggml_tensor ** in) {
+    if (!row->via_node) return row->build(ctx, in, row->params);
+    struct ggml_tensor * through[OPS_MAX_IN];
+    for (int i = 0; i < row->n_in; i++) through[i] = in[i];
+    through[0] = ggml_scale(ctx, in[0], 1.0f);
+    return row->build(ctx, through, row->params);
+}
+
 static void compare(const struct ops_row * row, const struct ggml_tensor * out, const double * ref, const char * what) {
     const int64_t n = ggml_nelements(out);
     if (out->type == GGML_TYPE_F32 && row->cmp == OPS_NORM2) {
@@ -148,7 +156,7 @@ static bool check_shape(const struct ops_row * row, const struct fwd_inputs * x,
 static void run_forward(struct ggml_context * ctx, const struct ops_row * row, const struct fwd_inputs * x, int n_threads,
                         const char * what) {
     ggml_clear_error();
-    struct ggml_tensor * out = row->build(ctx, (struct ggml_tensor **) x->in, row->params);
+    struct ggml_tensor * out = build_row(ctx, row, (struct ggml_tensor **) x->in);
     if (!CHECK(out != NULL, "%s: the constructor failed: %s", what, ggml_last_error())) return;
     CHECK(strcmp(ggml_op_name(out->op), row->op) == 0, "%s: the node is %s", what, ggml_op_name(out->op));
     if (!check_shape(row, x, out, what)) return;
@@ -232,7 +240,7 @@ static struct ggml_tensor * row_loss(struct ggml_context * ctx, struct ggml_tens
         fill_input(in[i], s, v);
         free(v);
     }
-    struct ggml_tensor * out = row->build(ctx, in, row->params);
+    struct ggml_tensor * out = build_row(ctx, row, in);
     return tc_weighted_sum(ctx, row->grad_through && out ? row->grad_through(ctx, out) : out);
 }
 
@@ -265,7 +273,7 @@ static void check_refused(const struct ops_row * row, const unsigned * lay, cons
         free(v);
         if (!row->in[i].fixed) ggml_set_param(base);
     }
-    struct ggml_tensor * out = row->build(ctx, in, row->params);
+    struct ggml_tensor * out = build_row(ctx, row, in);
     struct ggml_tensor * loss = ggml_sum(ctx, row->grad_through && out ? row->grad_through(ctx, out) : out);
     if (CHECK(loss != NULL, "%s: building the loss failed: %s", what, ggml_last_error())) {
         ggml_set_loss(loss);

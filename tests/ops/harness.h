@@ -80,6 +80,9 @@ struct ops_row {
      * for a result with infinities (diag_mask_inf: its softmax) or not F32
      * (get_rel_pos of an F16 table: its F32 copy) */
     struct ggml_tensor * (*grad_through)(struct ggml_context * ctx, struct ggml_tensor * out);
+    /* input 0 reaches build through a node (scale by 1): an _inplace form then
+     * overwrites an intermediate value, not the parameter (which it never does) */
+    bool via_node;
 };
 
 struct ops_family {

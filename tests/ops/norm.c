@@ -133,15 +133,22 @@ static void f_degenerate(double * v, const int64_t ne[4]) { (void) ne; for (int 
      .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1, .layout = LAY}}, .ref = r_group_norm, .tol = 1e-6, .grad = OPS_GRAD}
 
 /* the _inplace form on a contiguous S (offset 1000: the statistics are taken
- * before the row is overwritten); autodiff refuses it, the rule reads x */
+ * before the row is overwritten); on a parameter it writes a new tensor,
+ * so the rule reads the intact x and the gradient is checked */
 #define INPLACE(OP, REF, NG, S)                                                                                         \
     {.op = #OP, .variant = "_inplace " #S, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP, .eps = 1e-5f, .n_groups = NG, .inplace = true}, \
      .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = 998, .hi = 1002}}, .ref = REF, .tol = 1e-6, .result = OPS_INPLACE,   \
-     .grad = OPS_REFUSED, .refusal = "in-place"}
+     .grad = OPS_GRAD}
+/* the _inplace form over an intermediate value: autodiff refuses it (the rule reads x) */
+#define VIA(OP, REF, NG, S)                                                                                             \
+    {.op = #OP, .variant = "_inplace of an intermediate " #S, .build = b_norm, .params = &(const struct nm_params) {.op = NM_##OP, .eps = 1e-5f, .n_groups = NG, .inplace = true}, \
+     .n_in = 1, .in = {{.ne = OPS_SHAPE S, .lo = -1, .hi = 1}}, .ref = REF, .tol = 1e-6, .grad = OPS_REFUSED, .refusal = "in-place", .via_node = true}
 
 static const struct ops_row rows[] = {
     INPLACE(NORM, r_norm, 0, (37, 5, 2, 1)), INPLACE(RMS_NORM, r_norm, 0, (37, 5, 2, 1)), INPLACE(L2_NORM, r_norm, 0, (37, 5, 2, 1)),
     INPLACE(GROUP_NORM, r_group_norm, 3, (5, 4, 7, 2)),
+    VIA(NORM, r_norm, 0, (37, 5, 2, 1)), VIA(RMS_NORM, r_norm, 0, (37, 5, 2, 1)), VIA(L2_NORM, r_norm, 0, (37, 5, 2, 1)),
+    VIA(GROUP_NORM, r_group_norm, 3, (5, 4, 7, 2)),
     CASE("[37 x 5]", 37, 5, 0, 2, 1e-5f, false),
     CASE("[64 x 3] eps 0.1", 64, 3, 0, 1, 0.1f, false),
     CASE("rows of length 1", 1, 4, 0, 2, 1e-5f, false),

@@ -197,11 +197,17 @@ static void check_refs(void) {
 #define GRAD(OP, NAME, S, LO, HI, FILL, LAY)                                                                           \
     {.op = "UNARY", .variant = #OP " gradient" NAME, .build = b_unary, .params = P_(OP, false, UN_NAMED), .n_in = 1,   \
      .in = {X_(S, LO, HI, FILL, LAY)}, .ref = r_unary, .cmp = OPS_ELEMENTS, .tol = 2e-6, .atol = 1e-6, .grad = OPS_GRAD}
-/* written over its input (contiguous or transposed); autodiff refuses it */
+/* written over its input (contiguous or transposed); on a parameter it
+ * writes a new tensor (test_grad_composites checks that gradient); on an
+ * intermediate value (VIA) autodiff refuses it, the rule reads the input */
 #define INPLACE(OP, FORM, NAME)                                                                                        \
     {.op = "UNARY", .variant = #OP NAME, .build = b_unary, .params = P_(OP, false, FORM), .n_in = 1,                   \
      .in = {X_((19, 4, 2, 1), -6, 6, f_specials, OPS_CONTIG | OPS_TRANSPOSED)}, .ref = r_unary, .cmp = OPS_ELEMENTS,   \
-     .tol = 2e-6, .atol = 1e-7, .result = OPS_INPLACE, .post = post_unary_op, .grad = OPS_REFUSED, .refusal = "in-place"}
+     .tol = 2e-6, .atol = 1e-7, .result = OPS_INPLACE, .post = post_unary_op}
+#define VIA(OP)                                                                                                        \
+    {.op = "UNARY", .variant = #OP " _inplace of an intermediate", .build = b_unary, .params = P_(OP, false, UN_INPLACE), .n_in = 1, \
+     .in = {X_((19, 4, 2, 1), -2, 2, NULL, OPS_CONTIG)}, .ref = r_unary, .cmp = OPS_ELEMENTS, .tol = 2e-6, .atol = 1e-7, \
+     .grad = OPS_REFUSED, .refusal = "in-place", .via_node = true}
 #define IN1(OP) INPLACE(OP, UN_INPLACE, " _inplace")
 /* an F16 input and result (computed in F32, rounded once): the activations whose values are exact in half */
 #define F16(OP)                                                                                                        \
@@ -240,7 +246,7 @@ static const struct ops_row rows[] = {
      .ref = r_unary, .cmp = OPS_ELEMENTS, .tol = 1e-5, .atol = 2e-7},
     IN1(ABS), IN1(SGN), IN1(NEG), IN1(STEP), IN1(TANH), IN1(ELU), IN1(RELU), IN1(SIGMOID), IN1(GELU), IN1(GELU_QUICK),
     IN1(SILU), IN1(EXP), IN1(EXPM1), IN1(SOFTPLUS), IN1(GELU_ERF), IN1(FLOOR), IN1(CEIL), IN1(ROUND), IN1(TRUNC),
-    INPLACE(HARDSWISH, UN_GENERIC_INPLACE, " ggml_unary_inplace"), INPLACE(SILU, UN_GENERIC_INPLACE, " ggml_unary_inplace"),
+    INPLACE(HARDSWISH, UN_GENERIC_INPLACE, " ggml_unary_inplace"), INPLACE(SILU, UN_GENERIC_INPLACE, " ggml_unary_inplace"), VIA(SILU),
     F16(NEG), F16(ABS), F16(RELU), F16(SGN), F16(STEP), F16(FLOOR), F16(CEIL), F16(ROUND), F16(TRUNC),
 };
 
