@@ -3,9 +3,12 @@
 # through the fused flash-attention kernel and its backward, a GELU MLP), an LM
 # head, next-character cross-entropy, AdamW with warmup + cosine decay and
 # gradient clipping; the training loop runs in C (ggml-opt). 2000 steps of 12
-# windows of 64 characters, as the C main job; Rscript gpt_15_lines.R
+# windows of 64 characters, as the C main job; from the repository's root:
+# Rscript r/inst/examples/gpt_15_lines.R
 library(ggmlR)
-text <- as.integer(charToRaw(paste(janeaustenr::austen_books()$text, collapse = "\n")))
+text <- if (file.exists("data/austen.txt")) readBin("data/austen.txt", "raw", 1e8) else   # the repository's copy, or
+  charToRaw(paste(janeaustenr::austen_books()$text, collapse = "\n"))                     # the same text from janeaustenr
+text <- as.integer(text)
 vocab <- sort(unique(text)); ids <- match(text, vocab) - 1L; n_train <- floor(0.9 * length(ids))
 set.seed(1337)
 gpt <- ggml_model_sequential() |> ggml_layer_embedding(length(vocab), 128, input_shape = 64)
