@@ -72,7 +72,18 @@ static bool check_params(const char * fn, const struct ggml_tensor * a, const st
     }
     /* YaRN's n_ctx_orig, beta_fast and beta_slow are taken as upstream takes them: its correction dims
      * (core/op_list.h) are what upstream computes for any value (n_ctx_orig = 0, upstream's test's, ramps
-     * pair 0 only) */
+     * pair 0 only), except where they are NaN (a negative n_ctx_orig or beta): upstream's rows are then
+     * NaN, here the call is refused */
+    if (prm->ext_factor != 0.0f) {
+        float dims[2];
+        ggmlr_rope_yarn_corr_dims(prm->n_dims, prm->n_ctx_orig, prm->freq_base, prm->beta_fast, prm->beta_slow, dims);
+        if (isnan(dims[0]) || isnan(dims[1])) {
+            ggmlr_set_error("%s: YaRN's correction dims are NaN for n_ctx_orig %d, beta_fast %g, beta_slow %g, freq_base %g "
+                            "(every rotated row would be NaN)", fn, (int) prm->n_ctx_orig, (double) prm->beta_fast,
+                            (double) prm->beta_slow, (double) prm->freq_base);
+            return false;
+        }
+    }
     return true;
 }
 

@@ -441,6 +441,11 @@ static void check_refusals(void) {
     OPS_EXPECT_REFUSED(ggml_rope_multi_inplace(ctx, x, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE, 0, -1, 1, 0, 1, 32, 1),
                        "rope_multi_inplace with freq_base -1");
     OPS_EXPECT_REFUSED(ggml_rope_ext(ctx, x, pos4, NULL, 8, GGML_ROPE_TYPE_MROPE, 0, 10000, 1, 0, 1, 32, 1), "rope_ext with mode MROPE");
+    /* YaRN whose correction dims are NaN (upstream: NaN rows); with ext_factor 0 they are unused */
+    OPS_EXPECT_REFUSED(ggml_rope_ext(ctx, x, pos1, NULL, 8, GGML_ROPE_TYPE_NEOX, -1, 10000, 1, 1, 1, 32, 1), "YaRN with n_ctx_orig -1");
+    OPS_EXPECT_REFUSED(ggml_rope_ext_back(ctx, x, pos1, NULL, 8, GGML_ROPE_TYPE_NEOX, 512, 10000, 1, 1, 1, -32, 1), "YaRN with beta_fast -32");
+    CHECK(ggml_rope_ext(ctx, x, pos1, NULL, 8, GGML_ROPE_TYPE_NEOX, -1, 10000, 1, 0, 1, 32, 1) != NULL, "n_ctx_orig -1 without YaRN works: %s",
+          ggml_last_error());
     struct ggml_tensor * rows_overlap = ggml_view_3d(ctx, x, 16, 2, 3, 8 * sizeof(float), 16 * sizeof(float), 0);
     struct ggml_tensor * rows_cut = ggml_view_3d(ctx, x, 12, 2, 3, x->nb[1], x->nb[2], 0), * xt = ggml_transpose(ctx, x);
     OPS_EXPECT_REFUSED(MULTI_INPLACE(rows_overlap, pos4, NULL, 8, sec, GGML_ROPE_TYPE_MROPE), "rope_multi_inplace of a view whose rows overlap");
