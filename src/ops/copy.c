@@ -95,7 +95,8 @@ struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tens
         return NULL;
     }
     const size_t row = ggml_row_size(a->type, ne0);  /* bytes of one row: whole blocks */
-    const size_t nb[4] = {ggml_type_size(a->type), row, row * (size_t) ne1, row * (size_t) (ne1 * ne2)};
+    /* unsigned products: with ne0 = 0 the other dims are unbounded (the count is 0) */
+    const size_t nb[4] = {ggml_type_size(a->type), row, row * (size_t) ne1, row * (size_t) ne1 * (size_t) ne2};
     return ggmlr_new_view("ggml_reshape", ctx, a, GGML_OP_RESHAPE, ne, nb, 0);
 }
 

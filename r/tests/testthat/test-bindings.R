@@ -65,7 +65,8 @@ not_bound <- c(
   ggml_custom_4d = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
   ggml_custom_inplace = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
   ggml_im2col_back = "takes the data's shape as an int64_t pointer (no kind for it); the gradient of ggml_im2col, which autodiff builds",
-  ggml_interpolate = "takes its mode and flags as uint32_t (no kind for it); ggml_upscale_ext binds the same op without flags"
+  ggml_interpolate = "takes its mode and flags as uint32_t (no kind for it); ggml_upscale_ext binds the same op without flags",
+  ggml_build_forward_select = "builds a graph, not an op: takes a graph and a C array of tensors (no kind for them)"
 )
 unbound <- as.character(names(not_bound))
 

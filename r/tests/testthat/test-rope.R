@@ -117,7 +117,7 @@ test_that("the rope ops refuse bad arguments with the library's message", {
   expect_error(ggml_rope_ext(ctx, s$a, s$b, n_dims = 12), "n_dims must be even")
   expect_error(ggml_rope_ext_back(ctx, s$a, s$b, n_dims = 6, mode = 1L), "mode 1 is not implemented")
   expect_error(ggml_rope_ext(ctx, s$a, s$a, n_dims = 6), "I32")
-  expect_error(ggml_rope_ext(ctx, s$a, s$b, n_dims = 6, ext_factor = 1), "YaRN")
+  expect_error(ggml_rope_ext(ctx, s$a, s$b, n_dims = 6, ext_factor = 1, n_ctx_orig = -1L), "YaRN")
   expect_error(ggml_rope_ext(ctx, s$a, s$b, tensor_of(ctx, c(1, 2)), n_dims = 6), "frequency factors")
   expect_error(ggml_rope_ext(ctx, s$a, s$b, n_dims = 6, freq_base = NA), "freq_base")
   expect_error(ggml_rope_ext(ctx, s$a, s$b, n_dims = 2.5), "n_dims")
