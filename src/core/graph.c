@@ -88,6 +88,15 @@ void ggmlr_graph_rebuild_hash(struct ggml_cgraph * g) {
  * C stack) and visits sources in order, as the recursive definition would. */
 struct visit_frame { struct ggml_tensor * t; int next_src; };
 
+/* A walk's stack of cap items of elem bytes, twice as large; NULL (with the
+ * message set, the old stack intact) when that does not fit. */
+static void * grow_stack(void * stack, size_t * cap, size_t elem) {
+    void * bigger = *cap <= SIZE_MAX / 2 / elem ? ggmlr_realloc(stack, 2 * *cap * elem) : NULL;
+    if (!bigger) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); return NULL; }
+    *cap *= 2;
+    return bigger;
+}
+
 static bool append(struct ggml_cgraph * g, struct ggml_tensor * t) {
     const bool is_leaf = t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM);
     if ((is_leaf ? g->n_leafs : g->n_nodes) >= g->size) {
@@ -120,10 +129,9 @@ static bool visit(struct ggml_cgraph * g, struct ggml_tensor * root) {
         if (ggmlr_hash_find(g, src) != SIZE_MAX) continue;
         if (ggmlr_hash_insert(g, src) == SIZE_MAX) { ggmlr_set_error("graph hash set is full"); ok = false; break; }
         if (n == cap) {
-            struct visit_frame * bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? ggmlr_realloc(stack, 2 * cap * sizeof *stack) : NULL;
-            if (!bigger) { ggmlr_set_error("ggml_build_forward_expand: out of memory"); ok = false; break; }
+            struct visit_frame * bigger = grow_stack(stack, &cap, sizeof *stack);
+            if (!bigger) { ok = false; break; }
             stack = bigger;
-            cap *= 2;
         }
         stack[n++] = (struct visit_frame) {src, 0};
     }
@@ -145,10 +153,9 @@ static bool mark_compute(struct ggml_tensor * root) {
         for (int s = 0; s < GGML_MAX_SRC; s++) {
             if (!t->src[s]) continue;
             if (n == cap) {
-                struct ggml_tensor ** bigger = cap <= SIZE_MAX / 2 / sizeof *stack ? ggmlr_realloc(stack, 2 * cap * sizeof *stack) : NULL;
-                if (!bigger) { free(stack); ggmlr_set_error("ggml_build_forward_expand: out of memory"); return false; }
+                struct ggml_tensor ** bigger = grow_stack(stack, &cap, sizeof *stack);
+                if (!bigger) { free(stack); return false; }
                 stack = bigger;
-                cap *= 2;
             }
             stack[n++] = t->src[s];
         }

@@ -35,16 +35,9 @@ static size_t shared_size(const struct ggml_tensor * t) {
 
 static void compute_node(const struct ggmlr_compute_params * p, struct ggml_tensor * t) { ggmlr_kernels[t->op]->compute(p, t); }
 
-/* A copy between tensors of one type with rows of one length moves rows as
- * bytes: the one thing done with a type stored here without converters. */
-static bool is_row_copy(const struct ggml_tensor * t) {
-    return (t->op == GGML_OP_CPY || t->op == GGML_OP_DUP || t->op == GGML_OP_CONT) && t->src[0]->type == t->type &&
-           t->src[0]->ne[0] == t->ne[0];
-}
-
 /* The first of t and its sources whose type nothing here converts, or NULL. */
 static const struct ggml_tensor * unconvertible(const struct ggml_tensor * t) {
-    if (is_noop(t) || is_row_copy(t)) return NULL;
+    if (is_noop(t) || ggmlr_copy_moves_rows(t)) return NULL;
     if (!ggmlr_type_is_supported(t->type)) return t;
     for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s] && !ggmlr_type_is_supported(t->src[s]->type)) return t->src[s];
     return NULL;

@@ -6,6 +6,20 @@ static bool quantized_side(const struct ggml_tensor * dst) {
     return ggml_is_quantized(dst->type) || ggml_is_quantized(dst->src[0]->type);
 }
 
+/* Row r of dst (indices i1..i3) is src's row r in order: the same indices
+ * when the shapes agree, else r unravelled over src's rows. */
+static void src_row_of(const struct ggml_tensor * src, bool same_shape, int64_t r, int64_t i1, int64_t i2, int64_t i3,
+                       int64_t * s1, int64_t * s2, int64_t * s3) {
+    *s1 = i1; *s2 = i2; *s3 = i3;
+    if (!same_shape) ggmlr_row_index(src, r, s1, s2, s3);
+}
+
+bool ggmlr_copy_moves_rows(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = dst->src[0];
+    return (dst->op == GGML_OP_CPY || dst->op == GGML_OP_DUP || dst->op == GGML_OP_CONT) && src->type == dst->type &&
+           src->ne[0] == dst->ne[0] && src->nb[0] == ggml_type_size(src->type) && dst->nb[0] == ggml_type_size(dst->type);
+}
+
 /* A quantized source or destination of another type converts whole rows
  * (the constructor requires rows of one length): row r of src in order as
  * F32, dequantized when src is quantized, then quantized with dst's
@@ -17,8 +31,8 @@ static void dup_rows_converted(const struct ggmlr_compute_params * p, struct ggm
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        int64_t s1 = i1, s2 = i2, s3 = i3;
-        if (!same_shape) ggmlr_row_index(src, r, &s1, &s2, &s3);
+        int64_t s1, s2, s3;
+        src_row_of(src, same_shape, r, i1, i2, i3, &s1, &s2, &s3);
         const float * v = ggmlr_row_f32(src, s1, s2, s3, p->wdata);
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (quantize) quantize(v, drow, dst->ne[0]);
@@ -39,15 +53,14 @@ static void ggmlr_compute_dup(const struct ggmlr_compute_params * p, struct ggml
     const bool same_shape = ggml_are_same_shape(src, dst);
     /* rows of one type and length, packed: row r of dst is row r of src (any
      * type, the only way for a block type: cont_4d may regroup its rows) */
-    const bool row_copy = src->type == dst->type && src->ne[0] == dst->ne[0] && src->nb[0] == ggml_type_size(src->type) &&
-                          dst->nb[0] == ggml_type_size(dst->type);
+    const bool row_copy = ggmlr_copy_moves_rows(dst);
     struct ggmlr_rows rows = ggmlr_my_dst_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
         char * drow = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
         if (row_copy) {
-            int64_t s1 = i1, s2 = i2, s3 = i3;
-            if (!same_shape) ggmlr_row_index(src, r, &s1, &s2, &s3);
+            int64_t s1, s2, s3;
+            src_row_of(src, same_shape, r, i1, i2, i3, &s1, &s2, &s3);
             /* memmove: ggml_cpy of a view into the memory it views may overlap */
             memmove(drow, ggmlr_elem_ptr(src, 0, s1, s2, s3), ggml_row_size(dst->type, dst->ne[0]));
             continue;

@@ -95,6 +95,10 @@ struct ggmlr_kernel {
 extern const struct ggmlr_kernel * const ggmlr_kernels[]; /* GGML_OP_COUNT rows */
 /* Ops whose result is a view of their source (no kernel, nothing to compute). */
 bool ggmlr_op_is_view(enum ggml_op op);
+/* copy.c: a DUP/CPY/CONT between tensors of one type with packed rows of one
+ * length, which moves rows as bytes (the one thing done with a type stored
+ * here without converters, so compute accepts those types for it) */
+bool ggmlr_copy_moves_rows(const struct ggml_tensor * dst);
 
 /* unary.c: one row of an activation and of its backward g * f'(x), for
  * the UNARY kernels and GLU's (outputs apart from the inputs) */

@@ -271,7 +271,7 @@ static void wkv7_backward(const struct ggmlr_compute_params * p, struct ggml_ten
 
 /* scratch: the state M (S*S), the rows q, k, v, g, d (5 S), beta */
 static size_t gdn_work_size(const struct ggml_tensor * dst) {
-    const int64_t S = dst->src[2]->ne[0];
+    const int64_t S = ggmlr_gdn_srcs_decode(dst).v->ne[0];
     return ((size_t) (S * S) + 5 * (size_t) S + 1) * sizeof(float);
 }
 
