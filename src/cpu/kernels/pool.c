@@ -7,6 +7,7 @@
  * do not depend on the thread count. MAX keeps upstream's choice: the first
  * element > -FLT_MAX that no later one exceeds (none: the gradient is lost). */
 #include "cpu/kernels/kernels.h"
+#include "cpu/simd/vec.h"
 
 #include <float.h>
 #include <string.h>
@@ -31,13 +32,28 @@ static int64_t avg_divisor(const struct ggmlr_pool_params * pp, int64_t x0, int6
 }
 
 /* one input row of a window: MAX keeps the largest (a NaN never wins), AVG sums
- * x0..x1 in order; acc holds dst's row, one entry per output column */
+ * x0..x1 in order; acc holds dst's row, one entry per output column. The
+ * outputs whose window lies inside the row (ox in [in0, in1)) go to the SIMD
+ * primitive, the clipped ones at either edge element by element. */
 static void pool_row(const struct ggmlr_pool_params * pp, const float * in, int64_t iw, float * acc, int64_t ow) {
+    const bool is_max = pp->op == GGML_OP_POOL_MAX;
+    /* interior: ox s0 - p0 >= 0 and ox s0 - p0 + k0 <= iw */
+    int64_t in0 = pp->s0 > 0 && pp->p0 >= 0 ? (pp->p0 + pp->s0 - 1) / pp->s0 : ow, in1 = in0;
+    if (iw >= pp->k0 - pp->p0 && pp->s0 > 0) in1 = (iw - pp->k0 + pp->p0) / pp->s0 + 1;
+    in0 = in0 < ow ? in0 : ow;
+    in1 = in1 < ow ? in1 : ow;
+    in1 = in1 > in0 ? in1 : in0;
     for (int64_t ox = 0; ox < ow; ox++) {
+        if (ox == in0 && in1 > in0) {
+            const int64_t first = in0 * pp->s0 - pp->p0;  /* the first interior window's first input */
+            ggmlr_vec()->pool_rows(is_max, in1 - in0, pp->s0, pp->k0, in + first, iw - first, acc + in0);
+            ox = in1 - 1;
+            continue;
+        }
         int64_t x0, x1;
         window(ox, pp->k0, pp->s0, pp->p0, iw, &x0, &x1);
         float res = acc[ox];
-        if (pp->op == GGML_OP_POOL_MAX) for (int64_t x = x0; x < x1; x++) res = in[x] > res ? in[x] : res;
+        if (is_max) for (int64_t x = x0; x < x1; x++) res = in[x] > res ? in[x] : res;
         else for (int64_t x = x0; x < x1; x++) res += in[x];
         acc[ox] = res;
     }

@@ -77,6 +77,53 @@ VEC_TARGET static void VEC_FN(norm_apply)(int64_t n, const float * x, double mu,
     }
 }
 
+/* ---- pooling windows along a row (POOL_1D/2D's interior outputs) ----
+ * acc[o] = acc[o] op in[o s + j] for j < k in order, o < n, where op is max
+ * (the new value wins only when larger: a NaN never does) or +. Strides 1
+ * and 2 run on vectors of 16 outputs, then of 8 (rows of pooled images are
+ * short); stride 2 takes the even lanes of 2W loaded floats, whose last one
+ * lies past the window of the block's last output: a block runs only where
+ * that float is inside the avail floats readable at in. */
+typedef int32_t VEC_FN(vi) __attribute__((vector_size(64), aligned(4)));
+typedef float   VEC_FN(hf) __attribute__((vector_size(32), aligned(4)));
+typedef int32_t VEC_FN(hi) __attribute__((vector_size(32), aligned(4)));
+#define POOL_EVEN16(p) __builtin_shufflevector(*(const VF *) (p), *(const VF *) ((p) + 16), \
+                                               0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+#define POOL_EVEN8(p) __builtin_shufflevector(*(const VEC_FN(hf) *) (p), *(const VEC_FN(hf) *) ((p) + 8), 0, 2, 4, 6, 8, 10, 12, 14)
+/* blocks of W outputs (vector type VT, its int mask type MT) while they fit */
+#define POOL_BLOCKS(VT, MT, W, EVEN)                                                              \
+    for (; o + W <= n && s * o + s * W - 1 + k - 1 < avail; o += W) {                             \
+        VT r = *(VT *) (acc + o);                                                                 \
+        for (int64_t j = 0; j < k; j++) {                                                         \
+            const VT v = s == 1 ? *(const VT *) (in + o + j) : EVEN(in + 2 * o + j);              \
+            if (is_max) {                                                                         \
+                const MT take = v > r;                                                            \
+                r = (VT) (((MT) v & take) | ((MT) r & ~take));                                    \
+            } else {                                                                              \
+                r += v;                                                                           \
+            }                                                                                     \
+        }                                                                                         \
+        *(VT *) (acc + o) = r;                                                                    \
+    }
+VEC_TARGET static void VEC_FN(pool_rows)(bool is_max, int64_t n, int64_t s, int64_t k, const float * in, int64_t avail, float * acc) {
+    int64_t o = 0;
+    if (s == 1 || s == 2) {
+        POOL_BLOCKS(VF, VEC_FN(vi), 16, POOL_EVEN16)
+        POOL_BLOCKS(VEC_FN(hf), VEC_FN(hi), 8, POOL_EVEN8)
+    }
+    for (; o < n; o++) {
+        float r = acc[o];
+        for (int64_t j = 0; j < k; j++) {
+            const float v = in[o * s + j];
+            r = is_max ? (v > r ? v : r) : r + v;
+        }
+        acc[o] = r;
+    }
+}
+#undef POOL_BLOCKS
+#undef POOL_EVEN8
+#undef POOL_EVEN16
+
 #undef WIDEN
 #undef VD
 #undef VF
