@@ -159,6 +159,10 @@ ggml_opt_init <- function(sched, loss_type, optimizer = GGML_OPT_OPTIMIZER_TYPE_
 }
 
 .opt_params <- function(sched, loss_type, optimizer, opt_period, ctx_compute, inputs, outputs) {
+  if (is.null(ctx_compute) || is.null(inputs) || is.null(outputs)) {
+    stop("ctx_compute, inputs and outputs are required: ggml-opt here builds static graphs only (no ggml_opt_prepare_alloc)",
+         call. = FALSE)
+  }
   params <- ggml_opt_default_params(sched, loss_type)
   params[c("optimizer", "opt_period", "ctx_compute", "inputs", "outputs")] <- list(optimizer, opt_period, ctx_compute, inputs, outputs)
   params

@@ -206,3 +206,12 @@ test_that("ggml_cpu_add and ggml_cpu_mul give the element-wise results", {
   ggml_free(ctx)
   expect_error(ggml_cpu_add(a, b), "freed")
 })
+
+test_that("CRAN's calls without a model are refused with the reason", {
+  cpu <- ggml_backend_cpu_init()
+  sched <- ggml_backend_sched_new(list(cpu), parallel = FALSE)
+  expect_error(ggml_opt_init(sched = sched, loss_type = ggml_opt_loss_type_mse()), "static graphs only")
+  expect_error(ggml_opt_init_for_fit(sched, ggml_opt_loss_type_mse()), "static graphs only")
+  expect_error(ggml_opt_init(list()), "get_opt_pars")
+  ggml_backend_sched_free(sched)
+})
