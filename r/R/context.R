@@ -24,6 +24,16 @@ ggml_init_auto <- function(..., extra_mb = 10, type = GGML_TYPE_F32, no_alloc = 
 
 ggml_free <- function(ctx) invisible(.Call(C_ggml_free, ctx))
 
+# CRAN ggmlR's: evaluates expr with `ctx` bound to a new context of mem_size
+# bytes, freed on the way out (a tensor of it returned is then unusable).
+ggml_with_temp_ctx <- function(mem_size, expr) {
+  ctx <- ggml_init(mem_size)
+  on.exit(ggml_free(ctx), add = TRUE)
+  env <- new.env(parent = parent.frame())
+  env$ctx <- ctx
+  eval(substitute(expr), env)
+}
+
 ggml_set_no_alloc <- function(ctx, no_alloc) invisible(.Call(C_ggml_set_no_alloc, ctx, no_alloc))
 ggml_get_no_alloc <- function(ctx) .Call(C_ggml_get_no_alloc, ctx)
 ggml_used_mem <- function(ctx) .Call(C_ggml_used_mem, ctx)

@@ -2,8 +2,7 @@
 # training graph once and trains through ggml-opt (ggml_opt_fit: the batches
 # run in C; R is called between batches for dropout masks and progress, and
 # between epochs for the callbacks). Callbacks are CRAN ggmlR's: lists with
-# on_epoch_begin / on_epoch_end(epoch, logs, state); state is an environment
-# whose stop = TRUE ends training and whose lr is the learning rate.
+# on_epoch_begin / on_epoch_end(epoch, logs, state) (callbacks.R).
 
 # Rows of x (or the first dimension of an array) are datapoints: x[N, d1, ..., dk]
 # becomes the ggml data [dk, ..., d1, N].
@@ -68,7 +67,7 @@
   if (!is.null(class_weight) && !is.null(sample_weight)) stop("give class_weight or sample_weight, not both", call. = FALSE)
   if (!ce) stop("class_weight and sample_weight need the cross-entropy loss", call. = FALSE)
   w <- if (!is.null(sample_weight)) {
-    if (length(sample_weight) != nrow(y)) stop(sprintf("sample_weight must have one weight per datapoint (%d)", nrow(y)), call. = FALSE)
+    if (length(sample_weight) != nrow(y)) stop(sprintf("sample_weight must have length %d, one weight per datapoint", nrow(y)), call. = FALSE)
     sample_weight
   } else {
     unlist(class_weight)[as.character(max.col(y, ties.method = "first") - 1)]
@@ -159,7 +158,14 @@
 # through `state`; train masks of the dropout sites are redrawn before every
 # training batch and set to 1 for validation batches. Sequence models train
 # on cross-entropy against the next token (I32 labels) at every position.
-ggml_fit <- function(model, ...) UseMethod("ggml_fit")
+# As in CRAN ggmlR, a backend scheduler first (or no model, all arguments
+# named) is ggml_fit_opt's low-level training.
+ggml_fit <- function(model, ...) {
+  if (missing(model)) return(ggml_fit_opt(...))
+  UseMethod("ggml_fit")
+}
+
+ggml_fit.ggml_backend_sched <- function(model, ...) ggml_fit_opt(model, ...)
 
 ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch_size = 32, validation_split = 0,
                                            validation_data = NULL, verbose = 1, callbacks = list(),
@@ -175,7 +181,7 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   if (!is.null(lr_schedule) && !inherits(lr_schedule, "ggml_opt_lr_schedule")) {
     stop("'lr_schedule' must be NULL or come from ggml_opt_lr_schedule()", call. = FALSE)
   }
-  if (!is.list(callbacks)) stop("'callbacks' must be a list of callbacks", call. = FALSE)
+  .check_callbacks(callbacks)
   fd <- .fit_data(model, x, y, validation_data, validation_split, class_weight, sample_weight, stride)
   seq_model <- .is_sequence_model(model)
   n <- fd$n
@@ -234,42 +240,26 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
     loss <- ggml_cross_entropy_loss(ctx, outputs, ggml_reshape_1d(ctx, labels, t_len * batch_size))
   }
 
-  state <- new.env(parent = emptyenv())
-  state$stop <- FALSE
-  state$nepoch <- epochs
-  defaults <- ggml_opt_get_default_optimizer_params()
   sgd <- model$compilation$optimizer == "sgd"
-  state$lr <- if (!is.null(model$compilation$learning_rate)) model$compilation$learning_rate
-              else if (sgd) defaults$sgd$alpha else defaults$adamw$alpha
-  get_pars <- function(epoch) {
-    p <- defaults
-    p$adamw$alpha <- state$lr
-    p$sgd$alpha <- state$lr
-    p$clip_norm <- clip_norm
-    p
+  lr_ud <- .default_lr_handle()
+  if (!is.null(model$compilation$learning_rate)) {
+    ggml_opt_set_lr(lr_ud, adamw_lr = model$compilation$learning_rate, sgd_lr = model$compilation$learning_rate)
   }
-  run_callbacks <- function(hook, epoch, logs) {
-    for (cb in callbacks) if (is.function(cb[[hook]])) cb[[hook]](epoch, logs, state)
-  }
+  state <- .callback_state(lr_ud, epochs)
   batch_cb <- function(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us) {
     if (length(sites) > 0) set_masks(train && ibatch < ibatch_max)
     if (verbose > 0) ggml_opt_epoch_callback_progress_bar(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us)
     invisible(NULL)
   }
-  epoch_cb <- function(epoch, row, opt_ctx) {
-    logs <- list(loss = row$train_loss, accuracy = row$train_accuracy, val_loss = row$val_loss, val_accuracy = row$val_accuracy)
-    run_callbacks("on_epoch_end", epoch, logs)
-    if (isTRUE(state$stop) || epoch >= epochs) return(FALSE)
-    run_callbacks("on_epoch_begin", epoch + 1, logs)
-    if (length(sites) > 0) set_masks(TRUE)
-    !isTRUE(state$stop)
-  }
-  run_callbacks("on_epoch_begin", 1, list())
+  logs_of <- function(row) list(loss = row$train_loss, accuracy = row$train_accuracy, val_loss = row$val_loss, val_accuracy = row$val_accuracy)
+  epoch_cb <- .callbacks_epoch_hook(callbacks, state, logs_of, before_next = function() if (length(sites) > 0) set_masks(TRUE))
+  .run_callbacks(callbacks, "on_epoch_begin", 1, list(), state)
   if (length(sites) > 0) set_masks(TRUE)
   loss_type <- if (seq_model) GGML_OPT_LOSS_TYPE_MEAN else if (ce) GGML_OPT_LOSS_TYPE_CROSS_ENTROPY else GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR
   h <- ggml_opt_fit(model$compilation$sched, ctx, inputs, outputs, ds, loss_type,
                     optimizer = if (sgd) GGML_OPT_OPTIMIZER_TYPE_SGD else GGML_OPT_OPTIMIZER_TYPE_ADAMW,
-                    get_opt_pars = get_pars, nepoch = epochs, nbatch_logical = batch_size, val_split = fd$val_split,
+                    get_opt_pars = function(epoch) .lr_opt_pars(state$lr_ud, clip_norm), nepoch = epochs,
+                    nbatch_logical = batch_size, val_split = fd$val_split,
                     silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb, loss = loss, labels = labels,
                     lr_schedule = lr_schedule)
   for (i in train) {
@@ -407,67 +397,4 @@ plot.ggml_history <- function(x, ...) {
     graphics::legend("topright", legend = c("train", "validation"), col = c("blue", "red"), lty = 1)
   }
   invisible(x)
-}
-
-# ---- callbacks ----
-
-.monitor_mode <- function(monitor, mode) {
-  mode <- match.arg(mode, c("auto", "min", "max"))
-  if (mode == "auto") if (grepl("loss", monitor)) "min" else "max" else mode
-}
-
-# A callback that calls on_plateau(epoch, state) when `monitor` has not
-# improved by more than min_delta for `patience` epochs, then counts again.
-.plateau_callback <- function(monitor, patience, min_delta, mode, on_plateau) {
-  mode <- .monitor_mode(monitor, mode)
-  best <- if (mode == "min") Inf else -Inf
-  wait <- 0L
-  list(on_epoch_end = function(epoch, logs, state) {
-    v <- logs[[monitor]]
-    if (is.null(v) || is.na(v)) return(invisible(NULL))
-    if (if (mode == "min") v < best - min_delta else v > best + min_delta) {
-      best <<- v
-      wait <<- 0L
-    } else {
-      wait <<- wait + 1L
-      if (wait >= patience) {
-        on_plateau(epoch, state)
-        wait <<- 0L
-      }
-    }
-    invisible(NULL)
-  })
-}
-
-ggml_callback_early_stopping <- function(monitor = "val_loss", patience = 5, min_delta = 0, mode = "auto") {
-  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) {
-    message(sprintf("Early stopping at epoch %d (no improvement in %s for %d epochs)", epoch, monitor, patience))
-    state$stop <- TRUE
-  })
-}
-
-# lr * factor, not below min_lr, at each plateau.
-ggml_schedule_reduce_on_plateau <- function(monitor = "val_loss", factor = 0.5, patience = 5, min_lr = 1e-7,
-                                            min_delta = 1e-4, mode = "auto") {
-  .plateau_callback(monitor, patience, min_delta, mode, function(epoch, state) state$lr <- max(state$lr * factor, min_lr))
-}
-
-# lr * gamma every step_size epochs.
-ggml_schedule_step_decay <- function(step_size = 10, gamma = 0.1) {
-  list(on_epoch_begin = function(epoch, logs, state) {
-    if (epoch > 1 && (epoch - 1) %% step_size == 0) state$lr <- state$lr * gamma
-    invisible(NULL)
-  })
-}
-
-# eta_min + (eta_max - eta_min) (1 + cos(pi (epoch - 1) / T_max)) / 2, eta_max
-# the learning rate at the first epoch, T_max the number of epochs by default.
-ggml_schedule_cosine_decay <- function(eta_min = 0, T_max = NULL) {
-  eta_max <- NULL
-  list(on_epoch_begin = function(epoch, logs, state) {
-    if (is.null(eta_max)) eta_max <<- state$lr
-    t_max <- if (is.null(T_max)) state$nepoch else T_max
-    state$lr <- eta_min + 0.5 * (eta_max - eta_min) * (1 + cos(pi * (epoch - 1) / t_max))
-    invisible(NULL)
-  })
 }

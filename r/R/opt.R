@@ -16,6 +16,14 @@ GGML_OPT_OPTIMIZER_TYPE_SGD <- 1L
 GGML_STATUS_SUCCESS <- 0L
 GGML_STATUS_ABORTED <- 1L
 
+# CRAN ggmlR's names for the same constants.
+ggml_opt_loss_type_mean <- function() GGML_OPT_LOSS_TYPE_MEAN
+ggml_opt_loss_type_sum <- function() GGML_OPT_LOSS_TYPE_SUM
+ggml_opt_loss_type_cross_entropy <- function() GGML_OPT_LOSS_TYPE_CROSS_ENTROPY
+ggml_opt_loss_type_mse <- function() GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR
+ggml_opt_optimizer_type_adamw <- function() GGML_OPT_OPTIMIZER_TYPE_ADAMW
+ggml_opt_optimizer_type_sgd <- function() GGML_OPT_OPTIMIZER_TYPE_SGD
+
 # ---- scheduler ----
 
 # CRAN ggmlR's signature; `parallel` is accepted and has no effect (one CPU backend).
@@ -67,12 +75,12 @@ ggml_opt_result_reset <- function(result) invisible(.Call(C_ggml_opt_result_rese
 ggml_opt_result_ndata <- function(result) .Call(C_ggml_opt_result_ndata, result)
 ggml_opt_result_loss <- function(result) {
   v <- .Call(C_ggml_opt_result_loss, result)
-  c(loss = v[1], unc = v[2])
+  c(loss = v[1], uncertainty = v[2])
 }
 ggml_opt_result_pred <- function(result) .Call(C_ggml_opt_result_pred, result)
 ggml_opt_result_accuracy <- function(result) {
   v <- .Call(C_ggml_opt_result_accuracy, result)
-  c(accuracy = v[1], unc = v[2])
+  c(accuracy = v[1], uncertainty = v[2])
 }
 ggml_opt_result_nonfinite <- function(result) .Call(C_ggml_opt_result_nonfinite, result)
 
@@ -141,7 +149,26 @@ ggml_opt_lr_schedule <- function(type = c("constant", "warmup_cosine"), warmup =
 
 ggml_opt_lr_schedule_lr <- function(schedule, alpha, step) .Call(C_ggml_opt_lr_schedule_lr, .lr_schedule_vector(schedule), alpha, step)
 
-ggml_opt_init <- function(params) {
+# Upstream's ggml_opt_init(params), params a list from ggml_opt_default_params,
+# or CRAN ggmlR's ggml_opt_init(sched, loss_type, optimizer, opt_period,
+# ctx_compute, inputs, outputs).
+ggml_opt_init <- function(sched, loss_type, optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW, opt_period = 1L,
+                          ctx_compute = NULL, inputs = NULL, outputs = NULL) {
+  if (is.list(sched) && missing(loss_type)) return(.opt_init(sched))
+  .opt_init(.opt_params(sched, loss_type, optimizer, opt_period, ctx_compute, inputs, outputs))
+}
+
+.opt_params <- function(sched, loss_type, optimizer, opt_period, ctx_compute, inputs, outputs) {
+  if (is.null(ctx_compute) || is.null(inputs) || is.null(outputs)) {
+    stop("ctx_compute, inputs and outputs are required: ggml-opt here builds static graphs only (no ggml_opt_prepare_alloc)",
+         call. = FALSE)
+  }
+  params <- ggml_opt_default_params(sched, loss_type)
+  params[c("optimizer", "opt_period", "ctx_compute", "inputs", "outputs")] <- list(optimizer, opt_period, ctx_compute, inputs, outputs)
+  params
+}
+
+.opt_init <- function(params) {
   if (!is.list(params)) stop("'params' must be a list from ggml_opt_default_params", call. = FALSE)
   f <- params$get_opt_pars
   if (!is.function(f)) stop("'params$get_opt_pars' must be a function", call. = FALSE)
@@ -159,7 +186,7 @@ ggml_opt_init <- function(params) {
         get_pars, params$get_opt_pars_ud, if (is.null(params$seed)) 0 else params$seed, ext)
 }
 ggml_opt_free <- function(opt_ctx) invisible(.Call(C_ggml_opt_free, opt_ctx))
-ggml_opt_reset <- function(opt_ctx, optimizer) invisible(.Call(C_ggml_opt_reset, opt_ctx, optimizer))
+ggml_opt_reset <- function(opt_ctx, optimizer = FALSE) invisible(.Call(C_ggml_opt_reset, opt_ctx, optimizer))
 ggml_opt_static_graphs <- function(opt_ctx) .Call(C_ggml_opt_static_graphs, opt_ctx)
 ggml_opt_inputs <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "inputs")
 ggml_opt_outputs <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "outputs")
@@ -176,7 +203,7 @@ ggml_opt_last_grad_norm <- function(opt_ctx) .Call(C_ggml_opt_last_grad_norm, op
 ggml_opt_context_optimizer_type <- function(opt_ctx) .Call(C_ggml_opt_context_optimizer_type, opt_ctx)
 ggml_opt_optimizer_name <- function(optimizer) .Call(C_ggml_opt_optimizer_name, optimizer)
 
-ggml_opt_alloc <- function(opt_ctx, backward) invisible(.Call(C_ggml_opt_alloc, opt_ctx, backward))
+ggml_opt_alloc <- function(opt_ctx, backward = TRUE) invisible(.Call(C_ggml_opt_alloc, opt_ctx, backward))
 # Returns GGML_STATUS_SUCCESS, or GGML_STATUS_ABORTED (with a warning) when
 # the loss or a gradient was not finite; other failures are errors.
 ggml_opt_eval <- function(opt_ctx, result = NULL) {
@@ -219,6 +246,10 @@ ggml_opt_epoch_callback_progress_bar <- function(train, opt_ctx, dataset, result
 
 ggml_opt_epoch <- function(opt_ctx, dataset, result_train = NULL, result_eval = NULL, idata_split = -1,
                            callback_train = NULL, callback_eval = NULL) {
+  # CRAN ggmlR's TRUE / FALSE: the progress bar or none
+  as_callback <- function(cb) if (isTRUE(cb)) ggml_opt_epoch_callback_progress_bar else if (isFALSE(cb)) NULL else cb
+  callback_train <- as_callback(callback_train)
+  callback_eval <- as_callback(callback_eval)
   inputs <- ggml_opt_inputs(opt_ctx)
   ndata <- ggml_opt_dataset_ndata(dataset)
   nb <- ggml_tensor_shape(inputs)[2]
@@ -250,7 +281,7 @@ ggml_opt_epoch <- function(opt_ctx, dataset, result_train = NULL, result_eval = 
 
 # Fit outputs(inputs) to the dataset; see ?ggml_opt_fit. Returns a data
 # frame of the per-epoch losses and accuracies (invisibly).
-ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, loss_type,
+ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, loss_type = GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR,
                          optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW,
                          get_opt_pars = ggml_opt_get_default_optimizer_params,
                          nepoch = 1, nbatch_logical = ggml_tensor_shape(inputs)[2], val_split = 0, silent = FALSE,
@@ -279,7 +310,7 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
   params$get_opt_pars <- function(ud) get_opt_pars(epoch)  # receives the current epoch, from 1
   params$seed <- seed
   params[c("loss", "labels", "lr_schedule")] <- list(loss, labels, lr_schedule)  # NULL entries kept (`$<-` would drop them)
-  opt_ctx <- ggml_opt_init(params)
+  opt_ctx <- .opt_init(params)
   on.exit(ggml_opt_free(opt_ctx))
   result_train <- ggml_opt_result_init()
   on.exit(ggml_opt_result_free(result_train), add = TRUE)
