@@ -261,21 +261,24 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   # the parameters: copies of the trainable layers' weights, copied back after training
   train <- Filter(function(i) model$layers[[i]]$trainable && length(model$layers[[i]]$weights) > 0, seq_along(model$layers))
   if (length(train) == 0) stop("the model has no trainable weights (see ggml_unfreeze_weights)", call. = FALSE)
-  ws <- unlist(lapply(model$layers[train], `[[`, "weights"))
+  ws <- unlist(lapply(model$layers[train], function(l) l$weights[.trained_weight_names(l)]))
   pctx <- ggml_init(sum(vapply(ws, ggml_nbytes, numeric(1))) + length(ws) * (ggml_tensor_overhead() + 64) + 1024)
   on.exit(ggml_free(pctx), add = TRUE)
   tm <- model
   for (i in train) {
-    tm$layers[[i]]$weights <- lapply(model$layers[[i]]$weights, function(w) {
+    for (k in .trained_weight_names(model$layers[[i]])) {
+      w <- model$layers[[i]]$weights[[k]]
       p <- ggml_dup_tensor(pctx, w)
       ggml_set_name(p, ggml_get_name(w))
       ggml_backend_tensor_set_data(p, ggml_backend_tensor_get_data(w))
       ggml_set_param(p)
-    })
+      tm$layers[[i]]$weights[[k]] <- p
+    }
   }
   ce <- .is_ce(model)
   x_in <- if (.is_graph(model)) inputs else .reshape_batch(ctx, inputs, model$input_shape, batch_size)
-  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io)
+  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io,
+                            training = TRUE)
   labels <- loss <- NULL
   if (seq_model) {  # mean over the T * batch positions of -log softmax(logits)[next token]
     labels <- ggml_new_tensor_2d(io, GGML_TYPE_I32, t_len, batch_size)
@@ -322,13 +325,44 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
                     silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb, loss = loss, labels = labels,
                     lr_schedule = lr_schedule)
   for (i in train) {
-    for (w in names(model$layers[[i]]$weights)) {
+    for (w in .trained_weight_names(model$layers[[i]])) {
       ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
     }
   }
+  if (!seq_model) .set_moving_stats(model, x)
   model$history <- structure(list(train_loss = h$train_loss, train_accuracy = h$train_accuracy, val_loss = h$val_loss,
                                   val_accuracy = h$val_accuracy, epochs = h$epoch), class = "ggml_history")
   invisible(model)
+}
+
+# The moving statistics of each batch_norm layer, in order: the mean and
+# population variance per channel of the layer's inputs over x, computed by
+# the model up to that layer (earlier batch_norm layers using theirs).
+.set_moving_stats <- function(model, x) {
+  for (i in which(vapply(model$layers, function(l) l$type == "batch_norm", logical(1)))) {
+    l <- model$layers[[i]]
+    v <- matrix(as.numeric(.layer_inputs(model, i, x)), ncol = l$input_shape[length(l$input_shape)])  # a channel per column
+    mu <- colMeans(v)
+    ggml_backend_tensor_set_data(l$weights$moving_mean, mu)
+    ggml_backend_tensor_set_data(l$weights$moving_var, colMeans(sweep(v, 2, mu)^2))
+  }
+  invisible(model)
+}
+
+# The inputs of layer i (its first use in a graph) for the datapoints x, as
+# predict() returns them: [n, input_shape].
+.layer_inputs <- function(model, i, x) {
+  probe <- model
+  if (.is_graph(model)) {
+    parent <- model$graph[[which(vapply(model$graph, function(e) identical(e$layer, i), logical(1)))[1]]]$parents[1]
+    e <- model$graph[[parent]]
+    if (e$kind == "input") return(if (.is_input_list(x)) x[[e$input]] else x)
+    probe$output_nodes <- parent
+  } else {
+    if (i == 1) return(x)
+    probe$layers <- model$layers[seq_len(i - 1)]
+  }
+  ggml_predict(probe, x)
 }
 
 fit.ggml_sequential_model <- function(object, x, y = NULL, epochs = 1L, batch_size = 32L, validation_split = 0,

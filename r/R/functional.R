@@ -296,8 +296,9 @@ ggml_model <- function(inputs, outputs) {
 # The graph on flat [sum of the inputs' sizes, batch]: each input is its rows
 # of flat (a view of them when there are several). Returns the tensor of the
 # last output, or with all_outputs = TRUE a list of every output's tensor;
-# logits = TRUE leaves out a softmax computing the last output.
-.build_graph <- function(model, ctx, flat, masks = NULL, logits = FALSE, all_outputs = FALSE) {
+# logits = TRUE leaves out a softmax computing the last output; training as
+# for .build_forward.
+.build_graph <- function(model, ctx, flat, masks = NULL, logits = FALSE, all_outputs = FALSE, training = FALSE) {
   nb <- ggml_tensor_shape(flat)[2]
   sizes <- vapply(.input_shapes(model), prod, numeric(1))
   offsets <- cumsum(c(0, sizes))
@@ -320,7 +321,8 @@ ggml_model <- function(inputs, outputs) {
         axis <- if (e$axis < 0) rank + e$axis else e$axis
         Reduce(function(a, b) ggml_concat(ctx, a, b, rank - 1L - axis), xs)
       },
-      layer = .build_layer(ctx, model$layers[[e$layer]], xs[[1]], nb, masks, strip_softmax = logits && j == loss_node))
+      layer = .build_layer(ctx, model$layers[[e$layer]], xs[[1]], nb, masks, strip_softmax = logits && j == loss_node,
+                           training = training))
   }
   if (all_outputs) built[model$output_nodes] else built[[loss_node]]
 }
