@@ -115,7 +115,9 @@ ggml_layer_add <- function(tensors, name = NULL) {
 # -1 the last: the features or channels); the other dimensions must agree.
 ggml_layer_concatenate <- function(tensors, axis = 0L, name = NULL) {
   tensors <- .check_merge(tensors)
-  if (!is.numeric(axis) || length(axis) != 1 || is.na(axis) || axis != floor(axis)) stop("'axis' must be a whole number", call. = FALSE)
+  if (!is.numeric(axis) || length(axis) != 1 || is.na(axis) || axis != floor(axis) || abs(axis) > 1e6) {
+    stop("'axis' must be a whole number", call. = FALSE)
+  }
   .new_node("concatenate", list(axis = as.integer(axis), name = .check_name(name, "concatenate")), tensors)
 }
 

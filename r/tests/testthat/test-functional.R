@@ -166,6 +166,7 @@ test_that("wrong graphs and wrong data are R errors", {
   expect_error(ggml_layer_add(list(x)), "at least 2")
   expect_error(ggml_layer_add(x), "at least 2")
   expect_error(ggml_layer_concatenate(list(x, x), axis = NA), "axis")
+  expect_error(ggml_layer_concatenate(list(x, x), axis = 1e10), "axis")
   expect_error(ggml_apply(42, ggml_dense(2)), "ggml_tensor_node")
   expect_error(ggml_apply(x, list()), "ggml_layer")
   d <- ggml_layer_dense(x, 2)
