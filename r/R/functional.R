@@ -211,8 +211,7 @@ ggml_model <- function(inputs, outputs) {
 # The index in model$layers of a node's layer: the layer of its name, which
 # must then be of the same kind (type, configuration, trainable), or a new one.
 .graph_layer <- function(model, node) {
-  names <- vapply(model$layers, `[[`, "", "name")
-  i <- match(node$config$name, names)
+  i <- match(node$config$name, vapply(model$layers, `[[`, "", "name"))
   if (is.na(i)) return(length(model$layers) + 1L)
   l <- model$layers[[i]]
   if (!identical(l$type, node$node_type) || !identical(l$config, node$config[names(node$config) != "name"]) ||
