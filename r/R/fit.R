@@ -8,6 +8,49 @@
 # becomes the ggml data [dk, ..., d1, N].
 .n_rows <- function(x) if (is.null(dim(x))) length(x) else dim(x)[1]
 
+# Datapoints of x, or of a list of arrays (one per input of a functional
+# model), which must agree.
+.n_datapoints <- function(x) {
+  if (!.is_input_list(x)) return(.n_rows(x))
+  n <- vapply(x, .n_rows, numeric(1))
+  if (length(n) == 0 || any(n != n[1])) stop("the arrays of 'x' must have as many rows (datapoints)", call. = FALSE)
+  n[1]
+}
+.is_input_list <- function(x) is.list(x) && !is.data.frame(x)
+
+# Shapes of a model's inputs (one for a sequential model).
+.input_shapes <- function(model) if (.is_graph(model)) lapply(model$inputs, function(n) n$config$shape) else list(model$input_shape)
+
+# Shapes of a model's outputs and the layer computing its (last) output
+# (NULL when a merge does).
+.output_shapes <- function(model) {
+  if (!.is_graph(model)) return(list(model$layers[[length(model$layers)]]$output_shape))
+  lapply(model$graph[model$output_nodes], `[[`, "shape")
+}
+.output_layer <- function(model) {
+  if (!.is_graph(model)) return(model$layers[[length(model$layers)]])
+  e <- model$graph[[model$output_nodes[length(model$output_nodes)]]]
+  if (is.null(e$layer)) NULL else model$layers[[e$layer]]
+}
+
+# The data of x for the model's inputs, datapoint after datapoint: each
+# datapoint's inputs one after the other, each in ggml order.
+.model_data <- function(model, x) {
+  shapes <- .input_shapes(model)
+  if (!.is_input_list(x)) {
+    if (length(shapes) > 1) stop(sprintf("'x' must be a list of %d arrays, one per input", length(shapes)), call. = FALSE)
+    x <- list(x)
+  }
+  if (length(x) != length(shapes)) stop(sprintf("'x' has %d arrays but the model has %d inputs", length(x), length(shapes)), call. = FALSE)
+  n <- .n_datapoints(x)
+  data <- do.call(rbind, lapply(seq_along(shapes), function(k) matrix(.to_ggml_data(x[[k]], shapes[[k]]), ncol = n)))
+  if (.input_is_ids(model)) {
+    vocab <- min(vapply(Filter(function(l) l$type == "embedding", model$layers), function(l) l$config$vocab_size, integer(1)))
+    if (any(data < 0 | data >= vocab | data != floor(data))) stop(sprintf("'x' must hold token ids 0..%d", vocab - 1), call. = FALSE)
+  }
+  as.vector(data)
+}
+
 .to_ggml_data <- function(x, input_shape) {
   if (!is.numeric(x)) stop("'x' must be a numeric matrix or array", call. = FALSE)
   if (anyNA(x)) stop("'x' has NA values", call. = FALSE)
@@ -21,6 +64,10 @@
 
 # x then xv along the first dimension (vectors: concatenated).
 .bind_rows <- function(x, xv) {
+  if (.is_input_list(x)) {
+    if (!.is_input_list(xv) || length(xv) != length(x)) stop("'validation_data' must have one array per input, as 'x'", call. = FALSE)
+    return(Map(.bind_rows, x, xv))
+  }
   if (is.null(dim(x))) return(c(x, xv))
   if (!identical(dim(x)[-1], dim(xv)[-1])) stop("'validation_data' must have datapoints of the shape of 'x'", call. = FALSE)
   aperm(array(c(aperm(x), aperm(xv)), c(rev(dim(x)[-1]), .n_rows(x) + .n_rows(xv))))
@@ -76,12 +123,14 @@
   y * as.vector(w)
 }
 
-.is_ce <- function(model) model$compilation$loss %in% c("categorical_crossentropy", "crossentropy")
+.is_ce <- function(model) model$compilation$loss %in% c("categorical_crossentropy", "crossentropy", "cross_entropy")
 
-.input_is_ids <- function(model) identical(model$layers[[1]]$type, "embedding")
+.input_is_ids <- function(model) {
+  if (.is_graph(model)) identical(model$inputs[[1]]$config$dtype, "int32") else identical(model$layers[[1]]$type, "embedding")
+}
 
 # Token ids in, a sequence out (c(T, classes)): trained on the next token.
-.is_sequence_model <- function(model) .input_is_ids(model) && length(model$layers[[length(model$layers)]]$output_shape) == 2
+.is_sequence_model <- function(model) !.is_graph(model) && .input_is_ids(model) && length(model$layers[[length(model$layers)]]$output_shape) == 2
 
 .check_ids <- function(x, vocab, what) {
   if (!is.numeric(x) || anyNA(x) || any(x != floor(x)) || any(x < 0 | x >= vocab)) {
@@ -134,22 +183,23 @@
                 type_data = GGML_TYPE_I32, type_label = GGML_TYPE_I32, val_split = validation_split))
   }
   y <- .as_label_matrix(y)
-  if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  if (.n_datapoints(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
   y <- .weighted_labels(y, class_weight, sample_weight, .is_ce(model))
   if (!is.null(validation_data)) {
     if (!is.list(validation_data) || length(validation_data) < 2) stop("'validation_data' must be a list(x_val, y_val)", call. = FALSE)
     yv <- .as_label_matrix(validation_data[[2]])
-    n_val <- .n_rows(validation_data[[1]])
+    n_val <- .n_datapoints(validation_data[[1]])
     validation_split <- n_val / (nrow(y) + n_val)
     x <- .bind_rows(x, validation_data[[1]])
     y <- rbind(y, yv)
   }
   if (!is.numeric(y) || anyNA(y)) stop("'y' must be numeric without NA", call. = FALSE)
-  out <- model$layers[[length(model$layers)]]$output_shape
+  out <- .output_shapes(model)
+  out <- out[[length(out)]]
   if (ncol(y) != out[1] || length(out) != 1) {
     stop(sprintf("'y' has %d columns but the model's output shape is (%s)", ncol(y), paste(out, collapse = ", ")), call. = FALSE)
   }
-  list(data = .to_ggml_data(x, model$input_shape), labels = as.vector(t(y)), n = nrow(y), ne_data = prod(model$input_shape),
+  list(data = .model_data(model, x), labels = as.vector(t(y)), n = nrow(y), ne_data = sum(vapply(.input_shapes(model), prod, numeric(1))),
        ne_label = ncol(y), type_data = if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32, type_label = GGML_TYPE_F32,
        val_split = validation_split)
 }
@@ -197,7 +247,7 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   # attention layers' positions and mask (in memory, as ggml-opt wants its
   # inputs), outputs (logits for cross-entropy) in a no_alloc context
   sites <- unlist(lapply(model$layers, .dropout_sites), recursive = FALSE)
-  t_len <- model$input_shape[1]
+  t_len <- if (.is_graph(model)) 0 else model$input_shape[1]
   io_bytes <- 4 * batch_size * (fd$ne_data + if (seq_model) fd$ne_label else 0) +
     4 * batch_size * sum(vapply(sites, function(d) prod(d$shape), numeric(1))) + .attention_inputs_bytes(t_len)
   io <- ggml_init(io_bytes + (length(sites) + 2) * (ggml_tensor_overhead() + 64) + 1024)
@@ -217,22 +267,24 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   # the parameters: copies of the trainable layers' weights, copied back after training
   train <- Filter(function(i) model$layers[[i]]$trainable && length(model$layers[[i]]$weights) > 0, seq_along(model$layers))
   if (length(train) == 0) stop("the model has no trainable weights (see ggml_unfreeze_weights)", call. = FALSE)
-  ws <- unlist(lapply(model$layers[train], `[[`, "weights"))
+  ws <- unlist(lapply(model$layers[train], function(l) l$weights[.trained_weight_names(l)]))
   pctx <- ggml_init(sum(vapply(ws, ggml_nbytes, numeric(1))) + length(ws) * (ggml_tensor_overhead() + 64) + 1024)
   on.exit(ggml_free(pctx), add = TRUE)
   tm <- model
   for (i in train) {
-    tm$layers[[i]]$weights <- lapply(model$layers[[i]]$weights, function(w) {
+    for (k in .trained_weight_names(model$layers[[i]])) {
+      w <- model$layers[[i]]$weights[[k]]
       p <- ggml_dup_tensor(pctx, w)
       ggml_set_name(p, ggml_get_name(w))
       ggml_backend_tensor_set_data(p, ggml_backend_tensor_get_data(w))
       ggml_set_param(p)
-    })
+      tm$layers[[i]]$weights[[k]] <- p
+    }
   }
   ce <- .is_ce(model)
-  x_in <- ggml_reshape(ctx, inputs, ggml_new_tensor(ctx, GGML_TYPE_F32, length(model$input_shape) + 1,
-                                                    c(rev(model$input_shape), batch_size)))
-  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io)
+  x_in <- if (.is_graph(model)) inputs else .reshape_batch(ctx, inputs, model$input_shape, batch_size)
+  outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io,
+                            training = TRUE)
   labels <- loss <- NULL
   if (seq_model) {  # mean over the T * batch positions of -log softmax(logits)[next token]
     labels <- ggml_new_tensor_2d(io, GGML_TYPE_I32, t_len, batch_size)
@@ -263,13 +315,44 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
                     silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb, loss = loss, labels = labels,
                     lr_schedule = lr_schedule)
   for (i in train) {
-    for (w in names(model$layers[[i]]$weights)) {
+    for (w in .trained_weight_names(model$layers[[i]])) {
       ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
     }
   }
+  if (!seq_model) .set_moving_stats(model, x)
   model$history <- structure(list(train_loss = h$train_loss, train_accuracy = h$train_accuracy, val_loss = h$val_loss,
                                   val_accuracy = h$val_accuracy, epochs = h$epoch), class = "ggml_history")
   invisible(model)
+}
+
+# The moving statistics of each batch_norm layer, in order: the mean and
+# population variance per channel of the layer's inputs over x, computed by
+# the model up to that layer (earlier batch_norm layers using theirs).
+.set_moving_stats <- function(model, x) {
+  for (i in which(vapply(model$layers, function(l) l$type == "batch_norm", logical(1)))) {
+    l <- model$layers[[i]]
+    v <- matrix(as.numeric(.layer_inputs(model, i, x)), ncol = l$input_shape[length(l$input_shape)])  # a channel per column
+    mu <- colMeans(v)
+    ggml_backend_tensor_set_data(l$weights$moving_mean, mu)
+    ggml_backend_tensor_set_data(l$weights$moving_var, colMeans(sweep(v, 2, mu)^2))
+  }
+  invisible(model)
+}
+
+# The inputs of layer i (its first use in a graph) for the datapoints x, as
+# predict() returns them: [n, input_shape].
+.layer_inputs <- function(model, i, x) {
+  probe <- model
+  if (.is_graph(model)) {
+    parent <- model$graph[[which(vapply(model$graph, function(e) identical(e$layer, i), logical(1)))[1]]]$parents[1]
+    e <- model$graph[[parent]]
+    if (e$kind == "input") return(if (.is_input_list(x)) x[[e$input]] else x)
+    probe$output_nodes <- parent
+  } else {
+    if (i == 1) return(x)
+    probe$layers <- model$layers[seq_len(i - 1)]
+  }
+  ggml_predict(probe, x)
 }
 
 fit.ggml_sequential_model <- function(object, x, y = NULL, epochs = 1L, batch_size = 32L, validation_split = 0,
@@ -299,31 +382,41 @@ ggml_predict.ggml_sequential_model <- function(model, x, batch_size = 32L, verbo
   .no_extra_args(...)
   .check_compiled(model)
   batch_size <- .check_count(batch_size, "batch_size")
-  data <- .to_ggml_data(x, model$input_shape)
-  if (.input_is_ids(model)) {
-    v <- model$layers[[1]]$config$vocab_size
-    if (any(data < 0 | data >= v | data != floor(data))) stop(sprintf("'x' must hold token ids 0..%d", v - 1), call. = FALSE)
-  }
-  n <- .n_rows(x)
-  per <- prod(model$input_shape)
-  out_shape <- model$layers[[length(model$layers)]]$output_shape
-  acts <- sum(vapply(model$layers, .layer_act_elems, numeric(1))) + per
-  out <- vector("list", 0)
+  data <- .model_data(model, x)
+  n <- .n_datapoints(x)
+  per <- sum(vapply(.input_shapes(model), prod, numeric(1)))
+  out_shapes <- .output_shapes(model)
+  acts <- .act_elems(model) + per
+  t_len <- if (.is_graph(model)) 0 else model$input_shape[1]
+  n_tensors <- length(model$layers) + length(model$graph)
+  out <- lapply(out_shapes, function(s) vector("list", 0))
   for (start in seq(1, n, by = batch_size)) {
     nb <- min(batch_size, n - start + 1)
-    ctx <- ggml_init(8 * nb * acts + 64 * length(model$layers) * (ggml_tensor_overhead() + 64) + ggml_graph_overhead() +
-                     .attention_inputs_bytes(model$input_shape[1]) + 1024^2)
-    x_t <- ggml_new_tensor(ctx, if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32,
-                           length(model$input_shape) + 1, c(rev(model$input_shape), nb))
+    ctx <- ggml_init(8 * nb * acts + 64 * n_tensors * (ggml_tensor_overhead() + 64) + ggml_graph_overhead() +
+                     .attention_inputs_bytes(t_len) + 1024^2)
+    type <- if (.input_is_ids(model)) GGML_TYPE_I32 else GGML_TYPE_F32
+    x_t <- if (.is_graph(model)) ggml_new_tensor_2d(ctx, type, per, nb)
+           else ggml_new_tensor(ctx, type, length(model$input_shape) + 1, c(rev(model$input_shape), nb))
     ggml_backend_tensor_set_data(x_t, data[(start - 1) * per + seq_len(nb * per)])
-    y_t <- .build_forward(model, ctx, x_t)
-    ggml_graph_compute(ctx, ggml_build_forward_expand(ctx, y_t))
-    out[[length(out) + 1]] <- ggml_backend_tensor_get_data(y_t)
+    ys <- if (.is_graph(model)) .build_graph(model, ctx, x_t, all_outputs = TRUE) else list(.build_forward(model, ctx, x_t))
+    graph <- ggml_build_forward_expand(ctx, ys[[1]])
+    for (y_t in ys[-1]) ggml_graph_expand(graph, y_t)
+    ggml_graph_compute(ctx, graph)
+    for (k in seq_along(ys)) out[[k]][[length(out[[k]]) + 1]] <- ggml_backend_tensor_get_data(ys[[k]])
     ggml_free(ctx)
   }
-  v <- unlist(out)
-  if (length(out_shape) == 1) return(matrix(v, nrow = n, byrow = TRUE))
-  aperm(array(v, c(rev(out_shape), n)), c(length(out_shape) + 1, rev(seq_along(out_shape))))
+  # rows of datapoints: ggml's [rev(shape), n] as an array [n, shape]
+  preds <- Map(function(v, s) {
+    v <- unlist(v)
+    if (length(s) == 1) matrix(v, nrow = n, byrow = TRUE) else aperm(array(v, c(rev(s), n)), c(length(s) + 1, rev(seq_along(s))))
+  }, out, out_shapes)
+  if (length(preds) == 1) preds[[1]] else preds
+}
+
+# Elements of the intermediate results of one datapoint (a bound).
+.act_elems <- function(model) {
+  if (!.is_graph(model)) return(sum(vapply(model$layers, .layer_act_elems, numeric(1))))
+  sum(vapply(model$graph, function(e) if (is.null(e$layer)) prod(e$shape) else .layer_act_elems(model$layers[[e$layer]]), numeric(1)))
 }
 
 predict.ggml_sequential_model <- function(object, x, batch_size = 32L, ...) ggml_predict(object, x = x, batch_size = batch_size, ...)
@@ -345,12 +438,13 @@ ggml_evaluate.ggml_sequential_model <- function(model, x, y = NULL, batch_size =
     return(.evaluate_sequences(model, .token_windows(model, x, y, NULL), batch_size))
   }
   y <- .as_label_matrix(y)
-  if (.n_rows(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
+  if (.n_datapoints(x) != nrow(y)) stop("'x' and 'y' must have as many rows (datapoints)", call. = FALSE)
   ce <- .is_ce(model)
   y <- .weighted_labels(y, class_weight, sample_weight, ce)
   p <- ggml_predict(model, x, batch_size = batch_size)
+  if (.is_graph(model) && length(model$output_nodes) > 1) p <- p[[length(p)]]  # the output fit trains
   if (!identical(dim(p), dim(y))) stop(sprintf("'y' must have %d columns", ncol(p)), call. = FALSE)
-  if (ce && !identical(model$layers[[length(model$layers)]]$config$activation, "softmax")) {
+  if (ce && !identical(.output_layer(model)$config$activation, "softmax")) {
     p <- exp(p - apply(p, 1, max))
     p <- p / rowSums(p)
   }

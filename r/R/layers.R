@@ -23,7 +23,9 @@
 
 .add_layer <- function(model, type, config, name, trainable, input_shape = NULL) {
   if (inherits(model, "ggml_tensor_node")) return(.add_node(model, type, config, name, trainable))
+  if (inherits(model, "ggml_layer_spec")) return(.layer_object(type, config, name, trainable))
   if (!inherits(model, "ggml_sequential_model")) stop("'model' must come from ggml_model_sequential() or ggml_input()", call. = FALSE)
+  if (.is_graph(model)) stop("layers are applied to nodes of a functional model, not to the model", call. = FALSE)
   if (isTRUE(model$compiled)) stop("layers cannot be added to a compiled model", call. = FALSE)
   if (is.null(name)) name <- .layer_name(model, type)
   if (!is.character(name) || length(name) != 1 || is.na(name)) stop("'name' must be a single string", call. = FALSE)
@@ -124,8 +126,11 @@ ggml_layer_global_average_pooling_2d <- function(model, name = NULL, trainable =
 # Each channel (the last dimension of a datapoint) normalised to mean 0 and
 # variance 1 over the batch and the positions, then scaled and shifted by
 # learned gamma and beta: (x - mean) / sqrt(var + eps) * gamma + beta. The
-# statistics are the batch's, in predict() too (CRAN ggmlR's layer of this
-# name divides each row by its RMS instead; documented on ?ggml-layers).
+# statistics are the batch's while training; predict() and evaluate() use
+# moving_mean and moving_var, which fit() sets to the statistics of the
+# layer's inputs over the training data (.set_moving_stats), so a prediction
+# does not depend on the other datapoints of its batch (CRAN ggmlR's layer
+# of this name divides each row by its RMS instead; documented on ?ggml-layers).
 ggml_layer_batch_norm <- function(model, eps = 1e-5, name = NULL, trainable = TRUE) {
   if (!is.numeric(eps) || length(eps) != 1 || is.na(eps) || eps <= 0) stop("'eps' must be a positive number", call. = FALSE)
   .add_layer(model, "batch_norm", list(eps = as.double(eps)), name, trainable)
@@ -174,50 +179,58 @@ ggml_layer_gru <- function(model, units, return_sequences = FALSE, activation = 
   as.integer(out)
 }
 
-# Output shapes of every layer from model$input_shape (CRAN's nn_infer_shapes).
+# Output shapes of every layer from model$input_shape (CRAN's nn_infer_shapes);
+# a functional model's graph has its own walk (.infer_graph_shapes).
 nn_infer_shapes <- function(model) {
+  if (.is_graph(model)) return(.infer_graph_shapes(model))
   shape <- model$input_shape
   if (is.null(shape)) stop("the model has no input_shape: give input_shape to its first layer", call. = FALSE)
   for (i in seq_along(model$layers)) {
     l <- model$layers[[i]]
+    if (l$type == "embedding" && i != 1) stop("an embedding layer must be the first layer", call. = FALSE)
     l$input_shape <- shape
-    shape <- switch(l$type,
-      dense = c(shape[-length(shape)], l$config$units),
-      conv_2d = {
-        .need_rank(l, shape, 3, "c(height, width, channels)")
-        k <- l$config$kernel_size; s <- l$config$strides
-        c(.conv_out(shape[1], k[1], s[1], l$config$padding, l), .conv_out(shape[2], k[2], s[2], l$config$padding, l), l$config$filters)
-      },
-      conv_1d = {
-        .need_rank(l, shape, 2, "c(length, channels)")
-        c(.conv_out(shape[1], l$config$kernel_size, l$config$strides, l$config$padding, l), l$config$filters)
-      },
-      max_pooling_2d = {
-        .need_rank(l, shape, 3, "c(height, width, channels)")
-        k <- l$config$pool_size; s <- l$config$strides
-        c(.conv_out(shape[1], k[1], s[1], "valid", l), .conv_out(shape[2], k[2], s[2], "valid", l), shape[3])
-      },
-      global_max_pooling_2d = , global_average_pooling_2d = {
-        .need_rank(l, shape, 3, "c(height, width, channels)")
-        shape[3]
-      },
-      batch_norm = shape,
-      lstm = , gru = {
-        .need_rank(l, shape, 2, "c(sequence length, features)")
-        if (l$config$return_sequences) c(shape[1], l$config$units) else l$config$units
-      },
-      positional_embedding = , multihead_attention = , transformer_block = , lm_head = .transformer_out_shape(l, shape),
-      flatten = as.integer(prod(shape)),
-      dropout = shape,
-      embedding = {
-        if (i != 1) stop("an embedding layer must be the first layer", call. = FALSE)
-        if (length(shape) != 1) stop("an embedding layer takes input_shape = c(sequence length)", call. = FALSE)
-        c(shape, l$config$dim)
-      })
-    l$output_shape <- as.integer(shape)
+    shape <- .layer_output_shape(l, shape)
+    l$output_shape <- shape
     model$layers[[i]] <- l
   }
   model
+}
+
+# The output shape of layer l on datapoints of the given shape.
+.layer_output_shape <- function(l, shape) {
+  shape <- switch(l$type,
+    dense = c(shape[-length(shape)], l$config$units),
+    conv_2d = {
+      .need_rank(l, shape, 3, "c(height, width, channels)")
+      k <- l$config$kernel_size; s <- l$config$strides
+      c(.conv_out(shape[1], k[1], s[1], l$config$padding, l), .conv_out(shape[2], k[2], s[2], l$config$padding, l), l$config$filters)
+    },
+    conv_1d = {
+      .need_rank(l, shape, 2, "c(length, channels)")
+      c(.conv_out(shape[1], l$config$kernel_size, l$config$strides, l$config$padding, l), l$config$filters)
+    },
+    max_pooling_2d = {
+      .need_rank(l, shape, 3, "c(height, width, channels)")
+      k <- l$config$pool_size; s <- l$config$strides
+      c(.conv_out(shape[1], k[1], s[1], "valid", l), .conv_out(shape[2], k[2], s[2], "valid", l), shape[3])
+    },
+    global_max_pooling_2d = , global_average_pooling_2d = {
+      .need_rank(l, shape, 3, "c(height, width, channels)")
+      shape[3]
+    },
+    batch_norm = shape,
+    lstm = , gru = {
+      .need_rank(l, shape, 2, "c(sequence length, features)")
+      if (l$config$return_sequences) c(shape[1], l$config$units) else l$config$units
+    },
+    positional_embedding = , multihead_attention = , transformer_block = , lm_head = .transformer_out_shape(l, shape),
+    flatten = as.integer(prod(shape)),
+    dropout = shape,
+    embedding = {
+      if (length(shape) != 1) stop("an embedding layer takes input_shape = c(sequence length)", call. = FALSE)
+      c(shape, l$config$dim)
+    })
+  as.integer(shape)
 }
 
 # Weight shapes (ggml order) of a layer whose input_shape is known.
@@ -227,7 +240,7 @@ nn_infer_shapes <- function(model) {
     embedding = list(weight = c(l$config$dim, l$config$vocab_size)),
     conv_2d = list(kernel = c(rev(l$config$kernel_size), l$input_shape[3], l$config$filters), bias = l$config$filters),
     conv_1d = list(kernel = c(l$config$kernel_size, l$input_shape[2], l$config$filters), bias = l$config$filters),
-    batch_norm = list(gamma = l$input_shape[length(l$input_shape)], beta = l$input_shape[length(l$input_shape)]),
+    batch_norm = stats::setNames(rep(list(l$input_shape[length(l$input_shape)]), 4), c("gamma", "beta", .moving_stats)),
     lstm = list(W_gates = c(l$input_shape[2], 4 * l$config$units), U_gates = c(l$config$units, 4 * l$config$units),
                 b_gates = 4 * l$config$units),
     gru = list(W_zh = c(l$input_shape[2], 2 * l$config$units), U_zh = c(l$config$units, 2 * l$config$units),
@@ -237,9 +250,15 @@ nn_infer_shapes <- function(model) {
     list())
 }
 
+# Statistics kept beside the weights, set by fit() and not trained.
+.moving_stats <- c("moving_mean", "moving_var")
+.trained_weight_names <- function(l) setdiff(names(l$weights), .moving_stats)
+
+# Learned parameters (the moving statistics are not counted).
 .layer_n_params <- function(l) {
   if (is.null(l$input_shape)) return(NA_real_)
-  sum(vapply(.layer_weight_shapes(l), prod, numeric(1)))
+  shapes <- .layer_weight_shapes(l)
+  sum(vapply(shapes[setdiff(names(shapes), .moving_stats)], prod, numeric(1)))
 }
 
 # Allocate the weights of every layer in one context (not parameters: fit()
@@ -259,8 +278,8 @@ nn_infer_shapes <- function(model) {
     l$weights <- list()
     for (w in names(shapes[[i]])) {
       s <- shapes[[i]][[w]]
-      v <- if (w %in% c("bias", "beta") || startsWith(w, "b_") || grepl("_(b[0-9]+|beta)$", w)) numeric(prod(s))
-           else if (endsWith(w, "gamma")) rep(1, prod(s))
+      v <- if (w %in% c("bias", "beta", "moving_mean") || startsWith(w, "b_") || grepl("_(b[0-9]+|beta)$", w)) numeric(prod(s))
+           else if (endsWith(w, "gamma") || w == "moving_var") rep(1, prod(s))
            else if (w == "kernel") { lim <- sqrt(6 / prod(s[-length(s)])); stats::runif(prod(s), -lim, lim) }
            else if (l$type %in% c("embedding", "positional_embedding")) stats::runif(prod(s), -0.05, 0.05)
            else if (l$type %in% .transformer_types) .transformer_init(w, prod(s), n_blocks)
@@ -320,9 +339,15 @@ nn_infer_shapes <- function(model) {
   if (l$type == "max_pooling_2d") .from_planes(ctx, pooled) else ggml_reshape_2d(ctx, pooled, shp[3], nb)
 }
 
-# Batch statistics per channel: x as [C, M] (M = positions * batch) transposed
-# to rows of one channel, ggml_norm over each row, transposed back.
-.build_batch_norm <- function(ctx, l, x) {
+# Training: batch statistics per channel, x as [C, M] (M = positions * batch)
+# transposed to rows of one channel, ggml_norm over each row, transposed
+# back. Inference: the moving statistics ([C] vectors, broadcast over x).
+.build_batch_norm <- function(ctx, l, x, training) {
+  w <- l$weights
+  if (!training) {
+    scale <- ggml_div(ctx, w$gamma, ggml_sqrt(ctx, ggml_scale_bias(ctx, w$moving_var, 1, l$config$eps)))
+    return(ggml_add(ctx, ggml_mul(ctx, ggml_sub(ctx, x, w$moving_mean), scale), w$beta))
+  }
   shp <- ggml_tensor_shape(x)
   c_dim <- shp[1]
   rows <- ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_2d(ctx, x, c_dim, ggml_nelements(x) %/% c_dim)))
@@ -374,32 +399,40 @@ nn_infer_shapes <- function(model) {
 # (inference); logits = TRUE leaves out a final softmax, which ggml-opt's
 # cross-entropy applies itself; mem_ctx: a context with memory for the
 # attention layers' positions and mask (ctx itself when it has memory).
-.build_forward <- function(model, ctx, x, masks = NULL, logits = FALSE, mem_ctx = ctx) {
+# A functional model's graph is built by .build_graph (x: its flat inputs).
+# training = TRUE: batch statistics in batch_norm layers (else their moving ones).
+.build_forward <- function(model, ctx, x, masks = NULL, logits = FALSE, mem_ctx = ctx, training = FALSE) {
+  if (.is_graph(model)) return(.build_graph(model, ctx, x, masks, logits, training = training))
   nb <- ggml_tensor_shape(x)[length(model$input_shape) + 1]
   n <- length(model$layers)
   att <- NULL
   for (i in seq_len(n)) {
     l <- model$layers[[i]]
     if (is.null(att) && l$type %in% c("multihead_attention", "transformer_block")) att <- .attention_inputs(mem_ctx, l$input_shape[1])
-    x <- switch(l$type,
-      positional_embedding = , multihead_attention = , transformer_block = , lm_head = .build_transformer(ctx, l, x, att, masks),
-      dense = {
-        act <- l$config$activation
-        if (logits && i == n && identical(act, "softmax")) act <- NULL
-        .apply_activation(ctx, ggml_add(ctx, ggml_mul_mat(ctx, l$weights$weight, x), l$weights$bias), act)
-      },
-      flatten = ggml_reshape_2d(ctx, ggml_cont(ctx, x), l$output_shape, nb),
-      dropout = if (is.null(masks[[l$name]])) x else ggml_mul(ctx, x, masks[[l$name]]),
-      conv_2d = .build_conv_2d(ctx, l, x),
-      conv_1d = .build_conv_1d(ctx, l, x),
-      max_pooling_2d = , global_max_pooling_2d = , global_average_pooling_2d = .build_pool(ctx, l, x, nb),
-      batch_norm = .build_batch_norm(ctx, l, x),
-      lstm = , gru = .build_recurrent(ctx, l, x),
-      # get_rows takes a vector of ids: look up seq * batch rows, then split them
-      embedding = ggml_reshape_3d(ctx, ggml_get_rows(ctx, l$weights$weight, ggml_reshape_1d(ctx, x, ggml_nelements(x))),
-                                  l$config$dim, l$input_shape, nb))
+    x <- .build_layer(ctx, l, x, nb, masks, strip_softmax = logits && i == n, att = att, training = training)
   }
   x
+}
+
+# One layer l on x (batch nb); strip_softmax leaves out a softmax activation.
+.build_layer <- function(ctx, l, x, nb, masks = NULL, strip_softmax = FALSE, att = NULL, training = FALSE) {
+  switch(l$type,
+    positional_embedding = , multihead_attention = , transformer_block = , lm_head = .build_transformer(ctx, l, x, att, masks),
+    dense = {
+      act <- l$config$activation
+      if (strip_softmax && identical(act, "softmax")) act <- NULL
+      .apply_activation(ctx, ggml_add(ctx, ggml_mul_mat(ctx, l$weights$weight, x), l$weights$bias), act)
+    },
+    flatten = ggml_reshape_2d(ctx, ggml_cont(ctx, x), l$output_shape, nb),
+    dropout = if (is.null(masks[[l$name]])) x else ggml_mul(ctx, x, masks[[l$name]]),
+    conv_2d = .build_conv_2d(ctx, l, x),
+    conv_1d = .build_conv_1d(ctx, l, x),
+    max_pooling_2d = , global_max_pooling_2d = , global_average_pooling_2d = .build_pool(ctx, l, x, nb),
+    batch_norm = .build_batch_norm(ctx, l, x, training),
+    lstm = , gru = .build_recurrent(ctx, l, x),
+    # get_rows takes a vector of ids: look up seq * batch rows, then split them
+    embedding = ggml_reshape_3d(ctx, ggml_get_rows(ctx, l$weights$weight, ggml_reshape_1d(ctx, x, ggml_nelements(x))),
+                                l$config$dim, l$input_shape, nb))
 }
 
 # ---- layer access and freezing (CRAN ggmlR's names) ----
@@ -418,6 +451,7 @@ ggml_get_layer <- function(model, index = NULL, name = NULL) {
 }
 
 ggml_pop_layer <- function(model) {
+  if (.is_graph(model)) stop("layers cannot be removed from a functional model", call. = FALSE)
   if (isTRUE(model$compiled)) stop("layers cannot be removed from a compiled model", call. = FALSE)
   n <- length(model$layers)
   if (n == 0) stop("the model has no layers to remove", call. = FALSE)

@@ -11,44 +11,8 @@ ggml_model_sequential <- function() {
             class = c("ggml_sequential_model", "list"))
 }
 
-# ---- the functional API (chains of layers for now) ----
-
-# A node: the layer applied to its parent node, or the input (parent NULL).
-# Each input gets an id of its own, so that equal-looking inputs differ.
-ggml_input <- function(shape, name = NULL) {
-  shape <- vapply(shape, .check_count, integer(1), "shape")
-  .node_ids$n <- .node_ids$n + 1
-  structure(list(type = "input", shape = shape, name = name, id = .node_ids$n, parent = NULL), class = "ggml_tensor_node")
-}
-.node_ids <- new.env(parent = emptyenv())
-.node_ids$n <- 0
-
-.add_node <- function(node, type, config, name, trainable) {
-  structure(list(type = type, config = config, name = name, trainable = trainable, parent = node), class = "ggml_tensor_node")
-}
-
-# The model from an input node to an output node. Only a chain (each layer
-# on the one before) is supported: it becomes a sequential model.
-ggml_model <- function(inputs, outputs) {
-  if (!inherits(inputs, "ggml_tensor_node") || !inherits(outputs, "ggml_tensor_node")) {
-    stop("'inputs' and 'outputs' must be nodes from ggml_input() and layers applied to it", call. = FALSE)
-  }
-  chain <- list()
-  node <- outputs
-  while (!identical(node$type, "input")) {
-    chain <- c(list(node), chain)
-    node <- node$parent
-  }
-  if (!identical(node, inputs)) stop("'outputs' is not computed from 'inputs'", call. = FALSE)
-  model <- ggml_model_sequential()
-  model$input_shape <- inputs$shape
-  for (n in chain) model <- .add_layer(model, n$type, n$config, n$name, n$trainable)
-  class(model) <- c("ggml_functional_model", class(model))
-  model
-}
-
 .optimizers <- c("adam", "adamw", "sgd")
-.losses <- c("categorical_crossentropy", "crossentropy", "mse", "mean_squared_error")
+.losses <- c("categorical_crossentropy", "crossentropy", "cross_entropy", "mse", "mean_squared_error")
 
 # Generics with the names keras and CRAN ggmlR use (as in the generics package).
 compile <- function(object, ...) UseMethod("compile")
@@ -110,8 +74,8 @@ summary.ggml_sequential_model <- function(object, ...) {
   m <- nn_infer_shapes(object)
   n <- vapply(m$layers, .layer_n_params, numeric(1))
   trainable <- vapply(m$layers, function(l) l$trainable, logical(1))
-  cat("Model Summary (sequential)\n")
-  cat(sprintf("  Input shape: (%s)\n", paste(m$input_shape, collapse = ", ")))
+  cat(sprintf("Model Summary (%s)\n", if (.is_graph(m)) "functional" else "sequential"))
+  for (s in .input_shapes(m)) cat(sprintf("  Input shape: (%s)\n", paste(s, collapse = ", ")))
   print(m)
   cat(sprintf("  Trainable parameters: %s\n  Non-trainable parameters: %s\n", format(sum(n[trainable])), format(sum(n[!trainable]))))
   cat(sprintf("  Weight memory: %.1f KiB (F32)\n", 4 * sum(n) / 1024))
@@ -122,20 +86,26 @@ summary.ggml_sequential_model <- function(object, ...) {
 # ---- persistence (GGUF) ----
 
 # Architecture as GGUF keys ggmlr.model.* and ggmlr.layer.<i>.*, each config
-# entry as an array of its R type; weights as tensors l<i>.<weight>.
-ggml_save_model <- function(model, path) {
-  if (!inherits(model, "ggml_sequential_model") || !isTRUE(model$compiled)) stop("'model' must be a compiled sequential model", call. = FALSE)
+# entry as an array of its R type; weights as tensors l<i>.<weight>. A
+# functional model adds its graph as ggmlr.node.<j>.* (kind, name, parents,
+# layer, input, axis, shape, dtype) and ggmlr.graph.outputs.
+ggml_save_model <- function(model, path) .write_model(model, path, weights_only = FALSE)
+
+.write_model <- function(model, path, weights_only) {
+  if (!inherits(model, "ggml_sequential_model") || !isTRUE(model$compiled)) stop("'model' must be a compiled model", call. = FALSE)
   .check_alive(model)
   g <- gguf_init_empty()
   on.exit(gguf_free(g))
   put <- function(key, v) {
+    if (is.null(v)) return(invisible(NULL))
     if (is.character(v)) gguf_set_arr_str(g, key, v)
     else if (is.logical(v)) gguf_set_val_bool(g, key, v)
     else if (is.integer(v)) gguf_set_arr_data(g, key, GGUF_TYPE_INT32, v)
     else gguf_set_arr_data(g, key, GGUF_TYPE_FLOAT64, v)
   }
-  gguf_set_val_str(g, "general.architecture", "ggmlr.sequential")
-  put("ggmlr.model.input_shape", as.integer(model$input_shape))
+  gguf_set_val_str(g, "general.architecture", if (.is_graph(model)) "ggmlr.functional" else "ggmlr.sequential")
+  gguf_set_val_bool(g, "ggmlr.model.weights_only", weights_only)
+  put("ggmlr.model.input_shape", model$input_shape)
   gguf_set_val_i32(g, "ggmlr.model.n_layers", length(model$layers))
   for (k in c("optimizer", "loss", "metrics", "learning_rate")) {
     if (length(model$compilation[[k]]) > 0) put(paste0("ggmlr.model.", k), model$compilation[[k]])
@@ -146,14 +116,34 @@ ggml_save_model <- function(model, path) {
     put(paste0(p, "type"), l$type)
     put(paste0(p, "name"), l$name)
     put(paste0(p, "trainable"), l$trainable)
-    for (k in names(l$config)) if (!is.null(l$config[[k]])) put(paste0(p, "config.", k), l$config[[k]])
+    for (k in names(l$config)) put(paste0(p, "config.", k), l$config[[k]])
     for (w in l$weights) gguf_add_tensor(g, w)
+  }
+  if (.is_graph(model)) {
+    gguf_set_val_i32(g, "ggmlr.graph.n_nodes", length(model$graph))
+    put("ggmlr.graph.outputs", as.integer(model$output_nodes))
+    for (j in seq_along(model$graph)) {
+      e <- model$graph[[j]]
+      p <- sprintf("ggmlr.node.%d.", j)
+      put(paste0(p, "kind"), e$kind)
+      put(paste0(p, "name"), e$name)
+      if (length(e$parents) > 0) put(paste0(p, "parents"), as.integer(e$parents))
+      put(paste0(p, "layer"), e$layer)
+      put(paste0(p, "axis"), e$axis)
+      if (e$kind == "input") {
+        put(paste0(p, "input"), e$input)
+        put(paste0(p, "shape"), model$inputs[[e$input]]$config$shape)
+        put(paste0(p, "dtype"), model$inputs[[e$input]]$config$dtype)
+      }
+    }
   }
   gguf_write_to_file(g, path)
   invisible(path)
 }
 
-ggml_load_model <- function(path, backend = "auto") {
+ggml_load_model <- function(path, backend = "auto") .read_model(path, backend, weights_only_ok = FALSE)
+
+.read_model <- function(path, backend = "auto", weights_only_ok) {
   if (!is.character(path) || length(path) != 1 || !file.exists(path)) stop("'path' must name an existing file", call. = FALSE)
   f <- gguf_init_from_file(path)
   on.exit({ gguf_free(f$gguf); if (!is.null(f$ctx)) ggml_free(f$ctx) })
@@ -167,23 +157,55 @@ ggml_load_model <- function(path, backend = "auto") {
     v <- gguf_get_val(g, id)
     if (gguf_get_kv_type(g, id) == GGUF_TYPE_ARRAY && gguf_get_arr_type(g, id) == GGUF_TYPE_INT32) as.integer(v) else v
   }
-  if (!identical(get("general.architecture"), "ggmlr.sequential")) stop("ggml_load_model: not a sequential model", call. = FALSE)
-  model <- ggml_model_sequential()
-  model$input_shape <- get("ggmlr.model.input_shape")
-  for (i in seq_len(get("ggmlr.model.n_layers"))) {
+  arch <- get("general.architecture")
+  if (!identical(arch, "ggmlr.sequential") && !identical(arch, "ggmlr.functional")) stop("ggml_load_model: not a sequential model nor a functional one", call. = FALSE)
+  if (isTRUE(get("ggmlr.model.weights_only", FALSE)) && !weights_only_ok) {
+    stop(sprintf("'%s' holds weights only (written by ggml_save_weights): read it into a compiled model with ggml_load_weights",
+                 path), call. = FALSE)
+  }
+  keys <- vapply(seq_len(gguf_get_n_kv(g)) - 1, function(k) gguf_get_key(g, k), "")
+  layers <- lapply(seq_len(get("ggmlr.model.n_layers")), function(i) {
     p <- sprintf("ggmlr.layer.%d.", i)
     type <- get(paste0(p, "type"))
     if (!type %in% .layer_types) stop(sprintf("ggml_load_model: unknown layer type '%s'", type), call. = FALSE)
-    keys <- vapply(seq_len(gguf_get_n_kv(g)) - 1, function(k) gguf_get_key(g, k), "")
     ck <- keys[startsWith(keys, paste0(p, "config."))]
-    config <- stats::setNames(lapply(ck, get), substring(ck, nchar(p) + 8))
-    model <- .add_layer(model, type, config, get(paste0(p, "name")), get(paste0(p, "trainable")))
+    list(type = type, name = get(paste0(p, "name")), trainable = get(paste0(p, "trainable")),
+         config = stats::setNames(lapply(ck, get), substring(ck, nchar(p) + 8)))
+  })
+  if (arch == "ggmlr.functional") {
+    model <- .graph_from_keys(get, layers)
+  } else {
+    model <- ggml_model_sequential()
+    model$input_shape <- get("ggmlr.model.input_shape")
+    for (l in layers) model <- .add_layer(model, l$type, l$config, l$name, l$trainable)
   }
   model <- ggml_compile(model, optimizer = get("ggmlr.model.optimizer"), loss = get("ggmlr.model.loss"),
                         metrics = get("ggmlr.model.metrics", FALSE), backend = backend,
                         learning_rate = get("ggmlr.model.learning_rate", FALSE))
   .copy_weights(model, f$ctx)
   model
+}
+
+# The functional model of the saved graph (its nodes rebuilt in order).
+.graph_from_keys <- function(get, layers) {
+  nodes <- list()
+  inputs <- list()
+  for (j in seq_len(get("ggmlr.graph.n_nodes"))) {
+    p <- sprintf("ggmlr.node.%d.", j)
+    kind <- get(paste0(p, "kind"))
+    parents <- nodes[get(paste0(p, "parents"), FALSE)]
+    name <- get(paste0(p, "name"))
+    nodes[[j]] <- switch(kind,
+      input = inputs[[get(paste0(p, "input"))]] <- ggml_input(get(paste0(p, "shape")), name, get(paste0(p, "dtype"))),
+      add = ggml_layer_add(parents, name),
+      concatenate = ggml_layer_concatenate(parents, get(paste0(p, "axis")), name),
+      layer = {
+        l <- layers[[get(paste0(p, "layer"))]]
+        .new_node(l$type, c(l$config, list(name = l$name)), parents, trainable = l$trainable)
+      },
+      stop(sprintf("ggml_load_model: unknown node kind '%s'", kind), call. = FALSE))
+  }
+  ggml_model(inputs, nodes[get("ggmlr.graph.outputs")])
 }
 
 # The weights of a compiled model from the tensors of the same names in ctx.
@@ -203,13 +225,13 @@ ggml_load_model <- function(path, backend = "auto") {
 # Weights only: the file of ggml_save_model, read into a compiled model of
 # the same layer types and shapes.
 ggml_save_weights <- function(model, path) {
-  ggml_save_model(model, path)
+  .write_model(model, path, weights_only = TRUE)
   invisible(model)
 }
 
 ggml_load_weights <- function(model, path) {
   .check_compiled(model)
-  saved <- ggml_load_model(path)
+  saved <- .read_model(path, weights_only_ok = TRUE)
   types <- function(m) vapply(m$layers, `[[`, "", "type")
   if (!identical(types(saved), types(model)) ||
       !identical(lapply(saved$layers, `[[`, "output_shape"), lapply(model$layers, `[[`, "output_shape"))) {

@@ -79,14 +79,22 @@ test_that("conv_1d, global pooling and batch norm match R loops", {
   g2$input_shape <- c(3L, 4L, 2L)
   g <- ggml_compile(g, loss = "mse")
   g2 <- ggml_compile(g2, loss = "mse")
-  set_weights(g, 1, gamma = c(2, 0.5), beta = c(1, -1))
+  set_weights(g, 1, gamma = c(2, 0.5), beta = c(1, -1), moving_mean = c(3, 2.5), moving_var = c(4, 1.5))
   x <- array(rnorm(5 * 3 * 4 * 2, 3, 2), c(5, 3, 4, 2))
-  bn <- x
-  for (ch in 1:2) {  # per channel over the batch and the positions (population variance)
+  bn_train <- bn_pred <- x
+  for (ch in 1:2) {  # training: per channel over the batch and the positions (population variance)
     v <- x[, , , ch]
-    bn[, , , ch] <- (v - mean(v)) / sqrt(mean((v - mean(v))^2) + 1e-5) * c(2, 0.5)[ch] + c(1, -1)[ch]
+    bn_train[, , , ch] <- (v - mean(v)) / sqrt(mean((v - mean(v))^2) + 1e-5) * c(2, 0.5)[ch] + c(1, -1)[ch]
+    bn_pred[, , , ch] <- (v - c(3, 2.5)[ch]) / sqrt(c(4, 1.5)[ch] + 1e-5) * c(2, 0.5)[ch] + c(1, -1)[ch]
   }
-  expect_equal(predict(g, x, batch_size = 5), apply(bn, c(1, 4), max), tolerance = 1e-4)
+  expect_equal(predict(g, x, batch_size = 2), apply(bn_pred, c(1, 4), max), tolerance = 1e-5)
+  ctx <- ggml_init(16 * 1024^2)
+  x_t <- ggml_new_tensor(ctx, GGML_TYPE_F32, 4, c(2, 4, 3, 5))
+  ggml_backend_tensor_set_data(x_t, as.vector(aperm(x, 4:1)))
+  y_t <- ggmlR:::.build_forward(g, ctx, x_t, training = TRUE)
+  ggml_graph_compute(ctx, ggml_build_forward_expand(ctx, y_t))
+  expect_equal(matrix(ggml_backend_tensor_get_data(y_t), 5, byrow = TRUE), apply(bn_train, c(1, 4), max), tolerance = 1e-4)
+  ggml_free(ctx)
   expect_equal(predict(g2, x), apply(x, c(1, 4), mean), tolerance = 1e-5)
 })
 
@@ -116,4 +124,33 @@ test_that("image layers refuse other shapes and bad arguments", {
   expect_error(ggmlR:::nn_infer_shapes(flat), "height, width, channels")
   small <- ggml_model_sequential() |> ggml_layer_conv_2d(4, 5, input_shape = c(3, 3, 1))
   expect_error(ggml_compile(small), "does not fit")
+})
+
+test_that("fit sets batch_norm's moving statistics to those of the layer's inputs over the data", {
+  set.seed(6)
+  n <- 40
+  x <- cbind(rnorm(n, 2, 3), rnorm(n, -1, 0.5))
+  y <- diag(2)[ifelse(x[, 1] > 2, 1, 2), ]
+  m <- ggml_model_sequential() |>
+    ggml_layer_batch_norm() |>
+    ggml_layer_dense(3, activation = "relu") |>
+    ggml_layer_batch_norm() |>
+    ggml_layer_dense(2, activation = "softmax")
+  m$input_shape <- 2L
+  m <- ggml_compile(m, learning_rate = 0.01)
+  stats <- function(i) lapply(m$layers[[i]]$weights[c("moving_mean", "moving_var")], ggml_backend_tensor_get_data)
+  expect_equal(stats(1), list(moving_mean = c(0, 0), moving_var = c(1, 1)))
+  m <- fit(m, x, y, epochs = 3, batch_size = 8, verbose = 0)
+  pop_var <- function(v) colMeans(sweep(v, 2, colMeans(v))^2)
+  expect_equal(stats(1), list(moving_mean = colMeans(x), moving_var = pop_var(x)), tolerance = 1e-5)
+  # the second one sees the dense layer's output of the first one's inference values
+  g <- function(w) ggml_backend_tensor_get_data(m$layers[[1]]$weights[[w]])
+  z <- sweep(sweep(x, 2, colMeans(x)), 2, g("gamma") / sqrt(pop_var(x) + 1e-5), `*`)
+  z <- sweep(z, 2, g("beta"), `+`)
+  d <- m$layers[[2]]$weights
+  h <- pmax(sweep(z %*% matrix(ggml_backend_tensor_get_data(d$weight), 2, 3), 2, ggml_backend_tensor_get_data(d$bias), `+`), 0)
+  expect_equal(stats(3), list(moving_mean = colMeans(h), moving_var = pop_var(h)), tolerance = 1e-4)
+  # a prediction does not depend on the rest of its batch
+  expect_equal(predict(m, x[1:5, ], batch_size = 5), predict(m, x, batch_size = 40)[1:5, ], tolerance = 1e-6)
+  expect_equal(vapply(m$layers, ggmlR:::.layer_n_params, numeric(1)), c(4, 9, 6, 8))  # moving statistics are not parameters
 })

@@ -281,7 +281,7 @@ test_that("a functional chain is the sequential model of its layers", {
   f <- compile(ggml_model(inputs = inp, outputs = out))
   expect_s3_class(f, "ggml_functional_model")
   expect_true(f$compiled)
-  expect_identical(vapply(f$layers, `[[`, "", "name"), c("dense_1", "dense_2"))
+  expect_identical(vapply(f$layers, `[[`, "", "type"), c("dense", "dense"))
   s <- fit(s, d$x, d$y, epochs = 2, batch_size = 32, verbose = 0)
   f <- fit(f, d$x, d$y, epochs = 2, batch_size = 32, verbose = 0)
   expect_identical(predict(f, d$x), predict(s, d$x))
