@@ -78,6 +78,8 @@ TENSOR_NUMBER(ggml_nbytes)
 TENSOR_NUMBER(ggml_element_size)
 TENSOR_LOGICAL(ggml_is_contiguous)
 TENSOR_LOGICAL(ggml_is_scalar)
+TENSOR_LOGICAL(ggml_is_transposed)
+TENSOR_LOGICAL(ggml_is_permuted)
 TENSOR_PAIR_LOGICAL(ggml_are_same_shape)
 TENSOR_PAIR_LOGICAL(ggml_can_repeat)
 
