@@ -368,6 +368,10 @@ ENTRY(ggml_opt_eval, 2)
 ENTRY(ggml_opt_epoch_batch, 5)
 ENTRY(ggml_opt_default_optimizer_params, 0)
 ENTRY(ggml_check_interrupt, 0)
+/* glue_rope_multi.c */
+ENTRY(ggml_rope_multi, 14)
+ENTRY(ggml_rope_multi_inplace, 14)
+ENTRY(ggml_rope_multi_back, 14)
 /* glue_gguf.c */
 ENTRY(gguf_init_empty, 0)
 ENTRY(gguf_init_from_file, 3)

@@ -8,9 +8,6 @@
 
 # c(ggml_x = "the reason")
 not_bound <- c(
-  ggml_rope_multi = "takes its sections as an int array (no kind for it)",
-  ggml_rope_multi_inplace = "takes its sections as an int array (no kind for it)",
-  ggml_rope_multi_back = "takes its sections as an int array (no kind for it)",
   ggml_rope_set_offset = "takes no context: it sets the offset of an existing ROPE node (every row of the table starts with ctx)",
   ggml_map_custom1 = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
   ggml_map_custom1_inplace = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
@@ -27,11 +24,14 @@ not_bound <- c(
 unbound <- as.character(names(not_bound))
 
 # Constructors that create or look up tensors rather than record an op: they
-# have their own glue (src/glue_tensor.c, glue_context.c, glue_graph.c).
+# have their own glue (src/glue_tensor.c, glue_context.c, glue_graph.c); and
+# the multi-section rope ops, whose int array of sections is no kind of the
+# table (src/glue_rope_multi.c).
 hand_bound <- c("ggml_new_tensor", "ggml_new_tensor_1d", "ggml_new_tensor_2d", "ggml_new_tensor_3d",
                 "ggml_new_tensor_4d", "ggml_new_f32", "ggml_dup_tensor", "ggml_view_tensor", "ggml_set_name",
                 "ggml_set_f32", "ggml_set_zero", "ggml_get_first_tensor", "ggml_get_next_tensor", "ggml_get_tensor",
-                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node", "ggml_graph_get_tensor")
+                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node", "ggml_graph_get_tensor",
+                "ggml_rope_multi", "ggml_rope_multi_inplace", "ggml_rope_multi_back")
 
 repo_file <- function(...) test_path("..", "..", ...)  # r/ when the tests run from the repository
 in_repo <- function() file.exists(repo_file("..", "include", "ggml.h"))
