@@ -280,8 +280,8 @@ ggml_opt_step_sgd <- function(ctx, a, grad, sgd_params) {
 }
 
 # ?"ggml-conv"
-ggml_im2col <- function(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) {
-  .Call(C_ggml_im2col, ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type)
+ggml_im2col <- function(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D = TRUE, dst_type = GGML_TYPE_F32) {
+  .Call(C_ggml_im2col, ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D, dst_type)
 }
 ggml_conv_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
   .Call(C_ggml_conv_1d, ctx, a, b, s0, p0, d0)

@@ -1583,8 +1583,8 @@ SEXP R_ggml_opt_step_sgd(SEXP r_ctx, SEXP r_a, SEXP r_grad, SEXP r_sgd_params) {
     return FINISH(r_ctx, "ggml_opt_step_sgd", ggml_opt_step_sgd(ctx->ctx, a, grad, sgd_params));
 }
 
-/* ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) */
-SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1, SEXP r_is_2d, SEXP r_dst_type) {
+/* ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D = TRUE, dst_type = GGML_TYPE_F32) */
+SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1, SEXP r_is_2D, SEXP r_dst_type) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
@@ -1594,9 +1594,9 @@ SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_
     const int p1 = rg_int(r_p1, "p1");
     const int d0 = rg_int(r_d0, "d0");
     const int d1 = rg_int(r_d1, "d1");
-    const bool is_2d = rg_bool(r_is_2d, "is_2d");
+    const bool is_2D = rg_bool(r_is_2D, "is_2D");
     const enum ggml_type dst_type = (enum ggml_type) rg_int(r_dst_type, "dst_type");
-    return FINISH(r_ctx, "ggml_im2col", ggml_im2col(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type));
+    return FINISH(r_ctx, "ggml_im2col", ggml_im2col(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D, dst_type));
 }
 
 /* ggml_conv_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */

@@ -187,7 +187,7 @@ SEXP R_ggml_set_f32(SEXP tensor, SEXP values) {
     const int64_t ne = ggml_nelements(t);
     if (ne == 0 && n <= 1) return tensor;  /* nothing to fill */
     if (n != 1 && (int64_t) n != ne)
-        Rf_error("%s: 'values' has length %lld; it must be 1 (fill) or the tensor's %lld elements",
+        Rf_error("%s: 'values' has length %lld, which does not match the tensor's %lld elements (nor is it 1, a fill)",
                  fn, (long long) n, (long long) ne);
     for (R_xlen_t i = 0; i < n; i++) check_value(t, rg_num_at(values, i), n == 1 ? -1 : i, fn);
     if (t->type == GGML_TYPE_F32 && ggml_is_contiguous(t)) {
