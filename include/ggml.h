@@ -765,9 +765,9 @@ GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct 
  * ggml_conv_1d_dw: depthwise, a [K, 1, C], b [IL, C, N] -> [OW, C, N] (_ph: padding K/2).
  */
 GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,
-                                          int p1, int d0, int d1, bool is_2d, enum ggml_type dst_type);
+                                          int p1, int d0, int d1, bool is_2D, enum ggml_type dst_type);
 GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t * ne, int s0,
-                                               int s1, int p0, int p1, int d0, int d1, bool is_2d);
+                                               int s1, int p0, int p1, int d0, int d1, bool is_2D);
 GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
 GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s, int d);
 GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int s1, int p0,

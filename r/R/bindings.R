@@ -4,6 +4,7 @@
 
 # ?"ggml-ops"
 ggml_dup <- function(ctx, a) .Call(C_ggml_dup, ctx, a)
+ggml_dup_inplace <- function(ctx, a) .Call(C_ggml_dup_inplace, ctx, a)
 ggml_cpy <- function(ctx, a, b) .Call(C_ggml_cpy, ctx, a, b)
 ggml_cast <- function(ctx, a, type) .Call(C_ggml_cast, ctx, a, type)
 ggml_cont <- function(ctx, a) .Call(C_ggml_cont, ctx, a)
@@ -36,16 +37,25 @@ ggml_permute <- function(ctx, a, axis0, axis1, axis2, axis3) {
 ggml_transpose <- function(ctx, a) .Call(C_ggml_transpose, ctx, a)
 ggml_add <- function(ctx, a, b) .Call(C_ggml_add, ctx, a, b)
 ggml_sub <- function(ctx, a, b) .Call(C_ggml_sub, ctx, a, b)
+ggml_sub_inplace <- function(ctx, a, b) .Call(C_ggml_sub_inplace, ctx, a, b)
 ggml_mul <- function(ctx, a, b) .Call(C_ggml_mul, ctx, a, b)
+ggml_mul_inplace <- function(ctx, a, b) .Call(C_ggml_mul_inplace, ctx, a, b)
 ggml_div <- function(ctx, a, b) .Call(C_ggml_div, ctx, a, b)
+ggml_div_inplace <- function(ctx, a, b) .Call(C_ggml_div_inplace, ctx, a, b)
 ggml_add_inplace <- function(ctx, a, b) .Call(C_ggml_add_inplace, ctx, a, b)
 ggml_add_cast <- function(ctx, a, b, type) .Call(C_ggml_add_cast, ctx, a, b, type)
 ggml_add1 <- function(ctx, a, b) .Call(C_ggml_add1, ctx, a, b)
+ggml_add1_inplace <- function(ctx, a, b) .Call(C_ggml_add1_inplace, ctx, a, b)
 ggml_scale <- function(ctx, a, s) .Call(C_ggml_scale, ctx, a, s)
+ggml_scale_inplace <- function(ctx, a, s) .Call(C_ggml_scale_inplace, ctx, a, s)
 ggml_scale_bias <- function(ctx, a, s, b) .Call(C_ggml_scale_bias, ctx, a, s, b)
+ggml_scale_bias_inplace <- function(ctx, a, s, b) .Call(C_ggml_scale_bias_inplace, ctx, a, s, b)
 ggml_sqr <- function(ctx, a) .Call(C_ggml_sqr, ctx, a)
+ggml_sqr_inplace <- function(ctx, a) .Call(C_ggml_sqr_inplace, ctx, a)
 ggml_sqrt <- function(ctx, a) .Call(C_ggml_sqrt, ctx, a)
+ggml_sqrt_inplace <- function(ctx, a) .Call(C_ggml_sqrt_inplace, ctx, a)
 ggml_log <- function(ctx, a) .Call(C_ggml_log, ctx, a)
+ggml_log_inplace <- function(ctx, a) .Call(C_ggml_log_inplace, ctx, a)
 ggml_sum <- function(ctx, a) .Call(C_ggml_sum, ctx, a)
 ggml_sum_rows <- function(ctx, a) .Call(C_ggml_sum_rows, ctx, a)
 ggml_mean <- function(ctx, a) .Call(C_ggml_mean, ctx, a)
@@ -56,6 +66,9 @@ ggml_repeat_4d <- function(ctx, a, ne0, ne1, ne2, ne3) {
 ggml_repeat_back <- function(ctx, a, b) .Call(C_ggml_repeat_back, ctx, a, b)
 ggml_acc <- function(ctx, a, b, nb1, nb2, nb3, offset) {
   .Call(C_ggml_acc, ctx, a, b, nb1, nb2, nb3, offset)
+}
+ggml_acc_inplace <- function(ctx, a, b, nb1, nb2, nb3, offset) {
+  .Call(C_ggml_acc_inplace, ctx, a, b, nb1, nb2, nb3, offset)
 }
 ggml_set <- function(ctx, a, b, nb1, nb2, nb3, offset) {
   .Call(C_ggml_set, ctx, a, b, nb1, nb2, nb3, offset)
@@ -97,8 +110,12 @@ ggml_solve_tri <- function(ctx, a, b, left = TRUE, lower = TRUE, uni = FALSE) {
   .Call(C_ggml_solve_tri, ctx, a, b, left, lower, uni)
 }
 ggml_soft_max <- function(ctx, a) .Call(C_ggml_soft_max, ctx, a)
+ggml_soft_max_inplace <- function(ctx, a) .Call(C_ggml_soft_max_inplace, ctx, a)
 ggml_soft_max_ext <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext, ctx, a, mask, scale, max_bias)
+}
+ggml_soft_max_ext_inplace <- function(ctx, a, mask = NULL, scale = 1, max_bias = 0) {
+  .Call(C_ggml_soft_max_ext_inplace, ctx, a, mask, scale, max_bias)
 }
 
 # ?"ggml-attention"
@@ -130,34 +147,56 @@ ggml_dsv4_hc_post <- function(ctx, x, residual, post, comb) {
 
 # ?"ggml-train-ops"
 ggml_unary <- function(ctx, a, op) .Call(C_ggml_unary, ctx, a, op)
+ggml_unary_inplace <- function(ctx, a, op) .Call(C_ggml_unary_inplace, ctx, a, op)
 ggml_neg <- function(ctx, a) .Call(C_ggml_neg, ctx, a)
+ggml_neg_inplace <- function(ctx, a) .Call(C_ggml_neg_inplace, ctx, a)
 ggml_tanh <- function(ctx, a) .Call(C_ggml_tanh, ctx, a)
+ggml_tanh_inplace <- function(ctx, a) .Call(C_ggml_tanh_inplace, ctx, a)
 ggml_relu <- function(ctx, a) .Call(C_ggml_relu, ctx, a)
+ggml_relu_inplace <- function(ctx, a) .Call(C_ggml_relu_inplace, ctx, a)
 ggml_sigmoid <- function(ctx, a) .Call(C_ggml_sigmoid, ctx, a)
+ggml_sigmoid_inplace <- function(ctx, a) .Call(C_ggml_sigmoid_inplace, ctx, a)
 ggml_gelu <- function(ctx, a) .Call(C_ggml_gelu, ctx, a)
+ggml_gelu_inplace <- function(ctx, a) .Call(C_ggml_gelu_inplace, ctx, a)
 ggml_gelu_erf <- function(ctx, a) .Call(C_ggml_gelu_erf, ctx, a)
+ggml_gelu_erf_inplace <- function(ctx, a) .Call(C_ggml_gelu_erf_inplace, ctx, a)
 ggml_silu <- function(ctx, a) .Call(C_ggml_silu, ctx, a)
+ggml_silu_inplace <- function(ctx, a) .Call(C_ggml_silu_inplace, ctx, a)
 ggml_exp <- function(ctx, a) .Call(C_ggml_exp, ctx, a)
+ggml_exp_inplace <- function(ctx, a) .Call(C_ggml_exp_inplace, ctx, a)
 ggml_gelu_quick <- function(ctx, a) .Call(C_ggml_gelu_quick, ctx, a)
+ggml_gelu_quick_inplace <- function(ctx, a) .Call(C_ggml_gelu_quick_inplace, ctx, a)
 ggml_sin <- function(ctx, a) .Call(C_ggml_sin, ctx, a)
+ggml_sin_inplace <- function(ctx, a) .Call(C_ggml_sin_inplace, ctx, a)
 ggml_cos <- function(ctx, a) .Call(C_ggml_cos, ctx, a)
+ggml_cos_inplace <- function(ctx, a) .Call(C_ggml_cos_inplace, ctx, a)
 ggml_clamp <- function(ctx, a, min, max) .Call(C_ggml_clamp, ctx, a, min, max)
 ggml_leaky_relu <- function(ctx, a, negative_slope = 0.01, inplace = FALSE) {
   .Call(C_ggml_leaky_relu, ctx, a, negative_slope, inplace)
 }
 ggml_silu_back <- function(ctx, a, b) .Call(C_ggml_silu_back, ctx, a, b)
 ggml_abs <- function(ctx, a) .Call(C_ggml_abs, ctx, a)
+ggml_abs_inplace <- function(ctx, a) .Call(C_ggml_abs_inplace, ctx, a)
 ggml_sgn <- function(ctx, a) .Call(C_ggml_sgn, ctx, a)
+ggml_sgn_inplace <- function(ctx, a) .Call(C_ggml_sgn_inplace, ctx, a)
 ggml_step <- function(ctx, a) .Call(C_ggml_step, ctx, a)
+ggml_step_inplace <- function(ctx, a) .Call(C_ggml_step_inplace, ctx, a)
 ggml_elu <- function(ctx, a) .Call(C_ggml_elu, ctx, a)
+ggml_elu_inplace <- function(ctx, a) .Call(C_ggml_elu_inplace, ctx, a)
 ggml_hardswish <- function(ctx, a) .Call(C_ggml_hardswish, ctx, a)
 ggml_hardsigmoid <- function(ctx, a) .Call(C_ggml_hardsigmoid, ctx, a)
 ggml_expm1 <- function(ctx, a) .Call(C_ggml_expm1, ctx, a)
+ggml_expm1_inplace <- function(ctx, a) .Call(C_ggml_expm1_inplace, ctx, a)
 ggml_softplus <- function(ctx, a) .Call(C_ggml_softplus, ctx, a)
+ggml_softplus_inplace <- function(ctx, a) .Call(C_ggml_softplus_inplace, ctx, a)
 ggml_floor <- function(ctx, a) .Call(C_ggml_floor, ctx, a)
+ggml_floor_inplace <- function(ctx, a) .Call(C_ggml_floor_inplace, ctx, a)
 ggml_ceil <- function(ctx, a) .Call(C_ggml_ceil, ctx, a)
+ggml_ceil_inplace <- function(ctx, a) .Call(C_ggml_ceil_inplace, ctx, a)
 ggml_round <- function(ctx, a) .Call(C_ggml_round, ctx, a)
+ggml_round_inplace <- function(ctx, a) .Call(C_ggml_round_inplace, ctx, a)
 ggml_trunc <- function(ctx, a) .Call(C_ggml_trunc, ctx, a)
+ggml_trunc_inplace <- function(ctx, a) .Call(C_ggml_trunc_inplace, ctx, a)
 ggml_xielu <- function(ctx, a, alpha_n = 0.8, alpha_p = 0.8, beta = 0.5, eps = -1e-6) {
   .Call(C_ggml_xielu, ctx, a, alpha_n, alpha_p, beta, eps)
 }
@@ -182,11 +221,17 @@ ggml_swiglu_oai <- function(ctx, a, b, alpha = 1.702, limit = 7) {
   .Call(C_ggml_swiglu_oai, ctx, a, b, alpha, limit)
 }
 ggml_norm <- function(ctx, a, eps = 1e-5) .Call(C_ggml_norm, ctx, a, eps)
+ggml_norm_inplace <- function(ctx, a, eps = 1e-5) .Call(C_ggml_norm_inplace, ctx, a, eps)
 ggml_rms_norm <- function(ctx, a, eps = 1e-5) .Call(C_ggml_rms_norm, ctx, a, eps)
+ggml_rms_norm_inplace <- function(ctx, a, eps = 1e-5) .Call(C_ggml_rms_norm_inplace, ctx, a, eps)
 ggml_rms_norm_back <- function(ctx, a, b, eps = 1e-5) .Call(C_ggml_rms_norm_back, ctx, a, b, eps)
 ggml_l2_norm <- function(ctx, a, eps = 1e-6) .Call(C_ggml_l2_norm, ctx, a, eps)
+ggml_l2_norm_inplace <- function(ctx, a, eps = 1e-6) .Call(C_ggml_l2_norm_inplace, ctx, a, eps)
 ggml_group_norm <- function(ctx, a, n_groups, eps = 1e-5) {
   .Call(C_ggml_group_norm, ctx, a, n_groups, eps)
+}
+ggml_group_norm_inplace <- function(ctx, a, n_groups, eps = 1e-5) {
+  .Call(C_ggml_group_norm_inplace, ctx, a, n_groups, eps)
 }
 ggml_get_rows <- function(ctx, a, b) .Call(C_ggml_get_rows, ctx, a, b)
 ggml_cumsum <- function(ctx, a) .Call(C_ggml_cumsum, ctx, a)
@@ -198,6 +243,9 @@ ggml_get_rows_back <- function(ctx, a, b, c) .Call(C_ggml_get_rows_back, ctx, a,
 ggml_soft_max_ext_back <- function(ctx, a, b, scale = 1, max_bias = 0) {
   .Call(C_ggml_soft_max_ext_back, ctx, a, b, scale, max_bias)
 }
+ggml_soft_max_ext_back_inplace <- function(ctx, a, b, scale = 1, max_bias = 0) {
+  .Call(C_ggml_soft_max_ext_back_inplace, ctx, a, b, scale, max_bias)
+}
 ggml_cross_entropy_loss <- function(ctx, a, b) .Call(C_ggml_cross_entropy_loss, ctx, a, b)
 ggml_cross_entropy_loss_back <- function(ctx, a, b, c) {
   .Call(C_ggml_cross_entropy_loss_back, ctx, a, b, c)
@@ -206,11 +254,20 @@ ggml_argmax <- function(ctx, a) .Call(C_ggml_argmax, ctx, a)
 ggml_rope <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL) {
   .Call(C_ggml_rope, ctx, a, b, n_dims, mode)
 }
+ggml_rope_inplace <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL) {
+  .Call(C_ggml_rope_inplace, ctx, a, b, n_dims, mode)
+}
 ggml_rope_custom <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
   .Call(C_ggml_rope_custom, ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
 }
+ggml_rope_custom_inplace <- function(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
+  .Call(C_ggml_rope_custom_inplace, ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
+}
 ggml_rope_ext <- function(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
   .Call(C_ggml_rope_ext, ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
+}
+ggml_rope_ext_inplace <- function(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
+  .Call(C_ggml_rope_ext_inplace, ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
 }
 ggml_rope_ext_back <- function(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) {
   .Call(C_ggml_rope_ext_back, ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)
@@ -223,8 +280,8 @@ ggml_opt_step_sgd <- function(ctx, a, grad, sgd_params) {
 }
 
 # ?"ggml-conv"
-ggml_im2col <- function(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) {
-  .Call(C_ggml_im2col, ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type)
+ggml_im2col <- function(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D = TRUE, dst_type = GGML_TYPE_F32) {
+  .Call(C_ggml_im2col, ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D, dst_type)
 }
 ggml_conv_1d <- function(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) {
   .Call(C_ggml_conv_1d, ctx, a, b, s0, p0, d0)

@@ -61,3 +61,21 @@ quantize_nvfp4 <- .quantizer(GGML_TYPE_NVFP4)
 quantize_q1_0 <- .quantizer(GGML_TYPE_Q1_0)
 quantize_tq1_0 <- .quantizer(GGML_TYPE_TQ1_0)
 quantize_tq2_0 <- .quantizer(GGML_TYPE_TQ2_0)
+
+# CRAN's names for the IQ1/IQ2/IQ3 types, which this library names without
+# implementing (their grid tables are not in it): the library refuses each
+# call with an error naming the type.
+dequantize_row_iq2_xxs <- .dequantizer(GGML_TYPE_IQ2_XXS)
+dequantize_row_iq2_xs <- .dequantizer(GGML_TYPE_IQ2_XS)
+dequantize_row_iq2_s <- .dequantizer(GGML_TYPE_IQ2_S)
+dequantize_row_iq3_xxs <- .dequantizer(GGML_TYPE_IQ3_XXS)
+dequantize_row_iq3_s <- .dequantizer(GGML_TYPE_IQ3_S)
+dequantize_row_iq1_s <- .dequantizer(GGML_TYPE_IQ1_S)
+dequantize_row_iq1_m <- .dequantizer(GGML_TYPE_IQ1_M)
+quantize_iq2_xxs <- .quantizer(GGML_TYPE_IQ2_XXS)
+quantize_iq2_xs <- .quantizer(GGML_TYPE_IQ2_XS)
+quantize_iq2_s <- .quantizer(GGML_TYPE_IQ2_S)
+quantize_iq3_xxs <- .quantizer(GGML_TYPE_IQ3_XXS)
+quantize_iq3_s <- .quantizer(GGML_TYPE_IQ3_S)
+quantize_iq1_s <- .quantizer(GGML_TYPE_IQ1_S)
+quantize_iq1_m <- .quantizer(GGML_TYPE_IQ1_M)

@@ -13,6 +13,13 @@ SEXP R_ggml_dup(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_dup", ggml_dup(ctx->ctx, a));
 }
 
+/* ggml_dup_inplace(ctx, a) */
+SEXP R_ggml_dup_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_dup_inplace", ggml_dup_inplace(ctx->ctx, a));
+}
+
 /* ggml_cpy(ctx, a, b) */
 SEXP R_ggml_cpy(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -202,6 +209,14 @@ SEXP R_ggml_sub(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_sub", ggml_sub(ctx->ctx, a, b));
 }
 
+/* ggml_sub_inplace(ctx, a, b) */
+SEXP R_ggml_sub_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_sub_inplace", ggml_sub_inplace(ctx->ctx, a, b));
+}
+
 /* ggml_mul(ctx, a, b) */
 SEXP R_ggml_mul(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -210,12 +225,28 @@ SEXP R_ggml_mul(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_mul", ggml_mul(ctx->ctx, a, b));
 }
 
+/* ggml_mul_inplace(ctx, a, b) */
+SEXP R_ggml_mul_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_mul_inplace", ggml_mul_inplace(ctx->ctx, a, b));
+}
+
 /* ggml_div(ctx, a, b) */
 SEXP R_ggml_div(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
     return FINISH(r_ctx, "ggml_div", ggml_div(ctx->ctx, a, b));
+}
+
+/* ggml_div_inplace(ctx, a, b) */
+SEXP R_ggml_div_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_div_inplace", ggml_div_inplace(ctx->ctx, a, b));
 }
 
 /* ggml_add_inplace(ctx, a, b) */
@@ -243,12 +274,28 @@ SEXP R_ggml_add1(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     return FINISH(r_ctx, "ggml_add1", ggml_add1(ctx->ctx, a, b));
 }
 
+/* ggml_add1_inplace(ctx, a, b) */
+SEXP R_ggml_add1_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    return FINISH(r_ctx, "ggml_add1_inplace", ggml_add1_inplace(ctx->ctx, a, b));
+}
+
 /* ggml_scale(ctx, a, s) */
 SEXP R_ggml_scale(SEXP r_ctx, SEXP r_a, SEXP r_s) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     const float s = rg_float(r_s, "s");
     return FINISH(r_ctx, "ggml_scale", ggml_scale(ctx->ctx, a, s));
+}
+
+/* ggml_scale_inplace(ctx, a, s) */
+SEXP R_ggml_scale_inplace(SEXP r_ctx, SEXP r_a, SEXP r_s) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float s = rg_float(r_s, "s");
+    return FINISH(r_ctx, "ggml_scale_inplace", ggml_scale_inplace(ctx->ctx, a, s));
 }
 
 /* ggml_scale_bias(ctx, a, s, b) */
@@ -260,11 +307,27 @@ SEXP R_ggml_scale_bias(SEXP r_ctx, SEXP r_a, SEXP r_s, SEXP r_b) {
     return FINISH(r_ctx, "ggml_scale_bias", ggml_scale_bias(ctx->ctx, a, s, b));
 }
 
+/* ggml_scale_bias_inplace(ctx, a, s, b) */
+SEXP R_ggml_scale_bias_inplace(SEXP r_ctx, SEXP r_a, SEXP r_s, SEXP r_b) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float s = rg_float(r_s, "s");
+    const float b = rg_float(r_b, "b");
+    return FINISH(r_ctx, "ggml_scale_bias_inplace", ggml_scale_bias_inplace(ctx->ctx, a, s, b));
+}
+
 /* ggml_sqr(ctx, a) */
 SEXP R_ggml_sqr(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_sqr", ggml_sqr(ctx->ctx, a));
+}
+
+/* ggml_sqr_inplace(ctx, a) */
+SEXP R_ggml_sqr_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sqr_inplace", ggml_sqr_inplace(ctx->ctx, a));
 }
 
 /* ggml_sqrt(ctx, a) */
@@ -274,11 +337,25 @@ SEXP R_ggml_sqrt(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_sqrt", ggml_sqrt(ctx->ctx, a));
 }
 
+/* ggml_sqrt_inplace(ctx, a) */
+SEXP R_ggml_sqrt_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sqrt_inplace", ggml_sqrt_inplace(ctx->ctx, a));
+}
+
 /* ggml_log(ctx, a) */
 SEXP R_ggml_log(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_log", ggml_log(ctx->ctx, a));
+}
+
+/* ggml_log_inplace(ctx, a) */
+SEXP R_ggml_log_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_log_inplace", ggml_log_inplace(ctx->ctx, a));
 }
 
 /* ggml_sum(ctx, a) */
@@ -339,6 +416,18 @@ SEXP R_ggml_acc(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_nb2, SEXP r_n
     const size_t nb3 = rg_bytes(r_nb3, "nb3");
     const size_t offset = rg_bytes(r_offset, "offset");
     return FINISH(r_ctx, "ggml_acc", ggml_acc(ctx->ctx, a, b, nb1, nb2, nb3, offset));
+}
+
+/* ggml_acc_inplace(ctx, a, b, nb1, nb2, nb3, offset) */
+SEXP R_ggml_acc_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_nb1, SEXP r_nb2, SEXP r_nb3, SEXP r_offset) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const size_t nb1 = rg_bytes(r_nb1, "nb1");
+    const size_t nb2 = rg_bytes(r_nb2, "nb2");
+    const size_t nb3 = rg_bytes(r_nb3, "nb3");
+    const size_t offset = rg_bytes(r_offset, "offset");
+    return FINISH(r_ctx, "ggml_acc_inplace", ggml_acc_inplace(ctx->ctx, a, b, nb1, nb2, nb3, offset));
 }
 
 /* ggml_set(ctx, a, b, nb1, nb2, nb3, offset) */
@@ -556,6 +645,13 @@ SEXP R_ggml_soft_max(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_soft_max", ggml_soft_max(ctx->ctx, a));
 }
 
+/* ggml_soft_max_inplace(ctx, a) */
+SEXP R_ggml_soft_max_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_soft_max_inplace", ggml_soft_max_inplace(ctx->ctx, a));
+}
+
 /* ggml_soft_max_ext(ctx, a, mask = NULL, scale = 1, max_bias = 0) */
 SEXP R_ggml_soft_max_ext(SEXP r_ctx, SEXP r_a, SEXP r_mask, SEXP r_scale, SEXP r_max_bias) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -564,6 +660,16 @@ SEXP R_ggml_soft_max_ext(SEXP r_ctx, SEXP r_a, SEXP r_mask, SEXP r_scale, SEXP r
     const float scale = rg_float(r_scale, "scale");
     const float max_bias = rg_float(r_max_bias, "max_bias");
     return FINISH(r_ctx, "ggml_soft_max_ext", ggml_soft_max_ext(ctx->ctx, a, mask, scale, max_bias));
+}
+
+/* ggml_soft_max_ext_inplace(ctx, a, mask = NULL, scale = 1, max_bias = 0) */
+SEXP R_ggml_soft_max_ext_inplace(SEXP r_ctx, SEXP r_a, SEXP r_mask, SEXP r_scale, SEXP r_max_bias) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * mask = TENSOR_OR_NULL(ctx, r_mask, "mask");
+    const float scale = rg_float(r_scale, "scale");
+    const float max_bias = rg_float(r_max_bias, "max_bias");
+    return FINISH(r_ctx, "ggml_soft_max_ext_inplace", ggml_soft_max_ext_inplace(ctx->ctx, a, mask, scale, max_bias));
 }
 
 /* ggml_flash_attn_ext(ctx, q, k, v, mask = NULL, scale, max_bias = 0, logit_softcap = 0) */
@@ -683,11 +789,26 @@ SEXP R_ggml_unary(SEXP r_ctx, SEXP r_a, SEXP r_op) {
     return FINISH(r_ctx, "ggml_unary", ggml_unary(ctx->ctx, a, op));
 }
 
+/* ggml_unary_inplace(ctx, a, op) */
+SEXP R_ggml_unary_inplace(SEXP r_ctx, SEXP r_a, SEXP r_op) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const enum ggml_unary_op op = (enum ggml_unary_op) rg_int(r_op, "op");
+    return FINISH(r_ctx, "ggml_unary_inplace", ggml_unary_inplace(ctx->ctx, a, op));
+}
+
 /* ggml_neg(ctx, a) */
 SEXP R_ggml_neg(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_neg", ggml_neg(ctx->ctx, a));
+}
+
+/* ggml_neg_inplace(ctx, a) */
+SEXP R_ggml_neg_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_neg_inplace", ggml_neg_inplace(ctx->ctx, a));
 }
 
 /* ggml_tanh(ctx, a) */
@@ -697,11 +818,25 @@ SEXP R_ggml_tanh(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_tanh", ggml_tanh(ctx->ctx, a));
 }
 
+/* ggml_tanh_inplace(ctx, a) */
+SEXP R_ggml_tanh_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_tanh_inplace", ggml_tanh_inplace(ctx->ctx, a));
+}
+
 /* ggml_relu(ctx, a) */
 SEXP R_ggml_relu(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_relu", ggml_relu(ctx->ctx, a));
+}
+
+/* ggml_relu_inplace(ctx, a) */
+SEXP R_ggml_relu_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_relu_inplace", ggml_relu_inplace(ctx->ctx, a));
 }
 
 /* ggml_sigmoid(ctx, a) */
@@ -711,11 +846,25 @@ SEXP R_ggml_sigmoid(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_sigmoid", ggml_sigmoid(ctx->ctx, a));
 }
 
+/* ggml_sigmoid_inplace(ctx, a) */
+SEXP R_ggml_sigmoid_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sigmoid_inplace", ggml_sigmoid_inplace(ctx->ctx, a));
+}
+
 /* ggml_gelu(ctx, a) */
 SEXP R_ggml_gelu(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_gelu", ggml_gelu(ctx->ctx, a));
+}
+
+/* ggml_gelu_inplace(ctx, a) */
+SEXP R_ggml_gelu_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_gelu_inplace", ggml_gelu_inplace(ctx->ctx, a));
 }
 
 /* ggml_gelu_erf(ctx, a) */
@@ -725,11 +874,25 @@ SEXP R_ggml_gelu_erf(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_gelu_erf", ggml_gelu_erf(ctx->ctx, a));
 }
 
+/* ggml_gelu_erf_inplace(ctx, a) */
+SEXP R_ggml_gelu_erf_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_gelu_erf_inplace", ggml_gelu_erf_inplace(ctx->ctx, a));
+}
+
 /* ggml_silu(ctx, a) */
 SEXP R_ggml_silu(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_silu", ggml_silu(ctx->ctx, a));
+}
+
+/* ggml_silu_inplace(ctx, a) */
+SEXP R_ggml_silu_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_silu_inplace", ggml_silu_inplace(ctx->ctx, a));
 }
 
 /* ggml_exp(ctx, a) */
@@ -739,11 +902,25 @@ SEXP R_ggml_exp(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_exp", ggml_exp(ctx->ctx, a));
 }
 
+/* ggml_exp_inplace(ctx, a) */
+SEXP R_ggml_exp_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_exp_inplace", ggml_exp_inplace(ctx->ctx, a));
+}
+
 /* ggml_gelu_quick(ctx, a) */
 SEXP R_ggml_gelu_quick(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_gelu_quick", ggml_gelu_quick(ctx->ctx, a));
+}
+
+/* ggml_gelu_quick_inplace(ctx, a) */
+SEXP R_ggml_gelu_quick_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_gelu_quick_inplace", ggml_gelu_quick_inplace(ctx->ctx, a));
 }
 
 /* ggml_sin(ctx, a) */
@@ -753,11 +930,25 @@ SEXP R_ggml_sin(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_sin", ggml_sin(ctx->ctx, a));
 }
 
+/* ggml_sin_inplace(ctx, a) */
+SEXP R_ggml_sin_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sin_inplace", ggml_sin_inplace(ctx->ctx, a));
+}
+
 /* ggml_cos(ctx, a) */
 SEXP R_ggml_cos(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_cos", ggml_cos(ctx->ctx, a));
+}
+
+/* ggml_cos_inplace(ctx, a) */
+SEXP R_ggml_cos_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_cos_inplace", ggml_cos_inplace(ctx->ctx, a));
 }
 
 /* ggml_clamp(ctx, a, min, max) */
@@ -793,11 +984,25 @@ SEXP R_ggml_abs(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_abs", ggml_abs(ctx->ctx, a));
 }
 
+/* ggml_abs_inplace(ctx, a) */
+SEXP R_ggml_abs_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_abs_inplace", ggml_abs_inplace(ctx->ctx, a));
+}
+
 /* ggml_sgn(ctx, a) */
 SEXP R_ggml_sgn(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_sgn", ggml_sgn(ctx->ctx, a));
+}
+
+/* ggml_sgn_inplace(ctx, a) */
+SEXP R_ggml_sgn_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_sgn_inplace", ggml_sgn_inplace(ctx->ctx, a));
 }
 
 /* ggml_step(ctx, a) */
@@ -807,11 +1012,25 @@ SEXP R_ggml_step(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_step", ggml_step(ctx->ctx, a));
 }
 
+/* ggml_step_inplace(ctx, a) */
+SEXP R_ggml_step_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_step_inplace", ggml_step_inplace(ctx->ctx, a));
+}
+
 /* ggml_elu(ctx, a) */
 SEXP R_ggml_elu(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_elu", ggml_elu(ctx->ctx, a));
+}
+
+/* ggml_elu_inplace(ctx, a) */
+SEXP R_ggml_elu_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_elu_inplace", ggml_elu_inplace(ctx->ctx, a));
 }
 
 /* ggml_hardswish(ctx, a) */
@@ -835,11 +1054,25 @@ SEXP R_ggml_expm1(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_expm1", ggml_expm1(ctx->ctx, a));
 }
 
+/* ggml_expm1_inplace(ctx, a) */
+SEXP R_ggml_expm1_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_expm1_inplace", ggml_expm1_inplace(ctx->ctx, a));
+}
+
 /* ggml_softplus(ctx, a) */
 SEXP R_ggml_softplus(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_softplus", ggml_softplus(ctx->ctx, a));
+}
+
+/* ggml_softplus_inplace(ctx, a) */
+SEXP R_ggml_softplus_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_softplus_inplace", ggml_softplus_inplace(ctx->ctx, a));
 }
 
 /* ggml_floor(ctx, a) */
@@ -849,11 +1082,25 @@ SEXP R_ggml_floor(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_floor", ggml_floor(ctx->ctx, a));
 }
 
+/* ggml_floor_inplace(ctx, a) */
+SEXP R_ggml_floor_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_floor_inplace", ggml_floor_inplace(ctx->ctx, a));
+}
+
 /* ggml_ceil(ctx, a) */
 SEXP R_ggml_ceil(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_ceil", ggml_ceil(ctx->ctx, a));
+}
+
+/* ggml_ceil_inplace(ctx, a) */
+SEXP R_ggml_ceil_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_ceil_inplace", ggml_ceil_inplace(ctx->ctx, a));
 }
 
 /* ggml_round(ctx, a) */
@@ -863,11 +1110,25 @@ SEXP R_ggml_round(SEXP r_ctx, SEXP r_a) {
     return FINISH(r_ctx, "ggml_round", ggml_round(ctx->ctx, a));
 }
 
+/* ggml_round_inplace(ctx, a) */
+SEXP R_ggml_round_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_round_inplace", ggml_round_inplace(ctx->ctx, a));
+}
+
 /* ggml_trunc(ctx, a) */
 SEXP R_ggml_trunc(SEXP r_ctx, SEXP r_a) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     return FINISH(r_ctx, "ggml_trunc", ggml_trunc(ctx->ctx, a));
+}
+
+/* ggml_trunc_inplace(ctx, a) */
+SEXP R_ggml_trunc_inplace(SEXP r_ctx, SEXP r_a) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    return FINISH(r_ctx, "ggml_trunc_inplace", ggml_trunc_inplace(ctx->ctx, a));
 }
 
 /* ggml_xielu(ctx, a, alpha_n = 0.8, alpha_p = 0.8, beta = 0.5, eps = -1e-6) */
@@ -1027,12 +1288,28 @@ SEXP R_ggml_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
     return FINISH(r_ctx, "ggml_norm", ggml_norm(ctx->ctx, a, eps));
 }
 
+/* ggml_norm_inplace(ctx, a, eps = 1e-5) */
+SEXP R_ggml_norm_inplace(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_norm_inplace", ggml_norm_inplace(ctx->ctx, a, eps));
+}
+
 /* ggml_rms_norm(ctx, a, eps = 1e-5) */
 SEXP R_ggml_rms_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     const float eps = rg_float(r_eps, "eps");
     return FINISH(r_ctx, "ggml_rms_norm", ggml_rms_norm(ctx->ctx, a, eps));
+}
+
+/* ggml_rms_norm_inplace(ctx, a, eps = 1e-5) */
+SEXP R_ggml_rms_norm_inplace(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_rms_norm_inplace", ggml_rms_norm_inplace(ctx->ctx, a, eps));
 }
 
 /* ggml_rms_norm_back(ctx, a, b, eps = 1e-5) */
@@ -1052,6 +1329,14 @@ SEXP R_ggml_l2_norm(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
     return FINISH(r_ctx, "ggml_l2_norm", ggml_l2_norm(ctx->ctx, a, eps));
 }
 
+/* ggml_l2_norm_inplace(ctx, a, eps = 1e-6) */
+SEXP R_ggml_l2_norm_inplace(SEXP r_ctx, SEXP r_a, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_l2_norm_inplace", ggml_l2_norm_inplace(ctx->ctx, a, eps));
+}
+
 /* ggml_group_norm(ctx, a, n_groups, eps = 1e-5) */
 SEXP R_ggml_group_norm(SEXP r_ctx, SEXP r_a, SEXP r_n_groups, SEXP r_eps) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -1059,6 +1344,15 @@ SEXP R_ggml_group_norm(SEXP r_ctx, SEXP r_a, SEXP r_n_groups, SEXP r_eps) {
     const int n_groups = rg_int(r_n_groups, "n_groups");
     const float eps = rg_float(r_eps, "eps");
     return FINISH(r_ctx, "ggml_group_norm", ggml_group_norm(ctx->ctx, a, n_groups, eps));
+}
+
+/* ggml_group_norm_inplace(ctx, a, n_groups, eps = 1e-5) */
+SEXP R_ggml_group_norm_inplace(SEXP r_ctx, SEXP r_a, SEXP r_n_groups, SEXP r_eps) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    const int n_groups = rg_int(r_n_groups, "n_groups");
+    const float eps = rg_float(r_eps, "eps");
+    return FINISH(r_ctx, "ggml_group_norm_inplace", ggml_group_norm_inplace(ctx->ctx, a, n_groups, eps));
 }
 
 /* ggml_get_rows(ctx, a, b) */
@@ -1127,6 +1421,16 @@ SEXP R_ggml_soft_max_ext_back(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_scale, SEXP
     return FINISH(r_ctx, "ggml_soft_max_ext_back", ggml_soft_max_ext_back(ctx->ctx, a, b, scale, max_bias));
 }
 
+/* ggml_soft_max_ext_back_inplace(ctx, a, b, scale = 1, max_bias = 0) */
+SEXP R_ggml_soft_max_ext_back_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_scale, SEXP r_max_bias) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const float scale = rg_float(r_scale, "scale");
+    const float max_bias = rg_float(r_max_bias, "max_bias");
+    return FINISH(r_ctx, "ggml_soft_max_ext_back_inplace", ggml_soft_max_ext_back_inplace(ctx->ctx, a, b, scale, max_bias));
+}
+
 /* ggml_cross_entropy_loss(ctx, a, b) */
 SEXP R_ggml_cross_entropy_loss(SEXP r_ctx, SEXP r_a, SEXP r_b) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -1161,6 +1465,16 @@ SEXP R_ggml_rope(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode) {
     return FINISH(r_ctx, "ggml_rope", ggml_rope(ctx->ctx, a, b, n_dims, mode));
 }
 
+/* ggml_rope_inplace(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL) */
+SEXP R_ggml_rope_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int n_dims = rg_int(r_n_dims, "n_dims");
+    const int mode = rg_int(r_mode, "mode");
+    return FINISH(r_ctx, "ggml_rope_inplace", ggml_rope_inplace(ctx->ctx, a, b, n_dims, mode));
+}
+
 /* ggml_rope_custom(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
 SEXP R_ggml_rope_custom(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode, SEXP r_n_ctx_orig, SEXP r_freq_base, SEXP r_freq_scale, SEXP r_ext_factor, SEXP r_attn_factor, SEXP r_beta_fast, SEXP r_beta_slow) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
@@ -1176,6 +1490,23 @@ SEXP R_ggml_rope_custom(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mo
     const float beta_fast = rg_float(r_beta_fast, "beta_fast");
     const float beta_slow = rg_float(r_beta_slow, "beta_slow");
     return FINISH(r_ctx, "ggml_rope_custom", ggml_rope_custom(ctx->ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
+}
+
+/* ggml_rope_custom_inplace(ctx, a, b, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
+SEXP R_ggml_rope_custom_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_n_dims, SEXP r_mode, SEXP r_n_ctx_orig, SEXP r_freq_base, SEXP r_freq_scale, SEXP r_ext_factor, SEXP r_attn_factor, SEXP r_beta_fast, SEXP r_beta_slow) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    const int n_dims = rg_int(r_n_dims, "n_dims");
+    const int mode = rg_int(r_mode, "mode");
+    const int n_ctx_orig = rg_int(r_n_ctx_orig, "n_ctx_orig");
+    const float freq_base = rg_float(r_freq_base, "freq_base");
+    const float freq_scale = rg_float(r_freq_scale, "freq_scale");
+    const float ext_factor = rg_float(r_ext_factor, "ext_factor");
+    const float attn_factor = rg_float(r_attn_factor, "attn_factor");
+    const float beta_fast = rg_float(r_beta_fast, "beta_fast");
+    const float beta_slow = rg_float(r_beta_slow, "beta_slow");
+    return FINISH(r_ctx, "ggml_rope_custom_inplace", ggml_rope_custom_inplace(ctx->ctx, a, b, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
 }
 
 /* ggml_rope_ext(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
@@ -1194,6 +1525,24 @@ SEXP R_ggml_rope_ext(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_c, SEXP r_n_dims, SE
     const float beta_fast = rg_float(r_beta_fast, "beta_fast");
     const float beta_slow = rg_float(r_beta_slow, "beta_slow");
     return FINISH(r_ctx, "ggml_rope_ext", ggml_rope_ext(ctx->ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
+}
+
+/* ggml_rope_ext_inplace(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
+SEXP R_ggml_rope_ext_inplace(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_c, SEXP r_n_dims, SEXP r_mode, SEXP r_n_ctx_orig, SEXP r_freq_base, SEXP r_freq_scale, SEXP r_ext_factor, SEXP r_attn_factor, SEXP r_beta_fast, SEXP r_beta_slow) {
+    rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
+    struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
+    struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
+    struct ggml_tensor * c = TENSOR_OR_NULL(ctx, r_c, "c");
+    const int n_dims = rg_int(r_n_dims, "n_dims");
+    const int mode = rg_int(r_mode, "mode");
+    const int n_ctx_orig = rg_int(r_n_ctx_orig, "n_ctx_orig");
+    const float freq_base = rg_float(r_freq_base, "freq_base");
+    const float freq_scale = rg_float(r_freq_scale, "freq_scale");
+    const float ext_factor = rg_float(r_ext_factor, "ext_factor");
+    const float attn_factor = rg_float(r_attn_factor, "attn_factor");
+    const float beta_fast = rg_float(r_beta_fast, "beta_fast");
+    const float beta_slow = rg_float(r_beta_slow, "beta_slow");
+    return FINISH(r_ctx, "ggml_rope_ext_inplace", ggml_rope_ext_inplace(ctx->ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow));
 }
 
 /* ggml_rope_ext_back(ctx, a, b, c = NULL, n_dims, mode = GGML_ROPE_TYPE_NORMAL, n_ctx_orig = 0, freq_base = 10000, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 32, beta_slow = 1) */
@@ -1234,8 +1583,8 @@ SEXP R_ggml_opt_step_sgd(SEXP r_ctx, SEXP r_a, SEXP r_grad, SEXP r_sgd_params) {
     return FINISH(r_ctx, "ggml_opt_step_sgd", ggml_opt_step_sgd(ctx->ctx, a, grad, sgd_params));
 }
 
-/* ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type = GGML_TYPE_F32) */
-SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1, SEXP r_is_2d, SEXP r_dst_type) {
+/* ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D = TRUE, dst_type = GGML_TYPE_F32) */
+SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_p0, SEXP r_p1, SEXP r_d0, SEXP r_d1, SEXP r_is_2D, SEXP r_dst_type) {
     rg_ctx * ctx = rg_ctx_get(r_ctx, "ctx");
     struct ggml_tensor * a = TENSOR(ctx, r_a, "a");
     struct ggml_tensor * b = TENSOR(ctx, r_b, "b");
@@ -1245,9 +1594,9 @@ SEXP R_ggml_im2col(SEXP r_ctx, SEXP r_a, SEXP r_b, SEXP r_s0, SEXP r_s1, SEXP r_
     const int p1 = rg_int(r_p1, "p1");
     const int d0 = rg_int(r_d0, "d0");
     const int d1 = rg_int(r_d1, "d1");
-    const bool is_2d = rg_bool(r_is_2d, "is_2d");
+    const bool is_2D = rg_bool(r_is_2D, "is_2D");
     const enum ggml_type dst_type = (enum ggml_type) rg_int(r_dst_type, "dst_type");
-    return FINISH(r_ctx, "ggml_im2col", ggml_im2col(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1, is_2d, dst_type));
+    return FINISH(r_ctx, "ggml_im2col", ggml_im2col(ctx->ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D, dst_type));
 }
 
 /* ggml_conv_1d(ctx, a, b, s0 = 1, p0 = 0, d0 = 1) */

@@ -78,6 +78,8 @@ TENSOR_NUMBER(ggml_nbytes)
 TENSOR_NUMBER(ggml_element_size)
 TENSOR_LOGICAL(ggml_is_contiguous)
 TENSOR_LOGICAL(ggml_is_scalar)
+TENSOR_LOGICAL(ggml_is_transposed)
+TENSOR_LOGICAL(ggml_is_permuted)
 TENSOR_PAIR_LOGICAL(ggml_are_same_shape)
 TENSOR_PAIR_LOGICAL(ggml_can_repeat)
 
@@ -185,7 +187,7 @@ SEXP R_ggml_set_f32(SEXP tensor, SEXP values) {
     const int64_t ne = ggml_nelements(t);
     if (ne == 0 && n <= 1) return tensor;  /* nothing to fill */
     if (n != 1 && (int64_t) n != ne)
-        Rf_error("%s: 'values' has length %lld; it must be 1 (fill) or the tensor's %lld elements",
+        Rf_error("%s: 'values' has length %lld, which does not match the tensor's %lld elements (nor is it 1, a fill)",
                  fn, (long long) n, (long long) ne);
     for (R_xlen_t i = 0; i < n; i++) check_value(t, rg_num_at(values, i), n == 1 ? -1 : i, fn);
     if (t->type == GGML_TYPE_F32 && ggml_is_contiguous(t)) {
@@ -345,6 +347,30 @@ SEXP R_ggml_quantize_chunk(SEXP type, SEXP src, SEXP nrows, SEXP n_per_row, SEXP
         ggml_clear_error();
         if (ggml_quantize_chunk(ty, f, RAW(out), 0, nr, npr, im) != bytes) rg_fail(fn);
     }
+    UNPROTECT(1);
+    return out;
+}
+
+/* One row of n_elements values of src as the bytes of type, by the type's
+ * reference quantizer (upstream's quantize_row_*_ref). Q8_K, an activation
+ * type, has none in the public traits: its CPU quantizer does that job. */
+SEXP R_ggml_quantize_row_ref(SEXP type, SEXP src, SEXP n_elements) {
+    static const char * fn = "quantize_row_ref";
+    const enum ggml_type ty = rg_type(type, "type");
+    const R_xlen_t n_src = rg_numeric_len(src, "src_data");
+    const int64_t n = rg_count(n_elements, "n_elements");
+    if ((int64_t) n_src != n)
+        Rf_error("%s: 'src_data' has %lld values, not n_elements (%lld)", fn, (long long) n_src, (long long) n);
+    check_row(ty, n, fn);
+    const struct ggml_type_traits * tt = ggml_get_type_traits(ty);
+    const struct ggml_type_traits_cpu * cpu = ggml_get_type_traits_cpu(ty);
+    ggml_from_float_t quantize = tt && tt->from_float_ref ? tt->from_float_ref
+                               : ty == GGML_TYPE_Q8_K && cpu ? cpu->from_float : NULL;
+    if (!quantize || !ggml_is_quantized(ty))
+        Rf_error("%s: type %s has no reference quantizer here", fn, ggml_type_name(ty));
+    const float * f = floats_of(src, n_src, 1, "src_data", fn);
+    SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) ggml_row_size(ty, n)));
+    if (n > 0) quantize(f, RAW(out), n);
     UNPROTECT(1);
     return out;
 }

@@ -6,55 +6,8 @@
 # and the files generated from the table are up to date. A new C op without a
 # binding fails here.
 
-# c(ggml_x = "the reason"); the in-place forms write over their input, which R code holding that tensor
-# would see change, and autodiff refuses most of them: R has the forms without _inplace
+# c(ggml_x = "the reason")
 not_bound <- c(
-  ggml_unary_inplace = "in place",
-  ggml_abs_inplace = "in place",
-  ggml_sgn_inplace = "in place",
-  ggml_neg_inplace = "in place",
-  ggml_step_inplace = "in place",
-  ggml_tanh_inplace = "in place",
-  ggml_elu_inplace = "in place",
-  ggml_relu_inplace = "in place",
-  ggml_sigmoid_inplace = "in place",
-  ggml_gelu_inplace = "in place",
-  ggml_gelu_quick_inplace = "in place",
-  ggml_silu_inplace = "in place",
-  ggml_exp_inplace = "in place",
-  ggml_expm1_inplace = "in place",
-  ggml_softplus_inplace = "in place",
-  ggml_gelu_erf_inplace = "in place",
-  ggml_floor_inplace = "in place",
-  ggml_ceil_inplace = "in place",
-  ggml_round_inplace = "in place",
-  ggml_trunc_inplace = "in place",
-  ggml_sin_inplace = "in place",
-  ggml_cos_inplace = "in place",
-  ggml_add1_inplace = "in place",
-  ggml_sub_inplace = "in place",
-  ggml_mul_inplace = "in place",
-  ggml_div_inplace = "in place",
-  ggml_sqr_inplace = "in place",
-  ggml_sqrt_inplace = "in place",
-  ggml_log_inplace = "in place",
-  ggml_scale_inplace = "in place",
-  ggml_scale_bias_inplace = "in place",
-  ggml_dup_inplace = "in place",
-  ggml_acc_inplace = "in place",
-  ggml_norm_inplace = "in place",
-  ggml_rms_norm_inplace = "in place",
-  ggml_l2_norm_inplace = "in place",
-  ggml_group_norm_inplace = "in place",
-  ggml_soft_max_inplace = "in place",
-  ggml_soft_max_ext_inplace = "in place",
-  ggml_soft_max_ext_back_inplace = "in place",
-  ggml_rope_inplace = "in place",
-  ggml_rope_ext_inplace = "in place",
-  ggml_rope_custom_inplace = "in place",
-  ggml_rope_multi_inplace = "in place",
-  ggml_rope_multi = "takes its sections as an int array (no kind for it)",
-  ggml_rope_multi_back = "takes its sections as an int array (no kind for it)",
   ggml_rope_set_offset = "takes no context: it sets the offset of an existing ROPE node (every row of the table starts with ctx)",
   ggml_map_custom1 = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
   ggml_map_custom1_inplace = "takes a C callback (no kind for it): R code cannot be called from the library's worker threads",
@@ -71,11 +24,14 @@ not_bound <- c(
 unbound <- as.character(names(not_bound))
 
 # Constructors that create or look up tensors rather than record an op: they
-# have their own glue (src/glue_tensor.c, glue_context.c, glue_graph.c).
+# have their own glue (src/glue_tensor.c, glue_context.c, glue_graph.c); and
+# the multi-section rope ops, whose int array of sections is no kind of the
+# table (src/glue_rope_multi.c).
 hand_bound <- c("ggml_new_tensor", "ggml_new_tensor_1d", "ggml_new_tensor_2d", "ggml_new_tensor_3d",
                 "ggml_new_tensor_4d", "ggml_new_f32", "ggml_dup_tensor", "ggml_view_tensor", "ggml_set_name",
                 "ggml_set_f32", "ggml_set_zero", "ggml_get_first_tensor", "ggml_get_next_tensor", "ggml_get_tensor",
-                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node", "ggml_graph_get_tensor")
+                "ggml_graph_get_grad", "ggml_graph_get_grad_acc", "ggml_graph_node", "ggml_graph_get_tensor",
+                "ggml_rope_multi", "ggml_rope_multi_inplace", "ggml_rope_multi_back")
 
 repo_file <- function(...) test_path("..", "..", ...)  # r/ when the tests run from the repository
 in_repo <- function() file.exists(repo_file("..", "include", "ggml.h"))

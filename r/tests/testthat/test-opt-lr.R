@@ -192,21 +192,6 @@ test_that("ggml_with_temp_ctx evaluates with a context it frees afterwards", {
   expect_error(ggml_with_temp_ctx(-1, 1))
 })
 
-test_that("ggml_cpu_add and ggml_cpu_mul give the element-wise results", {
-  ctx <- ggml_init(1024^2)
-  a <- ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 3)
-  b <- ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 3)
-  ggml_set_f32(a, c(1, 2, 3, 4, 5, 6))
-  ggml_set_f32(b, c(0.5, -1, 2, 0, 3, -2))
-  expect_equal(ggml_cpu_add(a, b), c(1.5, 1, 5, 4, 8, 4))
-  expect_equal(ggml_cpu_mul(a, b), c(0.5, -2, 6, 0, 15, -12))
-  expect_equal(ggml_get_f32(a), c(1, 2, 3, 4, 5, 6))
-  expect_error(ggml_cpu_add(a, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 6)), "same shape")
-  expect_error(ggml_cpu_mul(a, 1:6), "tensors")
-  ggml_free(ctx)
-  expect_error(ggml_cpu_add(a, b), "freed")
-})
-
 test_that("CRAN's calls without a model are refused with the reason", {
   cpu <- ggml_backend_cpu_init()
   sched <- ggml_backend_sched_new(list(cpu), parallel = FALSE)
