@@ -155,20 +155,55 @@ static char * elem_at(const struct ggml_tensor * t, int64_t i) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
+/* The types whose elements are numbers of their own: everything but the
+ * block types (quantized, and the types stored here without converters),
+ * whose values ggml_get_array / ggml_set_array (de)quantize row by row. */
+static void require_elements(const struct ggml_tensor * t, const char * fn) {
+    switch (t->type) {
+        case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_F64:
+        case GGML_TYPE_I8: case GGML_TYPE_I16: case GGML_TYPE_I32: case GGML_TYPE_I64: return;
+        default:
+            Rf_error("%s: a %s tensor holds blocks of %lld values, not single elements; "
+                     "ggml_get_array / ggml_set_array convert whole rows", fn, ggml_type_name(t->type),
+                     (long long) ggml_blck_size(t->type));
+    }
+}
+
+/* tensor_with_data for the element accessors: a type with single elements */
+static struct ggml_tensor * elements_with_data(SEXP tensor, const char * fn) {
+    struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    require_elements(t, fn);
+    return t;
+}
+
 static double load(const struct ggml_tensor * t, const char * p) {
     switch (t->type) {
-        case GGML_TYPE_F32: { float v; memcpy(&v, p, sizeof v); return v; }
-        case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, sizeof h); return ggml_fp16_to_fp32(h); }
-        default:            { int32_t v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_F32:  { float v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_F16:  { ggml_fp16_t h; memcpy(&h, p, sizeof h); return ggml_fp16_to_fp32(h); }
+        case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, sizeof h); return ggml_bf16_to_fp32(h); }
+        case GGML_TYPE_F64:  { double v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_I8:   { int8_t v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_I16:  { int16_t v; memcpy(&v, p, sizeof v); return v; }
+        case GGML_TYPE_I64:  { int64_t v; memcpy(&v, p, sizeof v); return (double) v; }
+        default:             { int32_t v; memcpy(&v, p, sizeof v); return v; }  /* I32 (require_elements ran) */
     }
 }
 
 /* Refuse (before anything is written) a value the tensor's type cannot hold:
  * for I32, NA/NaN, fractions and numbers outside 32 bits. */
 static void check_value(const struct ggml_tensor * t, double v, R_xlen_t i, const char * fn) {
-    if (t->type == GGML_TYPE_I32 && !rg_is_int32(v)) {
-        if (i >= 0) Rf_error("%s: element %lld of 'values' (%g) is not a 32-bit integer (NA is not allowed)", fn, (long long) i + 1, v);
-        Rf_error("%s: %g is not a 32-bit integer (NA is not allowed in an I32 tensor)", fn, v);
+    double lo, hi;  /* an integer type's range (I64: the integers a double holds exactly) */
+    const char * what;
+    switch (t->type) {
+        case GGML_TYPE_I8:  lo = INT8_MIN;  hi = INT8_MAX;  what = "an 8-bit integer"; break;
+        case GGML_TYPE_I16: lo = INT16_MIN; hi = INT16_MAX; what = "a 16-bit integer"; break;
+        case GGML_TYPE_I32: lo = INT32_MIN; hi = INT32_MAX; what = "a 32-bit integer"; break;
+        case GGML_TYPE_I64: lo = -9007199254740992.0; hi = 9007199254740992.0; what = "a whole number within 2^53"; break;
+        default: return;
+    }
+    if (ISNAN(v) || v != floor(v) || v < lo || v > hi) {
+        if (i >= 0) Rf_error("%s: element %lld of 'values' (%g) is not %s (NA is not allowed)", fn, (long long) i + 1, v, what);
+        Rf_error("%s: %g is not %s (NA is not allowed in an %s tensor)", fn, v, what, ggml_type_name(t->type));
     }
 }
 
@@ -176,13 +211,18 @@ static void store(const struct ggml_tensor * t, char * p, double v) {
     switch (t->type) {
         case GGML_TYPE_F32: { const float f = (float) v; memcpy(p, &f, sizeof f); break; }
         case GGML_TYPE_F16: { const ggml_fp16_t h = rg_half(v); memcpy(p, &h, sizeof h); break; }
-        default:            { const int32_t k = (int32_t) v; memcpy(p, &k, sizeof k); break; }
+        case GGML_TYPE_BF16: { const ggml_bf16_t h = ggml_fp32_to_bf16((float) v); memcpy(p, &h, sizeof h); break; }
+        case GGML_TYPE_F64: memcpy(p, &v, sizeof v); break;
+        case GGML_TYPE_I8:  { const int8_t k = (int8_t) v; memcpy(p, &k, sizeof k); break; }
+        case GGML_TYPE_I16: { const int16_t k = (int16_t) v; memcpy(p, &k, sizeof k); break; }
+        case GGML_TYPE_I64: { const int64_t k = (int64_t) v; memcpy(p, &k, sizeof k); break; }
+        default:            { const int32_t k = (int32_t) v; memcpy(p, &k, sizeof k); break; }  /* I32 */
     }
 }
 
 SEXP R_ggml_set_f32(SEXP tensor, SEXP values) {
     static const char * fn = "ggml_set_f32";
-    struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    struct ggml_tensor * t = elements_with_data(tensor, fn);
     const R_xlen_t n = rg_numeric_len(values, "values");
     const int64_t ne = ggml_nelements(t);
     if (ne == 0 && n <= 1) return tensor;  /* nothing to fill */
@@ -201,13 +241,15 @@ SEXP R_ggml_set_f32(SEXP tensor, SEXP values) {
 
 SEXP R_ggml_set_zero(SEXP tensor) {
     struct ggml_tensor * t = tensor_with_data(tensor, "ggml_set_zero");
+    if (ggml_is_contiguous(t)) { memset(t->data, 0, ggml_nbytes(t)); return tensor; }  /* any type: zero bytes are zeros */
+    require_elements(t, "ggml_set_zero");
     const int64_t ne = ggml_nelements(t);
     for (int64_t i = 0; i < ne; i++) store(t, elem_at(t, i), 0.0);
     return tensor;
 }
 
 SEXP R_ggml_get_f32(SEXP tensor) {
-    const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_get_f32");
+    const struct ggml_tensor * t = elements_with_data(tensor, "ggml_get_f32");
     const int64_t n = ggml_nelements(t);
     SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n));
     double * o = REAL(out);
@@ -230,13 +272,13 @@ static int64_t flat_index(const struct ggml_tensor * t, SEXP i, const char * fn)
 }
 
 SEXP R_ggml_get_f32_1d(SEXP tensor, SEXP i) {
-    const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_get_f32_1d");
+    const struct ggml_tensor * t = elements_with_data(tensor, "ggml_get_f32_1d");
     return Rf_ScalarReal(load(t, elem_at(t, flat_index(t, i, "ggml_get_f32_1d"))));
 }
 
 SEXP R_ggml_set_f32_1d(SEXP tensor, SEXP i, SEXP value) {
     static const char * fn = "ggml_set_f32_1d";
-    const struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    const struct ggml_tensor * t = elements_with_data(tensor, fn);
     const int64_t idx = flat_index(t, i, fn);
     const double v = rg_double(value, "value");
     check_value(t, v, -1, fn);
@@ -256,13 +298,13 @@ static char * nd_at(const struct ggml_tensor * t, SEXP i0, SEXP i1, SEXP i2, SEX
 }
 
 SEXP R_ggml_get_f32_nd(SEXP tensor, SEXP i0, SEXP i1, SEXP i2, SEXP i3) {
-    const struct ggml_tensor * t = tensor_with_data(tensor, "ggml_get_f32_nd");
+    const struct ggml_tensor * t = elements_with_data(tensor, "ggml_get_f32_nd");
     return Rf_ScalarReal(load(t, nd_at(t, i0, i1, i2, i3, "ggml_get_f32_nd")));
 }
 
 SEXP R_ggml_set_f32_nd(SEXP tensor, SEXP i0, SEXP i1, SEXP i2, SEXP i3, SEXP value) {
     static const char * fn = "ggml_set_f32_nd";
-    const struct ggml_tensor * t = tensor_with_data(tensor, fn);
+    const struct ggml_tensor * t = elements_with_data(tensor, fn);
     char * p = nd_at(t, i0, i1, i2, i3, fn);
     const double v = rg_double(value, "value");
     check_value(t, v, -1, fn);

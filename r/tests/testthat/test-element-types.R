@@ -1,0 +1,42 @@
+# Element access (ggml_set_f32 / ggml_get_f32 and their _1d/_nd forms) on every
+# type with single elements, and an R error, never a write past the tensor, on
+# the block types.
+
+test_that("BF16, F64 and the integer types hold their values", {
+  ctx <- ggml_init(1024^2)
+  bf <- ggml_new_tensor_1d(ctx, GGML_TYPE_BF16, 4)
+  ggml_set_f32(bf, c(1, -2.5, 3.140625, 1 + 2^-9))
+  # bf16 keeps 8 significant bits: 3.140625 = 201/64 is exact, 1 + 2^-9 rounds to 1 (ties to even)
+  expect_identical(ggml_get_f32(bf), c(1, -2.5, 3.140625, 1))
+  f64 <- ggml_new_tensor_1d(ctx, GGML_TYPE_F64, 2)
+  ggml_set_f32(f64, c(1 / 3, 1e300))
+  expect_identical(ggml_get_f32(f64), c(1 / 3, 1e300))
+  i8 <- ggml_new_tensor_1d(ctx, GGML_TYPE_I8, 3)
+  ggml_set_f32(i8, c(-128, 0, 127))
+  expect_identical(ggml_get_f32(i8), c(-128, 0, 127))
+  expect_error(ggml_set_f32(i8, c(1, 128, 2)), "element 2 of 'values' \\(128\\) is not an 8-bit integer")
+  i16 <- ggml_new_tensor_2d(ctx, GGML_TYPE_I16, 2, 2)
+  ggml_set_zero(i16)
+  ggml_set_f32_nd(i16, 1, 1, 0, 0, -32768)
+  ggml_set_f32_1d(i16, 0, 32767)
+  expect_identical(ggml_get_f32(i16), c(32767, 0, 0, -32768))
+  expect_error(ggml_set_f32_1d(i16, 1, 0.5), "not a 16-bit integer")
+  i64 <- ggml_new_tensor_1d(ctx, GGML_TYPE_I64, 2)
+  ggml_set_f32(i64, c(2^53, -5))
+  expect_identical(ggml_get_f32(i64), c(2^53, -5))
+  expect_error(ggml_set_f32(i64, NA_real_), "not a whole number within 2\\^53")
+  ggml_free(ctx)
+})
+
+test_that("block types are refused by the element accessors, and ggml_set_zero clears them", {
+  ctx <- ggml_init(1024^2)
+  q <- ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 64, 4)
+  expect_error(ggml_set_f32(q, seq_len(256) / 256), "q4_0 tensor holds blocks of 32 values")
+  expect_error(ggml_get_f32(q), "ggml_get_array")
+  expect_error(ggml_get_f32_1d(q, 0), "blocks")
+  expect_error(ggml_set_f32_nd(q, 0, 0, 0, 0, 1), "blocks")
+  ggml_set_array(q, matrix(1, 64, 4))
+  ggml_set_zero(q)
+  expect_identical(as.vector(ggml_get_array(q)), rep(0, 256))
+  ggml_free(ctx)
+})
