@@ -23,6 +23,9 @@ ggml_init_auto <- function(..., extra_mb = 10, type = GGML_TYPE_F32, no_alloc = 
 }
 
 ggml_free <- function(ctx) invisible(.Call(C_ggml_free, ctx))
+# Forget every object of ctx and reuse its memory; the handles made before
+# are refused from then on.
+ggml_reset <- function(ctx) invisible(.Call(C_ggml_reset, ctx))
 
 ggml_set_no_alloc <- function(ctx, no_alloc) invisible(.Call(C_ggml_set_no_alloc, ctx, no_alloc))
 ggml_get_no_alloc <- function(ctx) .Call(C_ggml_get_no_alloc, ctx)

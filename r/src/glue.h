@@ -54,6 +54,7 @@ typedef struct rg_ctx {
     rg_buffer * buffers;        /* buffers holding this context's tensor data */
     uint64_t mark, mark_b;      /* scratch for the walks over dependencies */
     int pins;                   /* objects (optimization contexts) using its memory: not released while > 0 */
+    uint64_t generation;        /* ggml_reset count: handles made before the latest reset are refused */
     int queued;                 /* on the release worklist */
     struct rg_ctx * next_queued;
 } rg_ctx;
@@ -149,6 +150,9 @@ R_xlen_t       rg_numeric_len(SEXP x, const char * arg);
 double         rg_num_at(SEXP x, R_xlen_t i);
 /* Size as an R number (double: exact up to 2^53). */
 SEXP           rg_size_sexp(double v);
+
+/* The log callback writing the library's text to R's console (init.c). */
+void rg_log_to_console(enum ggml_log_level level, const char * text, void * user_data);
 
 /* The package default thread count (ggml_set_n_threads). */
 int rg_default_threads(void);
