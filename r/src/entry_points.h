@@ -78,6 +78,12 @@ ENTRY(ggml_set_op_params_f32, 3)
 ENTRY(ggml_get_max_tensor_size, 1)
 ENTRY(ggml_print_objects, 1)
 ENTRY(ggml_graph_print, 1)
+/* glue_galloc.c */
+ENTRY(ggml_gallocr_new, 0)
+ENTRY(ggml_gallocr_free, 1)
+ENTRY(ggml_gallocr_reserve, 2)
+ENTRY(ggml_gallocr_alloc_graph, 2)
+ENTRY(ggml_gallocr_get_buffer_size, 2)
 /* glue_context.c */
 ENTRY(ggml_init, 2)
 ENTRY(ggml_free, 1)

@@ -74,6 +74,14 @@ void      rg_ctx_depend(rg_ctx * from, rg_ctx * to);
  * into it (the context's own, and views made in contexts that depend on it)
  * loses its data, and the memory goes now. */
 void      rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b);
+/* The contexts connected to c through dependencies, either way (c first):
+ * a malloc'd array of *count (the caller frees it), NULL when out of memory.
+ * No R allocation: finalizers may call it. */
+rg_ctx ** rg_ctx_connected(rg_ctx * c, size_t * count);
+/* Every tensor pointing into buf, in the contexts connected to c through
+ * dependencies (either way), loses its data (data and buffer cleared). No R
+ * allocation (finalizers may call it); 0 when out of memory, nothing done. */
+int       rg_ctx_detach_connected(rg_ctx * c, ggml_backend_buffer_t buf);
 /* A new buffer record for c (R error if out of memory; nothing changed then). */
 rg_buffer * rg_ctx_add_buffer(rg_ctx * c);
 

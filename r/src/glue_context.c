@@ -338,6 +338,53 @@ void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
     b->buf = NULL;
 }
 
+rg_ctx ** rg_ctx_connected(rg_ctx * c, size_t * count) {
+    /* A breadth-first walk over the array it fills; malloc only: this runs
+     * in finalizers too. */
+    const uint64_t walk = ++last_walk;
+    size_t n = 0, cap = 16;
+    rg_ctx ** seen = malloc(cap * sizeof *seen);
+    if (!seen) return NULL;
+    c->mark = walk;
+    seen[n++] = c;
+    for (size_t k = 0; k < n; k++) {
+        const rg_ctx * x = seen[k];
+        const size_t need = n + (size_t) x->deps.n + (size_t) x->dependents.n;
+        if (need > cap) {
+            rg_ctx ** v = realloc(seen, 2 * need * sizeof *v);
+            if (!v) { free(seen); return NULL; }
+            seen = v;
+            cap = 2 * need;
+        }
+        const rg_ctx_list * lists[2] = {&x->deps, &x->dependents};
+        for (int l = 0; l < 2; l++) {
+            for (int i = 0; i < lists[l]->n; i++) {
+                rg_ctx * y = lists[l]->v[i];
+                if (y->mark == walk) continue;
+                y->mark = walk;
+                seen[n++] = y;
+            }
+        }
+    }
+    *count = n;
+    return seen;
+}
+
+int rg_ctx_detach_connected(rg_ctx * c, ggml_backend_buffer_t buf) {
+    size_t n;
+    rg_ctx ** seen = rg_ctx_connected(c, &n);
+    if (!seen) return 0;
+    for (size_t k = 0; k < n; k++) {
+        struct ggml_context * ctx = seen[k]->ctx;
+        if (!ctx) continue;
+        for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+            if (t->buffer == buf) { t->data = NULL; t->buffer = NULL; }
+        }
+    }
+    free(seen);
+    return 1;
+}
+
 /* ---- handles ---- */
 
 SEXP rg_owner(SEXP handle) { return R_ExternalPtrProtected(handle); }
@@ -517,7 +564,7 @@ SEXP R_ggml_reset(SEXP ctx) {
     if (c->dependents.n > 0)
         Rf_error("ggml_reset: tensors of %d other context%s point into this context's memory (views, op results): free "
                  "them first", c->dependents.n, c->dependents.n == 1 ? "" : "s");
-    if (c->pins > 0) Rf_error("ggml_reset: an optimization context uses this context: free it first");
+    if (c->pins > 0) Rf_error("ggml_reset: an optimization context or a graph allocator uses this context: free it first");
     for (rg_buffer * b = c->buffers; b; b = b->next) {
         if (b->buf) { ggml_backend_buffer_free(b->buf); b->buf = NULL; }
         b->user_freed = 1;
