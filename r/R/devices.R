@@ -39,6 +39,16 @@ ggml_backend_reg_dev_get <- function(reg, index) .Call(C_ggml_backend_reg_dev_ge
 # load_all and unload have nothing to do.
 ggml_backend_load <- function(path) .Call(C_ggml_backend_load, path)
 ggml_backend_load_all <- function() invisible(NULL)
+# Every registry and device comes from the library and is registered
+# already: registering one again changes nothing.
+ggml_backend_register <- function(reg) {
+  ggml_backend_reg_name(reg)
+  invisible(NULL)
+}
+ggml_backend_device_register <- function(device) {
+  ggml_backend_dev_name(device)
+  invisible(NULL)
+}
 ggml_backend_unload <- function(reg) {
   ggml_backend_reg_name(reg)  # checks that it is a registry
   invisible(NULL)

@@ -108,6 +108,7 @@ ENTRY(ggml_get_n_threads, 0)
 ENTRY(ggml_cpu_n_cores, 0)
 ENTRY(ggml_cpu_simd_name, 0)
 /* glue_graph.c */
+ENTRY(ggml_graph_view, 3)
 ENTRY(ggml_new_graph, 1)
 ENTRY(ggml_new_graph_custom, 3)
 ENTRY(ggml_build_forward_expand, 3)

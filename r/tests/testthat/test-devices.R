@@ -126,3 +126,12 @@ test_that("hostile arguments are R errors", {
   expect_error(ggml_backend_synchronize(ctx), "must be a ggml backend")
   ggml_free(ctx)
 })
+
+test_that("registering the library's registry or device again changes nothing", {
+  expect_null(ggml_backend_register(ggml_backend_reg_get(0)))
+  expect_null(ggml_backend_device_register(ggml_backend_dev_get(0)))
+  expect_equal(ggml_backend_reg_count(), 1)
+  expect_equal(ggml_backend_dev_count(), 1)
+  expect_error(ggml_backend_register(ggml_backend_dev_get(0)), "ggml_backend_reg")
+  expect_error(ggml_backend_device_register("CPU"), "ggml_backend_device")
+})
