@@ -7,9 +7,7 @@ ggml_backend_name <- function(backend) .Call(C_ggml_backend_name, backend)
 ggml_backend_cpu_set_n_threads <- function(backend, n_threads) {
   invisible(.Call(C_ggml_backend_cpu_set_n_threads, backend, n_threads))
 }
-ggml_backend_graph_compute <- function(backend, graph) {
-  invisible(.Call(C_ggml_backend_graph_compute, backend, graph))
-}
+ggml_backend_graph_compute <- function(backend, graph) .Call(C_ggml_backend_graph_compute, backend, graph)
 
 ggml_backend_alloc_ctx_tensors <- function(ctx, backend) .Call(C_ggml_backend_alloc_ctx_tensors, ctx, backend)
 ggml_backend_buffer_free <- function(buffer) invisible(.Call(C_ggml_backend_buffer_free, buffer))

@@ -23,6 +23,9 @@ ggml_init_auto <- function(..., extra_mb = 10, type = GGML_TYPE_F32, no_alloc = 
 }
 
 ggml_free <- function(ctx) invisible(.Call(C_ggml_free, ctx))
+# Forget every object of ctx and reuse its memory; the handles made before
+# are refused from then on.
+ggml_reset <- function(ctx) invisible(.Call(C_ggml_reset, ctx))
 
 # CRAN ggmlR's: evaluates expr with `ctx` bound to a new context of mem_size
 # bytes, freed on the way out (a tensor of it returned is then unusable).

@@ -17,7 +17,17 @@ GGUF_TYPE_FLOAT64 <- 12L
 gguf_init_empty <- function() .Call(C_gguf_init_empty)
 # list(gguf = the GGUF context, ctx = a ggml context holding the tensors, or NULL)
 gguf_init_from_file <- function(fname, no_alloc = FALSE, ctx = TRUE) .Call(C_gguf_init_from_file, fname, no_alloc, ctx)
-gguf_free <- function(ctx) invisible(.Call(C_gguf_free, ctx))
+# A GGUF context, or a file loaded by gguf_load (its contexts are freed
+# together; freeing again is harmless).
+gguf_free <- function(ctx) {
+  if (inherits(ctx, "gguf")) {
+    .Call(C_gguf_free, ctx$ptr)
+    if (!is.null(ctx$ctx)) ggml_free(ctx$ctx)
+    return(invisible(NULL))
+  }
+  if (!inherits(ctx, "gguf_context")) stop("Expected a gguf object (from gguf_load) or a GGUF context", call. = FALSE)
+  invisible(.Call(C_gguf_free, ctx))
+}
 gguf_type_name <- function(type) .Call(C_gguf_type_name, type)
 
 gguf_get_version <- function(ctx) .Call(C_gguf_get_version, ctx)

@@ -29,6 +29,10 @@ ggml_graph_size <- function(graph) .Call(C_ggml_graph_size, graph)
 ggml_graph_n_nodes <- function(graph) .Call(C_ggml_graph_n_nodes, graph)
 ggml_graph_node <- function(graph, i) .Call(C_ggml_graph_node, graph, i)
 ggml_graph_get_tensor <- function(graph, name) .Call(C_ggml_graph_get_tensor, graph, name)
+# Nodes i0 .. i1 - 1 of graph as a graph of their own (in graph's context).
+ggml_graph_view <- function(graph, i0, i1) .Call(C_ggml_graph_view, graph, i0, i1)
+# Printed to the console through the library's log.
+ggml_graph_print <- function(graph) invisible(.Call(C_ggml_graph_print, graph))
 
 ggml_graph_compute <- function(ctx, graph) invisible(.Call(C_ggml_graph_compute, ctx, graph))
 ggml_graph_compute_with_ctx <- function(ctx, graph, n_threads = ggml_get_n_threads()) {

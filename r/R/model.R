@@ -35,6 +35,7 @@ ggml_compile.ggml_sequential_model <- function(model, optimizer = "adam", loss =
   model <- .init_weights(model)
   cpu <- ggml_backend_cpu_init()
   model$compilation$backend <- cpu
+  model$compilation$backend_requested <- backend
   model$compilation$sched <- ggml_backend_sched_new(cpu)
   model$compilation$optimizer <- optimizer
   model$compilation$loss <- loss

@@ -51,8 +51,8 @@ ggml_get_f32 <- function(tensor) .Call(C_ggml_get_f32, tensor)
 ggml_set_zero <- function(tensor) invisible(.Call(C_ggml_set_zero, tensor))
 ggml_get_f32_1d <- function(tensor, i) .Call(C_ggml_get_f32_1d, tensor, i)
 ggml_set_f32_1d <- function(tensor, i, value) invisible(.Call(C_ggml_set_f32_1d, tensor, i, value))
-ggml_get_f32_nd <- function(tensor, i0, i1, i2, i3) .Call(C_ggml_get_f32_nd, tensor, i0, i1, i2, i3)
-ggml_set_f32_nd <- function(tensor, i0, i1, i2, i3, value) {
+ggml_get_f32_nd <- function(tensor, i0, i1 = 0, i2 = 0, i3 = 0) .Call(C_ggml_get_f32_nd, tensor, i0, i1, i2, i3)
+ggml_set_f32_nd <- function(tensor, i0, i1 = 0, i2 = 0, i3 = 0, value) {
   invisible(.Call(C_ggml_set_f32_nd, tensor, i0, i1, i2, i3, value))
 }
 

@@ -54,6 +54,7 @@ typedef struct rg_ctx {
     rg_buffer * buffers;        /* buffers holding this context's tensor data */
     uint64_t mark, mark_b;      /* scratch for the walks over dependencies */
     int pins;                   /* objects (optimization contexts) using its memory: not released while > 0 */
+    uint64_t generation;        /* ggml_reset count: handles made before the latest reset are refused */
     int queued;                 /* on the release worklist */
     struct rg_ctx * next_queued;
 } rg_ctx;
@@ -73,6 +74,14 @@ void      rg_ctx_depend(rg_ctx * from, rg_ctx * to);
  * into it (the context's own, and views made in contexts that depend on it)
  * loses its data, and the memory goes now. */
 void      rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b);
+/* The contexts connected to c through dependencies, either way (c first):
+ * a malloc'd array of *count (the caller frees it), NULL when out of memory.
+ * No R allocation: finalizers may call it. */
+rg_ctx ** rg_ctx_connected(rg_ctx * c, size_t * count);
+/* Every tensor pointing into buf, in the contexts connected to c through
+ * dependencies (either way), loses its data (data and buffer cleared). No R
+ * allocation (finalizers may call it); 0 when out of memory, nothing done. */
+int       rg_ctx_detach_connected(rg_ctx * c, ggml_backend_buffer_t buf);
 /* A new buffer record for c (R error if out of memory; nothing changed then). */
 rg_buffer * rg_ctx_add_buffer(rg_ctx * c);
 
@@ -149,6 +158,9 @@ R_xlen_t       rg_numeric_len(SEXP x, const char * arg);
 double         rg_num_at(SEXP x, R_xlen_t i);
 /* Size as an R number (double: exact up to 2^53). */
 SEXP           rg_size_sexp(double v);
+
+/* The log callback writing the library's text to R's console (init.c). */
+void rg_log_to_console(enum ggml_log_level level, const char * text, void * user_data);
 
 /* The package default thread count (ggml_set_n_threads). */
 int rg_default_threads(void);

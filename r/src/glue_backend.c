@@ -44,8 +44,9 @@ SEXP R_ggml_backend_graph_compute(SEXP backend, SEXP graph) {
     ggml_backend_t be = rg_backend_get(backend, "backend");
     struct ggml_cgraph * g = rg_graph_get(graph, "graph");
     ggml_clear_error();
-    rg_check_status(ggml_backend_graph_compute(be, g), "ggml_backend_graph_compute");
-    return graph;
+    const enum ggml_status st = ggml_backend_graph_compute(be, g);
+    rg_check_status(st, "ggml_backend_graph_compute");
+    return Rf_ScalarInteger(st);  /* CRAN ggmlR's value: the status, 0 (a failure is an R error) */
 }
 
 /* ---- buffers ---- */

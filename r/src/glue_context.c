@@ -70,6 +70,28 @@ static SEXP new_handle(void * p, SEXP tag, SEXP prot, const char * cls) {
     return x;
 }
 
+/* A tensor, graph or buffer handle made after its context was reset
+ * (ggml_reset) carries the context's generation; one made before does not
+ * match it and is refused. Contexts never reset cost nothing. */
+static SEXP sym_generation(void) { static SEXP s = NULL; if (!s) s = Rf_install("ggml_generation"); return s; }
+
+static double handle_generation(SEXP x) {
+    SEXP g = Rf_getAttrib(x, sym_generation());
+    return TYPEOF(g) == REALSXP && XLENGTH(g) == 1 ? REAL(g)[0] : 0;
+}
+
+static SEXP stamp_generation(SEXP x, SEXP owner) {
+    const rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
+    if (c && c->generation > 0) {
+        PROTECT(x);
+        Rf_setAttrib(x, sym_generation(), Rf_ScalarReal((double) c->generation));
+        UNPROTECT(1);
+    }
+    return x;
+}
+
+static int stale(SEXP handle, const rg_ctx * c) { return c->generation > 0 && handle_generation(handle) != (double) c->generation; }
+
 NORET void rg_fail(const char * fn) {
     const char * msg = ggml_last_error();
     if (msg && msg[0]) Rf_error("%s", msg);
@@ -316,6 +338,53 @@ void rg_ctx_free_buffer(rg_ctx * c, rg_buffer * b) {
     b->buf = NULL;
 }
 
+rg_ctx ** rg_ctx_connected(rg_ctx * c, size_t * count) {
+    /* A breadth-first walk over the array it fills; malloc only: this runs
+     * in finalizers too. */
+    const uint64_t walk = ++last_walk;
+    size_t n = 0, cap = 16;
+    rg_ctx ** seen = malloc(cap * sizeof *seen);
+    if (!seen) return NULL;
+    c->mark = walk;
+    seen[n++] = c;
+    for (size_t k = 0; k < n; k++) {
+        const rg_ctx * x = seen[k];
+        const size_t need = n + (size_t) x->deps.n + (size_t) x->dependents.n;
+        if (need > cap) {
+            rg_ctx ** v = realloc(seen, 2 * need * sizeof *v);
+            if (!v) { free(seen); return NULL; }
+            seen = v;
+            cap = 2 * need;
+        }
+        const rg_ctx_list * lists[2] = {&x->deps, &x->dependents};
+        for (int l = 0; l < 2; l++) {
+            for (int i = 0; i < lists[l]->n; i++) {
+                rg_ctx * y = lists[l]->v[i];
+                if (y->mark == walk) continue;
+                y->mark = walk;
+                seen[n++] = y;
+            }
+        }
+    }
+    *count = n;
+    return seen;
+}
+
+int rg_ctx_detach_connected(rg_ctx * c, ggml_backend_buffer_t buf) {
+    size_t n;
+    rg_ctx ** seen = rg_ctx_connected(c, &n);
+    if (!seen) return 0;
+    for (size_t k = 0; k < n; k++) {
+        struct ggml_context * ctx = seen[k]->ctx;
+        if (!ctx) continue;
+        for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+            if (t->buffer == buf) { t->data = NULL; t->buffer = NULL; }
+        }
+    }
+    free(seen);
+    return 1;
+}
+
 /* ---- handles ---- */
 
 SEXP rg_owner(SEXP handle) { return R_ExternalPtrProtected(handle); }
@@ -336,12 +405,13 @@ static rg_ctx * owner_ctx(SEXP handle, const char * arg, const char * what) {
     rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
     if (!c) Rf_error("'%s' is not a usable %s: " RG_RESTORED_HINT, arg, what);
     if (c->closed) Rf_error("'%s' belongs to a context that has been freed (ggml_free)", arg);
+    if (stale(handle, c)) Rf_error("'%s' belongs to a context that has been reset (ggml_reset) since it was made", arg);
     return c;
 }
 
 SEXP rg_tensor_wrap(struct ggml_tensor * t, SEXP owner) {
     if (!t) return R_NilValue;
-    return new_handle(t, tag_tensor(), owner, "ggml_tensor");
+    return stamp_generation(new_handle(t, tag_tensor(), owner, "ggml_tensor"), owner);
 }
 
 struct ggml_tensor * rg_tensor_get(SEXP x, const char * arg, int allow_null) {
@@ -373,7 +443,7 @@ SEXP rg_result(SEXP ctx, struct ggml_tensor * t, const char * fn) {
 
 SEXP rg_graph_wrap(struct ggml_cgraph * g, SEXP owner) {
     if (!g) return R_NilValue;
-    return new_handle(g, tag_graph(), owner, "ggml_cgraph");
+    return stamp_generation(new_handle(g, tag_graph(), owner, "ggml_cgraph"), owner);
 }
 
 struct ggml_cgraph * rg_graph_get(SEXP x, const char * arg) {
@@ -411,7 +481,9 @@ void rg_backend_release(SEXP x) {
     backend_finalizer(x);
 }
 
-SEXP rg_buffer_wrap(rg_buffer * b, SEXP owner) { return new_handle(b, tag_buffer(), owner, "ggml_backend_buffer"); }
+SEXP rg_buffer_wrap(rg_buffer * b, SEXP owner) {
+    return stamp_generation(new_handle(b, tag_buffer(), owner, "ggml_backend_buffer"), owner);
+}
 
 rg_buffer * rg_buffer_get(SEXP x, const char * arg) {
     if (!has_tag(x, tag_buffer())) Rf_error("'%s' must be a ggml backend buffer, not %s", arg, describe(x));
@@ -438,7 +510,7 @@ int rg_handle_valid(SEXP x) {
     SEXP owner = rg_owner(x);
     if (tag == tag_tensor() && object_owner(owner)) return R_ExternalPtrAddr(owner) != NULL;
     const rg_ctx * c = has_tag(owner, tag_ctx()) ? R_ExternalPtrAddr(owner) : NULL;
-    if (!c || c->closed) return 0;
+    if (!c || c->closed || stale(x, c)) return 0;
     return tag != tag_buffer() || !((rg_buffer *) R_ExternalPtrAddr(x))->user_freed;
 }
 
@@ -480,6 +552,25 @@ SEXP R_ggml_free(SEXP x) {
         c->closed = 1;
         maybe_release(c);
     }
+    return R_NilValue;
+}
+
+/* Forget every object of the context and reuse its memory. Its tensors,
+ * graphs and buffers made so far become unusable (their handles are refused,
+ * the buffers freed). Refused while tensors of other contexts point into it
+ * or an optimization context uses it: they would point into reused memory. */
+SEXP R_ggml_reset(SEXP ctx) {
+    rg_ctx * c = rg_ctx_get(ctx, "ctx");
+    if (c->dependents.n > 0)
+        Rf_error("ggml_reset: tensors of %d other context%s point into this context's memory (views, op results): free "
+                 "them first", c->dependents.n, c->dependents.n == 1 ? "" : "s");
+    if (c->pins > 0) Rf_error("ggml_reset: an optimization context or a graph allocator uses this context: free it first");
+    for (rg_buffer * b = c->buffers; b; b = b->next) {
+        if (b->buf) { ggml_backend_buffer_free(b->buf); b->buf = NULL; }
+        b->user_freed = 1;
+    }
+    ggml_reset(c->ctx);
+    c->generation++;
     return R_NilValue;
 }
 

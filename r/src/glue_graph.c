@@ -129,6 +129,20 @@ SEXP R_ggml_graph_node(SEXP graph, SEXP i) {
     return rg_tensor_wrap(t, rg_owner(graph));
 }
 
+/* Upstream's ggml_graph_view: nodes i0 .. i1 - 1 of graph (no leafs), here as
+ * a new graph in graph's context (upstream's shares the node array). */
+SEXP R_ggml_graph_view(SEXP graph, SEXP i0, SEXP i1) {
+    struct ggml_cgraph * g = rg_graph_get(graph, "graph");
+    rg_ctx * c = rg_ctx_get(rg_owner(graph), "graph");
+    const int from = rg_int(i0, "i0"), to = rg_int(i1, "i1"), n = ggml_graph_n_nodes(g);
+    if (from < 0 || from > to || to > n) Rf_error("'i0' and 'i1' must satisfy 0 <= i0 <= i1 <= %d (the graph's nodes)", n);
+    ggml_clear_error();
+    struct ggml_cgraph * view = ggml_new_graph_custom(c->ctx, (size_t) (to > from ? to - from : 1), false);
+    if (!view) rg_fail("ggml_graph_view");
+    for (int i = from; i < to; i++) ggml_graph_add_node(view, ggml_graph_node(g, i));
+    return rg_graph_wrap(view, rg_owner(graph));
+}
+
 SEXP R_ggml_graph_get_tensor(SEXP graph, SEXP name) {
     struct ggml_cgraph * g = rg_graph_get(graph, "graph");
     return rg_tensor_wrap(ggml_graph_get_tensor(g, rg_string(name, "name")), rg_owner(graph));

@@ -23,13 +23,13 @@ static const R_CallMethodDef call_methods[] = {
 /* The library's progress text (GGMLR_PROFILE, ggml-opt's progress bar) goes
  * to R's console: the package is built with GGMLR_R_PACKAGE, whose default
  * log drops it. It is written by the thread that called into R. */
-static void r_log(enum ggml_log_level level, const char * text, void * user_data) {
+void rg_log_to_console(enum ggml_log_level level, const char * text, void * user_data) {
     (void) level; (void) user_data;
     REprintf("%s", text);
 }
 
 void attribute_visible R_init_ggmlR(DllInfo * dll) {
-    ggml_log_set(r_log, NULL);
+    ggml_log_set(rg_log_to_console, NULL);
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);

@@ -1,0 +1,81 @@
+# gguf_load and reading a loaded file by name (R/gguf_reader.R).
+
+# A file with a string, a u32, an f32 array, an F32 [3, 2] tensor and an
+# I32 [4] tensor, written with the GGUF context API.
+write_example_gguf <- function(path) {
+  ctx <- ggml_init(1024^2)
+  on.exit(ggml_free(ctx))
+  w <- ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 2)
+  ggml_set_name(w, "w")
+  ggml_set_f32(w, c(1, 2, 3, 4, 5, 6) / 4)
+  idx <- ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4)
+  ggml_set_name(idx, "idx")
+  ggml_set_f32(idx, c(-1, 0, 7, 100))
+  g <- gguf_init_empty()
+  gguf_set_val_str(g, "general.name", "tiny")
+  gguf_set_val_u32(g, "tiny.layers", 3)
+  gguf_set_arr_data(g, "tiny.scales", GGUF_TYPE_FLOAT32, c(0.5, 2))
+  gguf_add_tensor(g, w)
+  gguf_add_tensor(g, idx)
+  gguf_write_to_file(g, path)
+  gguf_free(g)
+}
+
+test_that("a loaded file: header, metadata, names, infos, data", {
+  path <- tempfile(fileext = ".gguf")
+  on.exit(unlink(path))
+  write_example_gguf(path)
+  f <- gguf_load(path)
+  expect_s3_class(f, "gguf")
+  expect_identical(f$version, 3L)
+  expect_identical(f$n_tensors, 2L)
+  expect_identical(f$n_kv, 3L)  # general.alignment is not written unless set
+  expect_false(f$meta_only)
+  meta <- gguf_metadata(f)
+  expect_identical(names(meta), c("general.name", "tiny.layers", "tiny.scales"))
+  expect_identical(meta[["general.name"]], "tiny")
+  expect_equal(meta[["tiny.layers"]], 3)
+  expect_equal(meta[["tiny.scales"]], c(0.5, 2))
+  expect_identical(gguf_tensor_names(f), c("w", "idx"))
+  expect_identical(gguf_tensor_info(f, "w"), list(name = "w", shape = c(3L, 2L), type = "f32", size_bytes = 24))
+  expect_identical(gguf_tensor_info(f, "idx")$type, "i32")
+  expect_identical(gguf_tensor_data(f, "w"), matrix(c(1, 2, 3, 4, 5, 6) / 4, 3, 2))
+  expect_identical(gguf_tensor_data(f, "idx"), c(-1, 0, 7, 100))
+  out <- capture.output(print(f))
+  expect_identical(out[1], paste("GGUF file:", basename(path)))
+  expect_match(out[3], "Tensors: +2")
+  gguf_free(f)
+  expect_silent(gguf_free(f))
+  expect_error(gguf_metadata(f), "freed")
+})
+
+test_that("meta_only: everything but the data", {
+  path <- tempfile(fileext = ".gguf")
+  on.exit(unlink(path))
+  write_example_gguf(path)
+  f <- gguf_load(path, meta_only = TRUE)
+  expect_true(f$meta_only)
+  expect_null(f$ctx)
+  expect_identical(gguf_tensor_info(f, "w")$shape, c(3L, 2L))
+  expect_identical(gguf_metadata(f)[["general.name"]], "tiny")
+  expect_error(gguf_tensor_data(f, "w"), "meta_only=TRUE")
+  expect_true(any(grepl("meta_only", capture.output(print(f)))))
+  gguf_free(f)
+})
+
+test_that("hostile use is an R error", {
+  path <- tempfile(fileext = ".gguf")
+  on.exit(unlink(path))
+  expect_error(gguf_load(path))  # missing
+  writeBin(as.raw(c(0x47, 0x47, 0x55, 0x46, 3, 0, 0)), path)  # truncated header
+  expect_error(gguf_load(path))
+  write_example_gguf(path)
+  expect_error(gguf_load(path, meta_only = NA), "TRUE or FALSE")
+  f <- gguf_load(path)
+  expect_error(gguf_tensor_info(f, "nope"), "not found")
+  expect_error(gguf_tensor_data(f, NA_character_), "single string")
+  expect_error(gguf_metadata(list()), "Expected a gguf object")
+  expect_error(gguf_tensor_names(42), "Expected a gguf object")
+  expect_error(gguf_free(list()), "Expected a gguf object")
+  gguf_free(f)
+})
