@@ -181,6 +181,8 @@ static const struct ops_row rows[] = {
     BOTH((1, 1, 1, 1), (3, 2, 2, 2)), BOTH((7, 5, 3, 2), (7, 5, 3, 2)), BOTH((1, 13, 1, 3), (2, 13, 3, 3)),
     /* more tiles than repeat_back sums in one block (32): a bias gradient, and blocks that end inside a row */
     BOTH((5, 1, 1, 1), (5, 100, 1, 1)), BOTH((3, 2, 1, 1), (6, 40, 1, 1)),
+    /* rows wide enough for the SIMD column sums (16 a vector, a tail, chunks starting inside a vector) */
+    BOTH((37, 1, 1, 1), (37, 50, 1, 1)), BOTH((40, 2, 1, 1), (80, 30, 1, 1)),
     GRAD1("SUM", "gradient", p_sum, (5, 3, 2, 2), 0),
     GRAD1("SUM_ROWS", "gradient", p_sum_rows, (5, 3, 2, 2), 0),
     GRAD1("SUM_ROWS", "gradient, of a permuted param", p_sum_rows, (5, 3, 2, 2), OPS_PERMUTED),

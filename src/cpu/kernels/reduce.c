@@ -4,6 +4,7 @@
  * sort of each row's indices). Sums accumulate in double, in a fixed order,
  * so they are accurate and thread-count independent. */
 #include "cpu/kernels/kernels.h"
+#include "cpu/simd/vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -84,8 +85,7 @@ static void ggmlr_compute_repeat_back(const struct ggmlr_compute_params * p, str
                     const char * arow = ggmlr_elem_ptr(a, 0, j1 + t1 * dst->ne[1], j2 + t2 * dst->ne[2], j3 + t3 * dst->ne[3]);
                     for (int64_t t0 = 0; t0 < k0; t0++) {
                         if (a_packed) {
-                            const float * x = (const float *) arow + t0 * n0;
-                            for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += x[j0];
+                            ggmlr_vec()->acc_f64(c1 - c0, (const float *) arow + t0 * n0 + c0, sum + c0);
                         } else {
                             for (int64_t j0 = c0; j0 < c1; j0++) sum[j0] += *(const float *) (arow + (j0 + t0 * n0) * a->nb[0]);
                         }

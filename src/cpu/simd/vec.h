@@ -57,6 +57,8 @@ struct ggmlr_vec_ops {
      * norm_apply: y = (x - mu) inv, or with g: y = (g - gmu - (x - mu) inv k) inv */
     double (*dot_dev)(int64_t n, const float * x, double mu, const float * y, double nu);
     void  (*norm_apply)(int64_t n, const float * x, double mu, double inv, const float * g, double gmu, double k, float * y);
+    /* sum[i] += (double) x[i], i < n (vec_impl.h) */
+    void  (*acc_f64)(int64_t n, const float * x, double * sum);
     /* pooling (vec_impl.h): acc[o] = acc[o] op in[o s + j] for j < k, o < n; op: max (a NaN never wins) or +;
      * avail: the floats readable at in (at least (n - 1) s + k) */
     void  (*pool_rows)(bool is_max, int64_t n, int64_t s, int64_t k, const float * in, int64_t avail, float * acc);

@@ -77,6 +77,14 @@ VEC_TARGET static void VEC_FN(norm_apply)(int64_t n, const float * x, double mu,
     }
 }
 
+/* sum[i] += (double) x[i]: each element's additions in the caller's order,
+ * so the sums are the same bits on every path (repeat_back's tile sums) */
+VEC_TARGET static void VEC_FN(acc_f64)(int64_t n, const float * x, double * sum) {
+    int64_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) *(VD *) (sum + i) += WIDEN(x + i);
+    for (; i < n; i++) sum[i] += x[i];
+}
+
 /* ---- pooling windows along a row (POOL_1D/2D's interior outputs) ----
  * acc[o] = acc[o] op in[o s + j] for j < k in order, o < n, where op is max
  * (the new value wins only when larger: a NaN never does) or +. Strides 1
