@@ -1168,9 +1168,8 @@ GGML_API ggml_abort_callback_t ggml_set_abort_callback(ggml_abort_callback_t cal
 typedef uint8_t ggml_guid[16];
 typedef ggml_guid * ggml_guid_t;
 GGML_API bool ggml_guid_matches(ggml_guid_t guid_a, ggml_guid_t guid_b);  /* false if either is NULL */
-/* upstream's thread-pool parameters (its numbers and defaults). No function
- * here takes them yet: compute uses the calling thread's own workers
- * (ggml-cpu.h). */
+/* upstream's thread-pool parameters (its numbers and defaults), taken by
+ * ggml_threadpool_new (ggml-cpu.h). */
 enum ggml_sched_priority {
     GGML_SCHED_PRIO_LOW = -1,
     GGML_SCHED_PRIO_NORMAL,
