@@ -35,7 +35,8 @@
  *    and labels after each evaluation (cross-entropy loss only, as upstream).
  *  - The shuffle RNG is seeded from ggml_opt_params.seed (same seed, same
  *    order on every platform).
- *  - ggml_opt_dataset_get_batch_host is not provided.
+ *  - ggml_opt_dataset_get_batch_host refuses bad arguments with a message
+ *    (nothing copied) where upstream asserts.
  */
 #ifndef GGML_OPT_H
 #define GGML_OPT_H
@@ -100,6 +101,14 @@ GGML_API enum ggml_status ggml_opt_dataset_get_batch(
         ggml_opt_dataset_t   dataset,
         struct ggml_tensor * data_batch,
         struct ggml_tensor * labels_batch,
+        int64_t              ibatch);
+/* The same into host memory: nb_data_batch bytes of data (a whole number n
+ * of shards) and, exactly when the dataset has labels, n shards of labels. */
+GGML_API void ggml_opt_dataset_get_batch_host(
+        ggml_opt_dataset_t   dataset,
+        void               * data_batch,
+        size_t               nb_data_batch,
+        void               * labels_batch,
         int64_t              ibatch);
 
 /* ====== Model / Context ====== */

@@ -117,6 +117,35 @@ static void test_dataset(ggml_backend_sched_t sched, ggml_backend_t be) {
     struct ggml_tensor * ib32 = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, NE, NB);
     CHECK(ggml_opt_dataset_get_batch(ds, ib32, yb, 0) == GGML_STATUS_FAILED, "batch of another type refused");
 
+    /* get_batch_host: batch 1 of 4 datapoints is datapoints 4..7; batch 5 of one shard (2) is 10, 11 */
+    float hx[NE * NB], hy[NL * NB];
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, hy, 1);
+    ok = ggml_last_error()[0] == '\0';
+    for (int j = 0; j < NB; j++) {
+        for (int i = 0; i < NE; i++) ok &= hx[j * NE + i] == (float) (100 * (4 + j) + i);
+        for (int i = 0; i < NL; i++) ok &= hy[j * NL + i] == (float) (-100 * (4 + j) - i);
+    }
+    CHECK(ok, "get_batch_host: batch 1 holds datapoints 4..7 (hx[0] = %g, hy[3] = %g)", hx[0], hy[3]);
+    ggml_opt_dataset_get_batch_host(ds, hx, SHARD * NE * sizeof(float), hy, 5);
+    CHECK(hx[0] == 1000.0f && hx[NE + 2] == 1102.0f && hy[1] == -1001.0f && hy[NL] == -1100.0f, "batch 5 of one shard: datapoints 10, 11");
+    memset(hx, 0, sizeof hx);
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, hy, ND / NB);
+    CHECK(strstr(ggml_last_error(), "out of range") && hx[0] == 0.0f, "host batch past the end refused, nothing copied");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, 3 * NE * sizeof(float), hy, 0);
+    CHECK(strstr(ggml_last_error(), "whole number of shards") != NULL, "host batch of 1.5 shards refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, NULL, 0);
+    CHECK(strstr(ggml_last_error(), "labels") != NULL, "host batch without labels refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, (ND + SHARD) * NE * sizeof(float), hy, 0);
+    CHECK(strstr(ggml_last_error(), "out of range") != NULL, "a host batch larger than the dataset refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(NULL, hx, sizeof hx, hy, 0);
+    CHECK(strstr(ggml_last_error(), "NULL") != NULL, "NULL dataset refused");
+
     /* shuffle: the same seed gives the same order; every datapoint once; shards stay whole */
     struct model m;
     if (!CHECK(model_init(&m, be, NE, 1, NB), "model: %s", ggml_last_error())) { ggml_free(ctx); ggml_opt_dataset_free(ds); return; }
