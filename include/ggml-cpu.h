@@ -37,8 +37,6 @@ GGML_API void    ggml_set_i32_nd(const struct ggml_tensor * tensor, int i0, int 
  * workers, else on the calling thread's own; abort_callback is asked once,
  * before the compute (true: GGML_STATUS_ABORTED, nothing computed); use_ref
  * is ignored (there is one set of kernels; results do not depend on it). */
-struct ggml_threadpool;
-typedef struct ggml_threadpool * ggml_threadpool_t;
 struct ggml_cplan {
     size_t    work_size;
     uint8_t * work_data;

@@ -1185,6 +1185,8 @@ struct ggml_threadpool_params {
     bool                     strict_cpu;  /* one CPU of the mask per thread */
     bool                     paused;      /* start paused */
 };
+struct ggml_threadpool;  /* ggml_threadpool_new (ggml-cpu.h) */
+typedef struct ggml_threadpool * ggml_threadpool_t;
 /* n_threads, normal priority, poll 50, no mask, not strict, not paused */
 GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
 GGML_API void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads);  /* p NULL: nothing */
