@@ -15,6 +15,8 @@ typedef struct ggml_backend_buffer_type * ggml_backend_buffer_type_t;
 typedef struct ggml_backend_sched       * ggml_backend_sched_t;
 typedef struct ggml_backend_reg         * ggml_backend_reg_t;
 typedef struct ggml_backend_device      * ggml_backend_dev_t;
+typedef struct ggml_backend_event       * ggml_backend_event_t;
+typedef void                            * ggml_backend_graph_plan_t;
 
 /* Buffer types: there is one, CPU memory (ggml_backend_cpu_buffer_type). */
 GGML_API const char *          ggml_backend_buft_name          (ggml_backend_buffer_type_t buft);
@@ -55,6 +57,7 @@ GGML_API enum ggml_status               ggml_backend_tensor_alloc         (ggml_
 GGML_API enum ggml_status               ggml_backend_view_init            (struct ggml_tensor * tensor);
 
 /* Backends */
+GGML_API ggml_guid_t                ggml_backend_guid(ggml_backend_t backend);  /* the CPU backend's; NULL for NULL */
 GGML_API const char *               ggml_backend_name(ggml_backend_t backend);
 GGML_API void                       ggml_backend_free(ggml_backend_t backend);
 GGML_API ggml_backend_buffer_type_t ggml_backend_get_default_buffer_type(ggml_backend_t backend);
@@ -78,6 +81,34 @@ GGML_API enum ggml_status      ggml_backend_tensor_get_checked(const struct ggml
 GGML_API void                  ggml_backend_tensor_copy(const struct ggml_tensor * src, struct ggml_tensor * dst);
 GGML_API enum ggml_status      ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * graph);
 GGML_API enum ggml_status      ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * graph); /* synchronous */
+
+/* n_copies blocks of size bytes: block i goes between tensor offset
+ * offset + i*stride_tensor and data + i*stride_data. All blocks are checked
+ * before any is copied (out of range: nothing copied, a message). */
+GGML_API void ggml_backend_tensor_set_2d(      struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
+GGML_API void ggml_backend_tensor_get_2d(const struct ggml_tensor * tensor,       void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
+/* The _async forms are synchronous here (the CPU backend has no queue): the
+ * copy is done when they return; backend must be a backend (not NULL). */
+GGML_API void ggml_backend_tensor_set_async   (ggml_backend_t backend,       struct ggml_tensor * tensor, const void * data, size_t offset, size_t size);
+GGML_API void ggml_backend_tensor_get_async   (ggml_backend_t backend, const struct ggml_tensor * tensor,       void * data, size_t offset, size_t size);
+GGML_API void ggml_backend_tensor_set_2d_async(ggml_backend_t backend,       struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
+GGML_API void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * tensor,       void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
+GGML_API void ggml_backend_tensor_copy_async  (ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor * src, struct ggml_tensor * dst);
+
+/* Graph plans: the graph (not copied: keep it alive and unchanged) and the
+ * backend it was made for; compute runs it like ggml_backend_graph_compute. */
+GGML_API ggml_backend_graph_plan_t ggml_backend_graph_plan_create (ggml_backend_t backend, struct ggml_cgraph * cgraph);
+GGML_API void                      ggml_backend_graph_plan_free   (ggml_backend_t backend, ggml_backend_graph_plan_t plan);
+GGML_API enum ggml_status          ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan);
+
+/* Events. Work on a CPU backend is done when its call returns, so an event
+ * is complete once recorded: synchronize and wait return at once (upstream's
+ * CPU device has no events and gives NULL). */
+GGML_API ggml_backend_event_t ggml_backend_event_new(ggml_backend_dev_t device);
+GGML_API void                 ggml_backend_event_free(ggml_backend_event_t event);
+GGML_API void                 ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backend);
+GGML_API void                 ggml_backend_event_synchronize(ggml_backend_event_t event);
+GGML_API void                 ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event);
 
 /* Devices and the registry: one backend ("CPU") with one device ("CPU"). */
 enum ggml_backend_dev_type {
@@ -118,6 +149,8 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_dev_host_buffer_type(ggml_backe
 GGML_API bool                       ggml_backend_dev_supports_op(ggml_backend_dev_t device, const struct ggml_tensor * op);
 GGML_API bool                       ggml_backend_dev_supports_buft(ggml_backend_dev_t device, ggml_backend_buffer_type_t buft);
 GGML_API bool                       ggml_backend_dev_offload_op(ggml_backend_dev_t device, const struct ggml_tensor * op);
+/* A CPU buffer over ptr (64-byte aligned, owned by the caller); max_tensor_size is not used. */
+GGML_API ggml_backend_buffer_t      ggml_backend_dev_buffer_from_host_ptr(ggml_backend_dev_t device, void * ptr, size_t size, size_t max_tensor_size);
 
 GGML_API const char *       ggml_backend_reg_name(ggml_backend_reg_t reg);
 GGML_API size_t             ggml_backend_reg_dev_count(ggml_backend_reg_t reg);
@@ -148,6 +181,10 @@ GGML_API ggml_backend_reg_t ggml_backend_load(const char * path);
 GGML_API void               ggml_backend_unload(ggml_backend_reg_t reg);
 GGML_API void               ggml_backend_load_all(void);
 GGML_API void               ggml_backend_load_all_from_path(const char * dir_path);
+/* The registry is fixed: registering the CPU backend or device (already
+ * there) does nothing, anything else is refused with a message. */
+GGML_API void               ggml_backend_register(ggml_backend_reg_t reg);
+GGML_API void               ggml_backend_device_register(ggml_backend_dev_t device);
 
 /* A copy of graph's tensors in a new context, the data they hold copied into
  * one buffer of backend; buffer is NULL (with a message) on failure. */
@@ -188,6 +225,51 @@ GGML_API bool                 ggml_backend_sched_reserve(ggml_backend_sched_t sc
 GGML_API bool                 ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 GGML_API enum ggml_status     ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph); /* allocates first if needed */
 GGML_API void                 ggml_backend_sched_reset(ggml_backend_sched_t sched);
+/* sizes[i]: bytes backend i's buffer would need for measure_graph (all on
+ * backend 0, the others 0); resets the scheduler first, like upstream. */
+GGML_API void                 ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph, size_t * sizes);
+GGML_API int                  ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched); /* of the last graph: 1 (0 before any, or empty) */
+GGML_API int                  ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched); /* 1: no pipeline copies */
+GGML_API ggml_backend_buffer_type_t ggml_backend_sched_get_buffer_type(ggml_backend_sched_t sched, ggml_backend_t backend);
+/* The backend asked for node until the next reset (NULL when none was); the
+ * graph still runs on backends[0]: every backend here is a CPU one. */
+GGML_API void                 ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node, ggml_backend_t backend);
+GGML_API ggml_backend_t       ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node);
+GGML_API void                 ggml_backend_sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph); /* one split */
+GGML_API enum ggml_status     ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched, struct ggml_cgraph * graph); /* synchronous */
+GGML_API void                 ggml_backend_sched_synchronize(ggml_backend_sched_t sched); /* nothing to wait for */
+/* Asked (ask true) for each node in order whether the caller wants to see it;
+ * the nodes up to one it wants are computed, then it is shown (ask false);
+ * returning false then stops the compute (the status is still success). */
+typedef bool (*ggml_backend_sched_eval_callback)(struct ggml_tensor * t, bool ask, void * user_data);
+GGML_API void                 ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched, ggml_backend_sched_eval_callback callback, void * user_data);
+
+/* Upstream's meta backend: one device made of several, tensors split across
+ * them (tensor parallelism). There is one device here, so
+ * ggml_backend_meta_device refuses (NULL with a message); the axis names are
+ * upstream's ("0".."3", "MIRRORED", "PARTIAL", "NONE", "UNKNOWN"; NULL with a
+ * message for another value). */
+#define GGML_BACKEND_META_MAX_DEVICES 16
+enum ggml_backend_meta_split_axis {
+    GGML_BACKEND_SPLIT_AXIS_0 = 0,
+    GGML_BACKEND_SPLIT_AXIS_1 = 1,
+    GGML_BACKEND_SPLIT_AXIS_2 = 2,
+    GGML_BACKEND_SPLIT_AXIS_3 = 3,
+    GGML_BACKEND_SPLIT_AXIS_MIRRORED = 10,
+    GGML_BACKEND_SPLIT_AXIS_PARTIAL  = 11,
+    GGML_BACKEND_SPLIT_AXIS_NONE    = 98,
+    GGML_BACKEND_SPLIT_AXIS_UNKNOWN = 99
+};
+GGML_API const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis);
+struct ggml_backend_meta_split_state {
+    enum ggml_backend_meta_split_axis axis;
+    int64_t  ne[16*GGML_BACKEND_META_MAX_DEVICES];
+    uint32_t nr[16];
+    uint32_t n_segments;
+};
+typedef struct ggml_backend_meta_split_state (*ggml_backend_meta_get_split_state_t)(const struct ggml_tensor * tensor, void * userdata);
+GGML_API ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state,
+                                                     void * get_split_state_ud);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,5 @@
 /* ggml-cpp.h -- C++ owners (std::unique_ptr) of ggmlr's handles, with
- * upstream's names. There is no ggml_backend_event_ptr: ggmlr has no events
- * (computes are synchronous). */
+ * upstream's names. */
 #ifndef GGML_CPP_H
 #define GGML_CPP_H
 
@@ -21,6 +20,7 @@ struct ggml_gallocr_deleter        { void operator()(ggml_gallocr_t p) const    
 struct ggml_backend_deleter        { void operator()(ggml_backend_t p) const        { ggml_backend_free(p); } };
 struct ggml_backend_buffer_deleter { void operator()(ggml_backend_buffer_t p) const { ggml_backend_buffer_free(p); } };
 struct ggml_backend_sched_deleter  { void operator()(ggml_backend_sched_t p) const  { ggml_backend_sched_free(p); } };
+struct ggml_backend_event_deleter  { void operator()(ggml_backend_event_t p) const  { ggml_backend_event_free(p); } };
 
 typedef std::unique_ptr<ggml_context, ggml_context_deleter>               ggml_context_ptr;
 typedef std::unique_ptr<gguf_context, gguf_context_deleter>               gguf_context_ptr;
@@ -28,5 +28,6 @@ typedef std::unique_ptr<ggml_gallocr, ggml_gallocr_deleter>               ggml_g
 typedef std::unique_ptr<ggml_backend, ggml_backend_deleter>               ggml_backend_ptr;
 typedef std::unique_ptr<ggml_backend_buffer, ggml_backend_buffer_deleter> ggml_backend_buffer_ptr;
 typedef std::unique_ptr<ggml_backend_sched, ggml_backend_sched_deleter>   ggml_backend_sched_ptr;
+typedef std::unique_ptr<ggml_backend_event, ggml_backend_event_deleter>   ggml_backend_event_ptr;
 
 #endif /* GGML_CPP_H */

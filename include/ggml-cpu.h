@@ -33,10 +33,10 @@ GGML_API void    ggml_set_i32_nd(const struct ggml_tensor * tensor, int i0, int 
 
 /* Upstream's compute plan. ggml_graph_plan sizes the scratch (work_size) for
  * n_threads; the caller gives work_data of that many bytes (or NULL when it
- * is 0). The threadpool argument and field are not used (the calling thread
- * keeps its workers, as above); abort_callback is asked once, before the
- * compute (true: GGML_STATUS_ABORTED, nothing computed); use_ref is ignored. */
-struct ggml_threadpool;
+ * is 0). With a threadpool (ggml_threadpool_new) the compute runs on its
+ * workers, else on the calling thread's own; abort_callback is asked once,
+ * before the compute (true: GGML_STATUS_ABORTED, nothing computed); use_ref
+ * is ignored (there is one set of kernels; results do not depend on it). */
 struct ggml_cplan {
     size_t    work_size;
     uint8_t * work_data;
@@ -48,6 +48,43 @@ struct ggml_cplan {
 };
 GGML_API struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threads, struct ggml_threadpool * threadpool);
 GGML_API enum ggml_status  ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan);
+
+/* Thread pools: workers that live until ggml_threadpool_free, for computes
+ * given the pool (ggml_graph_plan, ggml_backend_cpu_set_threadpool); a
+ * compute runs on at most params->n_threads of them (1..GGML_MAX_N_THREADS).
+ * The CPU mask, priority, polling and strictness are not applied (the
+ * workers spin briefly, then sleep); pause and resume only set the state
+ * (a paused pool still computes). Results do not depend on the pool. */
+GGML_API struct ggml_threadpool * ggml_threadpool_new          (struct ggml_threadpool_params * params);
+GGML_API void                     ggml_threadpool_free         (struct ggml_threadpool * threadpool);
+GGML_API int                      ggml_threadpool_get_n_threads(struct ggml_threadpool * threadpool);
+GGML_API void                     ggml_threadpool_pause        (struct ggml_threadpool * threadpool);
+GGML_API void                     ggml_threadpool_resume       (struct ggml_threadpool * threadpool);
+
+/* NUMA: ggml_numa_init counts the machine's NUMA nodes (Linux sysfs) and
+ * places nothing (every strategy is taken like DISABLED); ggml_is_numa:
+ * whether it found more than one. */
+enum ggml_numa_strategy {
+    GGML_NUMA_STRATEGY_DISABLED   = 0,
+    GGML_NUMA_STRATEGY_DISTRIBUTE = 1,
+    GGML_NUMA_STRATEGY_ISOLATE    = 2,
+    GGML_NUMA_STRATEGY_NUMACTL    = 3,
+    GGML_NUMA_STRATEGY_MIRROR     = 4,
+    GGML_NUMA_STRATEGY_COUNT
+};
+GGML_API void ggml_numa_init(enum ggml_numa_strategy numa);
+GGML_API bool ggml_is_numa(void);
+
+/* Row converters (n elements; NULL pointers with n > 0: a message, nothing
+ * written): like the per-element ggml_fp32_to_fp16 / ggml_fp32_to_bf16 and
+ * back; fp32_to_i32 truncates toward zero, NaN gives 0 and values out of
+ * range the nearest int32 (upstream leaves those undefined). */
+GGML_API void ggml_cpu_fp32_to_fp32(const float *,       float *, int64_t);
+GGML_API void ggml_cpu_fp32_to_i32 (const float *,     int32_t *, int64_t);
+GGML_API void ggml_cpu_fp32_to_fp16(const float *, ggml_fp16_t *, int64_t);
+GGML_API void ggml_cpu_fp16_to_fp32(const ggml_fp16_t *, float *, int64_t);
+GGML_API void ggml_cpu_fp32_to_bf16(const float *, ggml_bf16_t *, int64_t);
+GGML_API void ggml_cpu_bf16_to_fp32(const ggml_bf16_t *, float *, int64_t);
 
 /* What this CPU offers (run-time detection; upstream: what its build targets). */
 GGML_API int ggml_cpu_has_sse3       (void);
@@ -91,6 +128,12 @@ GGML_API void             ggml_cpu_set_profile(bool enable);
 GGML_API ggml_backend_t   ggml_backend_cpu_init(void);
 GGML_API bool             ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
+/* Computes run on threadpool's workers (NULL: the backend's own again); the
+ * pool must outlive its use by the backend. */
+GGML_API void             ggml_backend_cpu_set_threadpool(ggml_backend_t backend_cpu, ggml_threadpool_t threadpool);
+/* Asked once before each compute: true gives GGML_STATUS_ABORTED, nothing computed. */
+GGML_API void             ggml_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, ggml_abort_callback abort_callback, void * abort_callback_data);
+GGML_API void             ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref); /* kept, not used (see ggml_cplan) */
 GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
 /* The CPU's type traits (upstream's): from_float quantizes a row of F32

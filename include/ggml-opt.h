@@ -25,8 +25,16 @@
  *    ||g|| = sqrt(sum over all parameters of sum g^2) in double.
  *  - Parameter groups, learning-rate schedules, a loss of the caller's own
  *    and a per-batch callback that can stop: see ggml_opt_params' extensions.
- *  - Only static graphs: ggml_opt_params needs ctx_compute, inputs and outputs
- *    (ggml_opt_prepare_alloc does not exist). ggml_opt_static_graphs is true.
+ *  - Static graphs (ggml_opt_params with ctx_compute, inputs and outputs),
+ *    or upstream's non-static mode (all three NULL; then per batch
+ *    ggml_opt_prepare_alloc, ggml_opt_alloc, ggml_opt_eval). In that mode
+ *    each ggml_opt_prepare_alloc builds the graphs, loss and optimizer steps
+ *    for the batch's tensors (from outputs; gf must hold outputs) and carries
+ *    the optimizer state over; the parameters must be the same tensors'
+ *    shapes each time; a batch's ctx_compute may be freed only after the next
+ *    ggml_opt_prepare_alloc (or ggml_opt_free), which takes the scheduler's
+ *    memory back from its tensors. No loss or labels of the caller's, no
+ *    ggml_opt_epoch and no data parallelism in that mode.
  *  - The gradients, the optimizer steps and the three graphs live in a context
  *    of the optimization context's own; ctx_compute only holds the forward
  *    tensors and is allocated by the scheduler.
@@ -35,7 +43,8 @@
  *    and labels after each evaluation (cross-entropy loss only, as upstream).
  *  - The shuffle RNG is seeded from ggml_opt_params.seed (same seed, same
  *    order on every platform).
- *  - ggml_opt_dataset_get_batch_host is not provided.
+ *  - ggml_opt_dataset_get_batch_host refuses bad arguments with a message
+ *    (nothing copied) where upstream asserts.
  */
 #ifndef GGML_OPT_H
 #define GGML_OPT_H
@@ -100,6 +109,14 @@ GGML_API enum ggml_status ggml_opt_dataset_get_batch(
         ggml_opt_dataset_t   dataset,
         struct ggml_tensor * data_batch,
         struct ggml_tensor * labels_batch,
+        int64_t              ibatch);
+/* The same into host memory: nb_data_batch bytes of data (a whole number n
+ * of shards) and, exactly when the dataset has labels, n shards of labels. */
+GGML_API void ggml_opt_dataset_get_batch_host(
+        ggml_opt_dataset_t   dataset,
+        void               * data_batch,
+        size_t               nb_data_batch,
+        void               * labels_batch,
         int64_t              ibatch);
 
 /* ====== Model / Context ====== */
@@ -272,6 +289,14 @@ GGML_API void ggml_opt_result_accuracy(ggml_opt_result_t result, double  * accur
 GGML_API void ggml_opt_result_nonfinite(ggml_opt_result_t result, int64_t * nonfinite);
 
 /* ====== Computation ====== */
+
+/* Non-static mode: the model of the next batch (see the top of this file). */
+GGML_API void ggml_opt_prepare_alloc(
+        ggml_opt_context_t    opt_ctx,
+        struct ggml_context * ctx_compute,
+        struct ggml_cgraph  * gf,
+        struct ggml_tensor  * inputs,
+        struct ggml_tensor  * outputs);
 
 /* Choose the next graph: forward only, or forward + backward (+ the optimizer
  * step at the end of each opt_period). Call once before each ggml_opt_eval. */

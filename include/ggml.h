@@ -1168,9 +1168,8 @@ GGML_API ggml_abort_callback_t ggml_set_abort_callback(ggml_abort_callback_t cal
 typedef uint8_t ggml_guid[16];
 typedef ggml_guid * ggml_guid_t;
 GGML_API bool ggml_guid_matches(ggml_guid_t guid_a, ggml_guid_t guid_b);  /* false if either is NULL */
-/* upstream's thread-pool parameters (its numbers and defaults). No function
- * here takes them yet: compute uses the calling thread's own workers
- * (ggml-cpu.h). */
+/* upstream's thread-pool parameters (its numbers and defaults), taken by
+ * ggml_threadpool_new (ggml-cpu.h). */
 enum ggml_sched_priority {
     GGML_SCHED_PRIO_LOW = -1,
     GGML_SCHED_PRIO_NORMAL,
@@ -1186,6 +1185,8 @@ struct ggml_threadpool_params {
     bool                     strict_cpu;  /* one CPU of the mask per thread */
     bool                     paused;      /* start paused */
 };
+struct ggml_threadpool;  /* ggml_threadpool_new (ggml-cpu.h) */
+typedef struct ggml_threadpool * ggml_threadpool_t;
 /* n_threads, normal priority, poll 50, no mask, not strict, not paused */
 GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
 GGML_API void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads);  /* p NULL: nothing */

@@ -45,8 +45,10 @@
  * - gguf_add_tensor refuses a non-contiguous tensor (upstream aborts when it
  *   writes it); as upstream, the tensor's data pointer is taken when it is
  *   added (gguf_set_tensor_data changes it) and read when the file is written.
- * - Not provided: gguf_init_from_file_ptr, gguf_init_from_callback,
- *   gguf_write_to_file_ptr.
+ * - gguf_init_from_file_ptr reads the GGUF from the file's position to its
+ *   end (the file must be seekable); gguf_init_from_callback refuses
+ *   max_expected_size 0 (upstream's reader then fails on the first read), and
+ *   a callback that gives fewer bytes than asked ends the read with a message.
  */
 #ifndef GGUF_H
 #define GGUF_H
@@ -56,6 +58,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GGUF_MAGIC   "GGUF"
 #define GGUF_VERSION 3
@@ -100,6 +103,12 @@ struct gguf_init_params {
 
 GGML_API struct gguf_context * gguf_init_empty(void);
 GGML_API struct gguf_context * gguf_init_from_file(const char * fname, struct gguf_init_params params);
+GGML_API struct gguf_context * gguf_init_from_file_ptr(FILE * file, struct gguf_init_params params);
+/* reads up to len bytes at offset into output, returns how many it read */
+typedef size_t (*gguf_reader_callback_t)(void * userdata, void * output, uint64_t offset, size_t len);
+/* max_chunk_read: most bytes asked of one call (0: no limit); max_expected_size: the stream's size (or more) */
+GGML_API struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, void * userdata, size_t max_chunk_read,
+                                                       uint64_t max_expected_size, struct gguf_init_params params);
 GGML_API struct gguf_context * gguf_init_from_buffer(const void * data, size_t size, struct gguf_init_params params);
 GGML_API void gguf_free(struct gguf_context * ctx);
 
@@ -179,6 +188,8 @@ GGML_API void gguf_set_tensor_data(struct gguf_context * ctx, const char * name,
 
 /* write the context (with the tensor data unless only_meta) to fname, atomically */
 GGML_API bool gguf_write_to_file(const struct gguf_context * ctx, const char * fname, bool only_meta);
+/* writes at file's position (no temporary file); the file stays open */
+GGML_API bool gguf_write_to_file_ptr(const struct gguf_context * ctx, FILE * file, bool only_meta);
 
 /* size in bytes of the metadata (header, kv pairs, tensor infos, padding) */
 GGML_API size_t gguf_get_meta_size(const struct gguf_context * ctx);

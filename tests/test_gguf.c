@@ -553,6 +553,71 @@ static void test_roundtrip_tensors(void) {
     }
 }
 
+/* gguf_write_to_file_ptr / gguf_init_from_file_ptr at an offset in a file,
+ * and gguf_init_from_callback in small chunks: the same bytes and tensors
+ * as gguf_write_to_file / gguf_init_from_file. */
+struct chunked { const uint8_t * p; size_t n; size_t max_len; int calls; };
+
+static size_t read_chunk(void * ud, void * out, uint64_t offset, size_t len) {
+    struct chunked * c = ud;
+    c->calls++;
+    if (len > c->max_len) c->max_len = len;
+    if (offset >= c->n) return 0;
+    const size_t k = len < c->n - offset ? len : c->n - (size_t) offset;
+    memcpy(out, c->p + offset, k);
+    return k;
+}
+
+static void test_file_ptr_and_callback(void) {
+    const char * path = TMP_DIR "/file_ptr.gguf", * ref_path = TMP_DIR "/file_ptr_ref.gguf";
+    struct gguf_context * g = gguf_init_empty();
+    struct ggml_context * orig;
+    tc_seed(7);
+    add_spec_tensors(g, &orig);
+    gguf_set_val_str(g, "note", "behind 13 bytes");
+    CHECK(gguf_write_to_file(g, ref_path, false), "reference file: %s", ggml_last_error());
+    size_t n = 0;
+    uint8_t * ref = read_all(ref_path, &n);
+
+    FILE * f = fopen(path, "w+b");
+    static const char junk[13] = "not a gguf..";
+    CHECK(f && fwrite(junk, 1, sizeof junk, f) == sizeof junk && gguf_write_to_file_ptr(g, f, false), "write at byte 13: %s", ggml_last_error());
+    size_t m = 0;
+    uint8_t * got = read_all(path, &m);
+    CHECK(got && m == n + 13 && memcmp(got, junk, 13) == 0 && memcmp(got + 13, ref, n) == 0, "the file holds 13 bytes, then gguf_write_to_file's (%zu of %zu)", m, n + 13);
+    struct ggml_context * loaded = NULL;
+    CHECK(f && fseek(f, 13, SEEK_SET) == 0, "seek to the GGUF");
+    struct gguf_context * r = gguf_init_from_file_ptr(f, params_of(false, &loaded));
+    CHECK(r && loaded, "load from byte 13: %s", ggml_last_error());
+    if (r) check_tensors(r, loaded, orig, ref, n, 32, true, "file_ptr");
+    if (r) CHECK(strcmp(gguf_get_val_str(r, gguf_find_key(r, "note")), "behind 13 bytes") == 0, "the string kv");
+    gguf_free(r);
+    ggml_free(loaded);
+    CHECK(f && fseek(f, 0, SEEK_SET) == 0 && gguf_init_from_file_ptr(f, params_of(true, NULL)) == NULL && strstr(ggml_last_error(), "magic"),
+          "from byte 0 the junk is refused");
+    if (f) fclose(f);
+    free(got);
+
+    struct chunked c = {ref, n, 0, 0};
+    loaded = NULL;
+    r = gguf_init_from_callback(read_chunk, &c, 7, n, params_of(false, &loaded));
+    CHECK(r && loaded && c.max_len <= 7 && c.calls > (int) (n / 7), "callback in chunks of at most 7 (%d calls, %zu bytes at most): %s", c.calls, c.max_len, ggml_last_error());
+    if (r) check_tensors(r, loaded, orig, ref, n, 32, true, "callback");
+    gguf_free(r);
+    ggml_free(loaded);
+    struct chunked short_c = {ref, n / 2, 0, 0};
+    CHECK(gguf_init_from_callback(read_chunk, &short_c, 0, n, params_of(false, &loaded)) == NULL && loaded == NULL &&
+          strstr(ggml_last_error(), "the callback gave"), "a stream that ends early: %s", ggml_last_error());
+    ggml_clear_error();
+    CHECK(gguf_init_from_callback(NULL, &c, 0, n, params_of(true, NULL)) == NULL && strstr(ggml_last_error(), "NULL"), "NULL callback");
+    CHECK(gguf_init_from_callback(read_chunk, &c, 0, 0, params_of(true, NULL)) == NULL && strstr(ggml_last_error(), "max_expected_size"), "size 0");
+    CHECK(gguf_init_from_file_ptr(NULL, params_of(true, NULL)) == NULL && gguf_write_to_file_ptr(g, NULL, false) == false &&
+          gguf_write_to_file_ptr(NULL, stdout, true) == false, "NULL files and contexts");
+    free(ref);
+    gguf_free(g);
+    ggml_free(orig);
+}
+
 /* Misuse gives sentinels and a message, never an abort. */
 static void test_api_errors(void) {
     struct gguf_context * g = gguf_init_empty();
@@ -905,6 +970,7 @@ int main(int argc, char ** argv) {
     test_byte_layout();
     test_roundtrip_kv();
     test_roundtrip_tensors();
+    test_file_ptr_and_callback();
     test_api_errors();
     test_write_safety();
     test_hostile();

@@ -117,6 +117,35 @@ static void test_dataset(ggml_backend_sched_t sched, ggml_backend_t be) {
     struct ggml_tensor * ib32 = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, NE, NB);
     CHECK(ggml_opt_dataset_get_batch(ds, ib32, yb, 0) == GGML_STATUS_FAILED, "batch of another type refused");
 
+    /* get_batch_host: batch 1 of 4 datapoints is datapoints 4..7; batch 5 of one shard (2) is 10, 11 */
+    float hx[NE * NB], hy[NL * NB];
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, hy, 1);
+    ok = ggml_last_error()[0] == '\0';
+    for (int j = 0; j < NB; j++) {
+        for (int i = 0; i < NE; i++) ok &= hx[j * NE + i] == (float) (100 * (4 + j) + i);
+        for (int i = 0; i < NL; i++) ok &= hy[j * NL + i] == (float) (-100 * (4 + j) - i);
+    }
+    CHECK(ok, "get_batch_host: batch 1 holds datapoints 4..7 (hx[0] = %g, hy[3] = %g)", hx[0], hy[3]);
+    ggml_opt_dataset_get_batch_host(ds, hx, SHARD * NE * sizeof(float), hy, 5);
+    CHECK(hx[0] == 1000.0f && hx[NE + 2] == 1102.0f && hy[1] == -1001.0f && hy[NL] == -1100.0f, "batch 5 of one shard: datapoints 10, 11");
+    memset(hx, 0, sizeof hx);
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, hy, ND / NB);
+    CHECK(strstr(ggml_last_error(), "out of range") && hx[0] == 0.0f, "host batch past the end refused, nothing copied");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, 3 * NE * sizeof(float), hy, 0);
+    CHECK(strstr(ggml_last_error(), "whole number of shards") != NULL, "host batch of 1.5 shards refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, sizeof hx, NULL, 0);
+    CHECK(strstr(ggml_last_error(), "labels") != NULL, "host batch without labels refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, hx, (ND + SHARD) * NE * sizeof(float), hy, 0);
+    CHECK(strstr(ggml_last_error(), "out of range") != NULL, "a host batch larger than the dataset refused");
+    ggml_clear_error();
+    ggml_opt_dataset_get_batch_host(NULL, hx, sizeof hx, hy, 0);
+    CHECK(strstr(ggml_last_error(), "NULL") != NULL, "NULL dataset refused");
+
     /* shuffle: the same seed gives the same order; every datapoint once; shards stay whole */
     struct model m;
     if (!CHECK(model_init(&m, be, NE, 1, NB), "model: %s", ggml_last_error())) { ggml_free(ctx); ggml_opt_dataset_free(ds); return; }
@@ -190,8 +219,12 @@ static void test_params_and_refusals(ggml_backend_sched_t sched, ggml_backend_t 
 
     struct model m;
     if (!CHECK(model_init(&m, be, 3, 2, 4), "model: %s", ggml_last_error())) return;
-    CHECK(ggml_opt_init(p) == NULL && strstr(ggml_last_error(), "static"), "no model refused: %s", ggml_last_error());
-    p.ctx_compute = m.ctx_compute; p.inputs = m.x; p.outputs = m.out;
+    ggml_opt_context_t lazy = ggml_opt_init(p);  /* upstream's non-static mode: the model comes per batch */
+    CHECK(lazy && !ggml_opt_static_graphs(lazy), "no model: a context for ggml_opt_prepare_alloc: %s", ggml_last_error());
+    ggml_opt_free(lazy);
+    p.ctx_compute = m.ctx_compute;
+    CHECK(ggml_opt_init(p) == NULL && strstr(ggml_last_error(), "all be NULL"), "a partial model refused: %s", ggml_last_error());
+    p.inputs = m.x; p.outputs = m.out;
     struct ggml_opt_params q = p;
     q.backend_sched = NULL;
     CHECK(ggml_opt_init(q) == NULL, "NULL scheduler refused");
@@ -636,6 +669,98 @@ static void test_classification(ggml_backend_sched_t sched, ggml_backend_t be) {
     ggml_opt_dataset_free(ds);
 }
 
+/* Upstream's non-static mode: a model built anew for every batch, handed
+ * over with ggml_opt_prepare_alloc, trains bit for bit like the same model
+ * in static graphs (AdamW, accumulation over 2 batches: the moments and the
+ * accumulators carry over between the rebuilt contexts). */
+static struct ggml_context * batch_model(struct model * m, int B, struct ggml_tensor ** x, struct ggml_tensor ** out, struct ggml_cgraph ** gf, bool with_b) {
+    struct ggml_init_params pc = {16 * ggml_tensor_overhead() + ggml_graph_overhead_custom(GGML_DEFAULT_GRAPH_SIZE, true), NULL, true};
+    struct ggml_context * ctx = ggml_init(pc);
+    *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, m->K, B);
+    *out = ggml_mul_mat(ctx, m->W, *x);
+    if (with_b) *out = ggml_add(ctx, *out, m->b);
+    *gf = ggml_new_graph_custom(ctx, GGML_DEFAULT_GRAPH_SIZE, true);
+    ggml_build_forward_expand(*gf, *out);
+    return ctx;
+}
+
+static void test_prepare_alloc(ggml_backend_sched_t sched, ggml_backend_t be) {
+    enum { B = 4 };
+    struct step_case c1, c2;
+    if (!CHECK(step_case_init(&c1, be, B) && step_case_init(&c2, be, B), "models")) return;
+    memcpy(c2.W0, c1.W0, sizeof c1.W0); memcpy(c2.b0, c1.b0, sizeof c1.b0);
+    memcpy(c2.x, c1.x, sizeof c1.x); memcpy(c2.y, c1.y, sizeof c1.y);
+    model_set(&c2.m, c2.W0, c2.b0);
+    struct ggml_opt_optimizer_params pars = ggml_opt_get_default_optimizer_params(NULL);
+    pars.adamw.alpha = 0.05f;
+    ggml_opt_context_t o1 = opt_for(sched, &c1.m, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR, GGML_OPT_OPTIMIZER_TYPE_ADAMW, 2, &pars);
+    /* a scheduler of its own: a reset by one context takes the memory of the other's graph */
+    ggml_backend_sched_t sched2 = ggml_backend_sched_new(&be, NULL, 1, GGML_DEFAULT_GRAPH_SIZE, false, true);
+    struct ggml_opt_params p = ggml_opt_default_params(sched2, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
+    p.optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    p.opt_period = 2;
+    p.get_opt_pars = ggml_opt_get_constant_optimizer_params;
+    p.get_opt_pars_ud = &pars;
+    ggml_opt_context_t o2 = ggml_opt_init(p);
+    if (!CHECK(o1 && o2, "contexts: %s", ggml_last_error())) { model_free(&c1.m); model_free(&c2.m); ggml_backend_sched_free(sched2); return; }
+    CHECK(ggml_opt_static_graphs(o1) && !ggml_opt_static_graphs(o2) && ggml_opt_inputs(o2) == NULL, "static and non-static contexts");
+    CHECK(ggml_opt_alloc(o2, true) == GGML_STATUS_FAILED && strstr(ggml_last_error(), "ggml_opt_prepare_alloc"), "alloc before a model is refused");
+
+    ggml_opt_result_t r1 = ggml_opt_result_init(), r2 = ggml_opt_result_init();
+    struct ggml_context * prev = NULL;
+    bool same = true, ok = true;
+    for (int ib = 0; ib < 6; ib++) {
+        const int j0 = ib % 2 * B;
+        ok &= train_batch(o1, &c1, j0, r1) == GGML_STATUS_SUCCESS;
+        struct ggml_tensor * x, * out;
+        struct ggml_cgraph * gf;
+        struct ggml_context * ctx = batch_model(&c2.m, B, &x, &out, &gf, true);
+        ggml_clear_error();
+        ggml_opt_prepare_alloc(o2, ctx, gf, x, out);
+        ok &= ggml_last_error()[0] == '\0' && ggml_opt_inputs(o2) == x && ggml_opt_outputs(o2) == out;
+        ggml_free(prev);  /* the last batch's model, once the next one is prepared */
+        prev = ctx;
+        ok &= ggml_opt_alloc(o2, true) == GGML_STATUS_SUCCESS;
+        ggml_backend_tensor_set(x, c2.x + j0 * RK, 0, (size_t) B * RK * sizeof(float));
+        ggml_backend_tensor_set(ggml_opt_labels(o2), c2.y + j0 * RM, 0, (size_t) B * RM * sizeof(float));
+        ok &= ggml_opt_eval(o2, r2) == GGML_STATUS_SUCCESS;
+        same &= memcmp(c1.m.W->data, c2.m.W->data, ggml_nbytes(c1.m.W)) == 0 && memcmp(c1.m.b->data, c2.m.b->data, ggml_nbytes(c1.m.b)) == 0;
+    }
+    double l1, l2, u;
+    ggml_opt_result_loss(r1, &l1, &u);
+    ggml_opt_result_loss(r2, &l2, &u);
+    CHECK(ok, "six batches in both modes: %s", ggml_last_error());
+    CHECK(same && l1 == l2 && ggml_opt_get_steps(o1) == 3 && ggml_opt_get_steps(o2) == 3, "the same parameters after every batch, loss %.9g vs %.9g, 3 steps each", l1, l2);
+    CHECK(memcmp(c1.m.W->data, c1.W0, sizeof c1.W0) != 0, "and they did change");
+
+    /* refusals */
+    struct ggml_tensor * x, * out;
+    struct ggml_cgraph * gf;
+    struct ggml_context * other = batch_model(&c2.m, B, &x, &out, &gf, false);
+    ggml_opt_prepare_alloc(o2, other, gf, x, out);
+    CHECK(strstr(ggml_last_error(), "parameters (1) differ") != NULL && ggml_opt_outputs(o2) != out, "a model with other parameters is refused: %s", ggml_last_error());
+    ggml_clear_error();
+    ggml_opt_prepare_alloc(o1, other, gf, x, out);
+    CHECK(strstr(ggml_last_error(), "static graphs") != NULL, "a static context takes no model per batch");
+    ggml_clear_error();
+    ggml_opt_prepare_alloc(o2, other, gf, x, NULL);
+    CHECK(strstr(ggml_last_error(), "NULL") != NULL, "NULL outputs");
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, RK, RM, 8, 1);
+    CHECK(ggml_opt_epoch(o2, ds, NULL, NULL, 0, NULL, NULL) == GGML_STATUS_FAILED && strstr(ggml_last_error(), "static graphs"), "no epochs without static graphs");
+    p.loss = out;
+    CHECK(ggml_opt_init(p) == NULL && strstr(ggml_last_error(), "static graphs"), "no loss of the caller's without static graphs");
+    ggml_opt_dataset_free(ds);
+    ggml_opt_result_free(r1);
+    ggml_opt_result_free(r2);
+    ggml_opt_free(o1);
+    ggml_opt_free(o2);
+    ggml_free(other);
+    ggml_free(prev);
+    ggml_backend_sched_free(sched2);
+    model_free(&c1.m);
+    model_free(&c2.m);
+}
+
 int main(void) {
     tc_seed(20240611);
     ggml_backend_t be = ggml_backend_cpu_init();
@@ -648,6 +773,7 @@ int main(void) {
         test_results(sched, be);
         test_sgd_and_accumulation(sched, be);
         test_adamw_two_steps(sched, be);
+        test_prepare_alloc(sched, be);
         test_clipping(sched, be);
         test_nonfinite(sched, be);
         test_linear_regression(sched, be);

@@ -11,6 +11,10 @@
 struct ggml_backend {
     int n_threads;
     struct ggmlr_pool * pool;  /* its workers live as long as the backend */
+    struct ggml_threadpool * threadpool;  /* the caller's, used instead of pool when set */
+    ggml_abort_callback abort_callback;
+    void *              abort_callback_data;
+    bool                use_ref;  /* kept, not used: there is one set of kernels */
 };
 
 ggml_backend_t ggml_backend_cpu_init(void) {
@@ -101,9 +105,149 @@ void ggml_backend_tensor_copy(const struct ggml_tensor * src, struct ggml_tensor
 
 enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * graph) {
     if (!backend) { ggmlr_set_error("ggml_backend_graph_compute: backend is NULL"); return GGML_STATUS_FAILED; }
+    if (backend->abort_callback && backend->abort_callback(backend->abort_callback_data)) return GGML_STATUS_ABORTED;
+    const struct ggml_threadpool * tp = backend->threadpool;
+    if (tp) return ggmlr_graph_compute(tp->pool, graph, backend->n_threads < tp->n_threads ? backend->n_threads : tp->n_threads);
     return ggmlr_graph_compute(backend->pool, graph, backend->n_threads);
+}
+
+void ggml_backend_cpu_set_threadpool(ggml_backend_t backend, ggml_threadpool_t threadpool) {
+    if (!backend) { ggmlr_set_error("ggml_backend_cpu_set_threadpool: backend is NULL"); return; }
+    backend->threadpool = threadpool;
+}
+
+void ggml_backend_cpu_set_abort_callback(ggml_backend_t backend, ggml_abort_callback abort_callback, void * abort_callback_data) {
+    if (!backend) { ggmlr_set_error("ggml_backend_cpu_set_abort_callback: backend is NULL"); return; }
+    backend->abort_callback = abort_callback;
+    backend->abort_callback_data = abort_callback_data;
+}
+
+void ggml_backend_cpu_set_use_ref(ggml_backend_t backend, bool use_ref) {
+    if (!backend) { ggmlr_set_error("ggml_backend_cpu_set_use_ref: backend is NULL"); return; }
+    backend->use_ref = use_ref;
 }
 
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * graph) {
     return ggml_backend_graph_compute(backend, graph);
+}
+
+/* The CPU backend's identity (upstream's GUID bytes are its own choice; any fixed value will do). */
+ggml_guid_t ggml_backend_guid(ggml_backend_t backend) {
+    static ggml_guid guid = {0x67, 0x67, 0x6d, 0x6c, 0x52, 0x2d, 0x43, 0x50, 0x55, 0x2d, 0x62, 0x61, 0x63, 0x6b, 0x65, 0x64};
+    return backend ? &guid : NULL;
+}
+
+/* Strided transfers: every block is checked before the first is copied. */
+static enum ggml_status check_2d(const char * fn, const struct ggml_tensor * t, const void * data, size_t offset, size_t size,
+                                 size_t n_copies, size_t stride_tensor) {
+    if (n_copies == 0) return check_transfer(fn, t, data, offset, 0);
+    /* the last block starts at offset + (n_copies-1)*stride_tensor; checked against overflow */
+    const size_t k = n_copies - 1;
+    if (stride_tensor != 0 && k > (SIZE_MAX - offset) / stride_tensor) {
+        ggmlr_set_error("%s: %zu blocks %zu bytes apart from offset %zu overflow", fn, n_copies, stride_tensor, offset);
+        return GGML_STATUS_FAILED;
+    }
+    enum ggml_status st = check_transfer(fn, t, data, offset, size);
+    if (st == GGML_STATUS_SUCCESS) st = check_transfer(fn, t, data, offset + k * stride_tensor, size);
+    return st;
+}
+
+void ggml_backend_tensor_set_2d(struct ggml_tensor * t, const void * data, size_t offset, size_t size, size_t n_copies,
+                                size_t stride_tensor, size_t stride_data) {
+    if (check_2d("ggml_backend_tensor_set_2d", t, data, offset, size, n_copies, stride_tensor) != GGML_STATUS_SUCCESS || size == 0) return;
+    for (size_t i = 0; i < n_copies; i++) memcpy((char *) t->data + offset + i * stride_tensor, (const char *) data + i * stride_data, size);
+}
+
+void ggml_backend_tensor_get_2d(const struct ggml_tensor * t, void * data, size_t offset, size_t size, size_t n_copies,
+                                size_t stride_tensor, size_t stride_data) {
+    if (check_2d("ggml_backend_tensor_get_2d", t, data, offset, size, n_copies, stride_tensor) != GGML_STATUS_SUCCESS || size == 0) return;
+    for (size_t i = 0; i < n_copies; i++) memcpy((char *) data + i * stride_data, (const char *) t->data + offset + i * stride_tensor, size);
+}
+
+/* The _async forms: the CPU backend has no queue, so they copy at once. */
+static bool have_backend(const char * fn, ggml_backend_t backend) {
+    if (!backend) ggmlr_set_error("%s: backend is NULL", fn);
+    return backend != NULL;
+}
+
+void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    if (have_backend("ggml_backend_tensor_set_async", backend)) ggml_backend_tensor_set(t, data, offset, size);
+}
+
+void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * t, void * data, size_t offset, size_t size) {
+    if (have_backend("ggml_backend_tensor_get_async", backend)) ggml_backend_tensor_get(t, data, offset, size);
+}
+
+void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor * t, const void * data, size_t offset, size_t size,
+                                      size_t n_copies, size_t stride_tensor, size_t stride_data) {
+    if (have_backend("ggml_backend_tensor_set_2d_async", backend)) ggml_backend_tensor_set_2d(t, data, offset, size, n_copies, stride_tensor, stride_data);
+}
+
+void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * t, void * data, size_t offset, size_t size,
+                                      size_t n_copies, size_t stride_tensor, size_t stride_data) {
+    if (have_backend("ggml_backend_tensor_get_2d_async", backend)) ggml_backend_tensor_get_2d(t, data, offset, size, n_copies, stride_tensor, stride_data);
+}
+
+void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor * src, struct ggml_tensor * dst) {
+    if (!backend_src || !backend_dst) { ggmlr_set_error("ggml_backend_tensor_copy_async: a backend is NULL"); return; }
+    ggml_backend_tensor_copy(src, dst);
+}
+
+/* Graph plans: the graph and the backend it was made for. */
+struct backend_plan {
+    ggml_backend_t       backend;
+    struct ggml_cgraph * graph;
+};
+
+ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
+    if (!backend || !cgraph) { ggmlr_set_error("ggml_backend_graph_plan_create: backend or graph is NULL"); return NULL; }
+    struct backend_plan * plan = ggmlr_calloc(1, sizeof *plan);
+    if (!plan) { ggmlr_set_error("ggml_backend_graph_plan_create: out of memory"); return NULL; }
+    plan->backend = backend;
+    plan->graph = cgraph;
+    return plan;
+}
+
+void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
+    (void) backend;
+    free(plan);
+}
+
+enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
+    static const char fn[] = "ggml_backend_graph_plan_compute";
+    const struct backend_plan * p = plan;
+    if (!backend || !p) { ggmlr_set_error("%s: backend or plan is NULL", fn); return GGML_STATUS_FAILED; }
+    if (p->backend != backend) { ggmlr_set_error("%s: the plan was made for another backend", fn); return GGML_STATUS_FAILED; }
+    return ggml_backend_graph_compute(backend, p->graph);
+}
+
+/* Events: complete as soon as recorded (the backend's work is done when its
+ * calls return). */
+struct ggml_backend_event {
+    ggml_backend_dev_t device;
+    bool               recorded;
+};
+
+ggml_backend_event_t ggml_backend_event_new(ggml_backend_dev_t device) {
+    if (!device) { ggmlr_set_error("ggml_backend_event_new: device is NULL"); return NULL; }
+    struct ggml_backend_event * ev = ggmlr_calloc(1, sizeof *ev);
+    if (!ev) { ggmlr_set_error("ggml_backend_event_new: out of memory"); return NULL; }
+    ev->device = device;
+    return ev;
+}
+
+void ggml_backend_event_free(ggml_backend_event_t event) { free(event); }
+
+void ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backend) {
+    if (!event || !backend) { ggmlr_set_error("ggml_backend_event_record: event or backend is NULL"); return; }
+    if (ggml_backend_get_device(backend) != event->device) { ggmlr_set_error("ggml_backend_event_record: the event belongs to another device"); return; }
+    event->recorded = true;
+}
+
+void ggml_backend_event_synchronize(ggml_backend_event_t event) {
+    if (!event) ggmlr_set_error("ggml_backend_event_synchronize: event is NULL");
+}
+
+void ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event) {
+    if (!backend || !event) ggmlr_set_error("ggml_backend_event_wait: backend or event is NULL");
 }

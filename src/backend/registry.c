@@ -136,6 +136,7 @@ void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_d
     props->type = GGML_BACKEND_DEVICE_TYPE_CPU;
     ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
     props->caps.buffer_from_host_ptr = true;
+    props->caps.events = true;  /* complete once recorded (ggml-backend.h) */
 }
 
 ggml_backend_t ggml_backend_dev_init(ggml_backend_dev_t device, const char * params) {
@@ -165,3 +166,43 @@ ggml_backend_reg_t ggml_backend_load(const char * path) {
 void ggml_backend_unload(ggml_backend_reg_t reg) { (void) reg; }
 void ggml_backend_load_all(void) {}
 void ggml_backend_load_all_from_path(const char * dir_path) { (void) dir_path; }
+
+/* The registry is fixed (one backend, one device, both built in). */
+void ggml_backend_register(ggml_backend_reg_t reg) {
+    if (reg != &cpu_reg) ggmlr_set_error("ggml_backend_register: only the built-in CPU backend can be registered (and it already is)");
+}
+
+void ggml_backend_device_register(ggml_backend_dev_t device) {
+    if (device != &cpu_device) ggmlr_set_error("ggml_backend_device_register: only the built-in CPU device can be registered (and it already is)");
+}
+
+ggml_backend_buffer_t ggml_backend_dev_buffer_from_host_ptr(ggml_backend_dev_t device, void * ptr, size_t size, size_t max_tensor_size) {
+    (void) max_tensor_size;
+    if (device != &cpu_device) { ggmlr_set_error("ggml_backend_dev_buffer_from_host_ptr: device is not the CPU device"); return NULL; }
+    return ggml_backend_cpu_buffer_from_ptr(ptr, size);
+}
+
+/* Upstream's meta backend (tensor parallelism over several devices). */
+const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis) {
+    switch (split_axis) {
+        case GGML_BACKEND_SPLIT_AXIS_0:        return "0";
+        case GGML_BACKEND_SPLIT_AXIS_1:        return "1";
+        case GGML_BACKEND_SPLIT_AXIS_2:        return "2";
+        case GGML_BACKEND_SPLIT_AXIS_3:        return "3";
+        case GGML_BACKEND_SPLIT_AXIS_MIRRORED: return "MIRRORED";
+        case GGML_BACKEND_SPLIT_AXIS_PARTIAL:  return "PARTIAL";
+        case GGML_BACKEND_SPLIT_AXIS_NONE:     return "NONE";
+        case GGML_BACKEND_SPLIT_AXIS_UNKNOWN:  return "UNKNOWN";
+    }
+    ggmlr_set_error("ggml_backend_meta_split_axis_name: no split axis %d", (int) split_axis);
+    return NULL;
+}
+
+ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state,
+                                            void * get_split_state_ud) {
+    (void) devs;
+    (void) get_split_state;
+    (void) get_split_state_ud;
+    ggmlr_set_error("ggml_backend_meta_device: there is one device (CPU), nothing to split tensors across (asked for %zu devices)", n_devs);
+    return NULL;
+}

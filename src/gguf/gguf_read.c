@@ -22,11 +22,15 @@
 /* A file or a memory buffer, read front to back with its size known, so that
  * every length can be checked against the bytes that remain. */
 struct reader {
-    FILE *          file;  /* NULL: read from buf */
+    FILE *          file;  /* NULL: read from buf, or through cb */
     const uint8_t * buf;
     uint64_t        size;
     uint64_t        pos;
     const char *    what;  /* "gguf_init_from_file: 'name'" for messages */
+    uint64_t        base;  /* file: where the GGUF starts in it (gguf_init_from_file_ptr) */
+    gguf_reader_callback_t cb;  /* gguf_init_from_callback: reads at pos, at most chunk bytes a call */
+    void *          ud;
+    size_t          chunk;
 };
 
 static void fail(const struct reader * r, const char * fmt, ...)
@@ -53,7 +57,17 @@ static bool rd(struct reader * r, void * dst, uint64_t n, const char * what) {
         return false;
     }
     if (n == 0) return true;
-    if (r->file) {
+    if (r->cb) {
+        for (uint64_t done = 0; done < n;) {
+            const size_t len = n - done < r->chunk ? (size_t) (n - done) : r->chunk;
+            const size_t got = r->cb(r->ud, (uint8_t *) dst + done, r->pos + done, len);
+            if (got != len) {
+                fail(r, "the callback gave %zu of %zu bytes at byte %" PRIu64 " (%s)", got, len, r->pos + done, what);
+                return false;
+            }
+            done += len;
+        }
+    } else if (r->file) {
         if (fread(dst, 1, (size_t) n, r->file) != n) {
             fail(r, "read error at byte %" PRIu64 " (%s)", r->pos, ferror(r->file) ? strerror(errno) : "end of file");
             return false;
@@ -67,7 +81,7 @@ static bool rd(struct reader * r, void * dst, uint64_t n, const char * what) {
 
 static bool rd_at(struct reader * r, uint64_t pos, void * dst, uint64_t n, const char * what) {
     if (pos > r->size) { fail(r, "%s starts past the end of the file", what); return false; }
-    if (r->file && fseeko(r->file, (off_t) pos, SEEK_SET) != 0) {
+    if (r->file && (pos > (uint64_t) INT64_MAX - r->base || fseeko(r->file, (off_t) (r->base + pos), SEEK_SET) != 0)) {
         fail(r, "cannot seek to byte %" PRIu64 " (%s)", pos, strerror(errno));
         return false;
     }
@@ -336,7 +350,7 @@ struct gguf_context * gguf_init_from_file(const char * fname, struct gguf_init_p
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
         ggmlr_set_error("%s: not a regular file", what);
     } else {
-        struct reader r = {f, NULL, (uint64_t) st.st_size, 0, what};
+        struct reader r = {f, NULL, (uint64_t) st.st_size, 0, what, 0, NULL, NULL, 0};
         ctx = parse(&r, params);
     }
     fclose(f);
@@ -346,6 +360,33 @@ struct gguf_context * gguf_init_from_file(const char * fname, struct gguf_init_p
 struct gguf_context * gguf_init_from_buffer(const void * data, size_t size, struct gguf_init_params params) {
     if (params.ctx) *params.ctx = NULL;
     if (!data || size == 0) { ggmlr_set_error("gguf_init_from_buffer: the buffer is empty"); return NULL; }
-    struct reader r = {NULL, data, size, 0, "gguf_init_from_buffer"};
+    struct reader r = {NULL, data, size, 0, "gguf_init_from_buffer", 0, NULL, NULL, 0};
+    return parse(&r, params);
+}
+
+/* The GGUF starts at file's current position and runs to its end. */
+struct gguf_context * gguf_init_from_file_ptr(FILE * file, struct gguf_init_params params) {
+    static const char fn[] = "gguf_init_from_file_ptr";
+    if (params.ctx) *params.ctx = NULL;
+    if (!file) { ggmlr_set_error("%s: file is NULL", fn); return NULL; }
+    const off_t start = ftello(file);
+    off_t end = -1;
+    if (start >= 0 && fseeko(file, 0, SEEK_END) == 0) end = ftello(file);
+    if (start < 0 || end < start || fseeko(file, start, SEEK_SET) != 0) {
+        ggmlr_set_error("%s: the file cannot be sought (%s)", fn, strerror(errno));
+        return NULL;
+    }
+    struct reader r = {file, NULL, (uint64_t) (end - start), 0, fn, (uint64_t) start, NULL, NULL, 0};
+    return parse(&r, params);
+}
+
+/* max_expected_size bytes at most, read through callback (max_chunk_read a call, 0: any). */
+struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, void * userdata, size_t max_chunk_read, uint64_t max_expected_size,
+                                              struct gguf_init_params params) {
+    static const char fn[] = "gguf_init_from_callback";
+    if (params.ctx) *params.ctx = NULL;
+    if (!callback) { ggmlr_set_error("%s: callback is NULL", fn); return NULL; }
+    if (max_expected_size == 0) { ggmlr_set_error("%s: max_expected_size is 0 (the stream's size, or more)", fn); return NULL; }
+    struct reader r = {NULL, NULL, max_expected_size, 0, fn, 0, callback, userdata, max_chunk_read ? max_chunk_read : SIZE_MAX};
     return parse(&r, params);
 }

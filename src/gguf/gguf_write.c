@@ -334,3 +334,26 @@ bool gguf_write_to_file(const struct gguf_context * ctx, const char * fname, boo
     free(tmp);
     return ok;
 }
+
+/* At file's current position; the file stays open (flushed). */
+bool gguf_write_to_file_ptr(const struct gguf_context * ctx, FILE * file, bool only_meta) {
+    static const char fn[] = "gguf_write_to_file_ptr";
+    if (!ctx || !file) { ggmlr_set_error("%s: %s is NULL", fn, ctx ? "file" : "ctx"); return false; }
+    for (size_t i = 0; !only_meta && i < ctx->n_info; i++) {
+        if (!ctx->info[i].data && ctx->info[i].nbytes > 0) {
+            ggmlr_set_error("%s: tensor '%s' has no data", fn, ctx->info[i].name);
+            return false;
+        }
+    }
+    struct writer w = {file, NULL, 0, true};
+    wr_meta(&w, ctx);
+    for (size_t i = 0; !only_meta && i < ctx->n_info; i++) {
+        wr(&w, ctx->info[i].data, (size_t) ctx->info[i].nbytes);
+        wr_pad(&w, ctx->alignment);
+    }
+    if (!w.ok || fflush(file) != 0) {
+        ggmlr_set_error("%s: cannot write (%s)", fn, strerror(errno));
+        return false;
+    }
+    return true;
+}

@@ -220,14 +220,16 @@ static bool assign_groups(struct ggml_opt_context * oc, const struct ggml_opt_pa
     return true;
 }
 
-static bool check_params(const struct ggml_opt_params * p) {
+/* static_inputs: the inputs must have memory (static graphs; with
+ * ggml_opt_prepare_alloc the scheduler gives it). */
+static bool check_params(const struct ggml_opt_params * p, bool static_inputs) {
     static const char * fn = "ggml_opt_init";
     if (!p->backend_sched) { ggmlr_set_error("%s: backend_sched is NULL", fn); return false; }
     if (!p->ctx_compute || !p->inputs || !p->outputs) {
-        ggmlr_set_error("%s: ctx_compute, inputs and outputs must be set (only static graphs are supported)", fn);
+        ggmlr_set_error("%s: ctx_compute, inputs and outputs must all be set (static graphs) or all be NULL (ggml_opt_prepare_alloc)", fn);
         return false;
     }
-    if (!p->inputs->data) { ggmlr_set_error("%s: inputs '%s' must have memory (allocate them statically)", fn, p->inputs->name); return false; }
+    if (static_inputs && !p->inputs->data) { ggmlr_set_error("%s: inputs '%s' must have memory (allocate them statically)", fn, p->inputs->name); return false; }
     if ((unsigned) p->loss_type > GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR) { ggmlr_set_error("%s: unknown loss type %d", fn, (int) p->loss_type); return false; }
     if (p->build_type != GGML_OPT_BUILD_TYPE_FORWARD && p->build_type != GGML_OPT_BUILD_TYPE_GRAD && p->build_type != GGML_OPT_BUILD_TYPE_OPT) {
         ggmlr_set_error("%s: unknown build type %d", fn, (int) p->build_type);
@@ -268,10 +270,12 @@ static bool check_params(const struct ggml_opt_params * p) {
     return true;
 }
 
-ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
-    if (!check_params(&params)) return NULL;
+/* A context built for params' model (static graphs). */
+static struct ggml_opt_context * build_context(struct ggml_opt_params params, bool static_inputs) {
+    if (!check_params(&params, static_inputs)) return NULL;
     struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
     if (!oc) { ggmlr_set_error("ggml_opt_init: out of memory"); return NULL; }
+    oc->static_graphs   = true;
     oc->backend_sched   = params.backend_sched;
     oc->ctx_compute     = params.ctx_compute;
     oc->inputs          = params.inputs;
@@ -352,8 +356,31 @@ fail:
     return NULL;
 }
 
-void ggml_opt_free(ggml_opt_context_t oc) {
-    if (!oc) return;
+ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
+    if (params.ctx_compute || params.inputs || params.outputs) return build_context(params, true);
+    /* upstream's non-static mode: the model comes with each ggml_opt_prepare_alloc */
+    static const char * fn = "ggml_opt_init";
+    if (!params.backend_sched) { ggmlr_set_error("%s: backend_sched is NULL", fn); return NULL; }
+    if (params.loss || params.labels) {
+        ggmlr_set_error("%s: a loss or labels of the caller's need static graphs (ctx_compute, inputs, outputs)", fn);
+        return NULL;
+    }
+    struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
+    if (!oc) { ggmlr_set_error("%s: out of memory", fn); return NULL; }
+    oc->backend_sched = params.backend_sched;
+    oc->loss_type = params.loss_type;
+    oc->build_type = params.build_type;
+    oc->optimizer = params.optimizer;
+    oc->opt_period = params.opt_period;
+    oc->iter = 1;
+    oc->rng = params.seed;
+    oc->dist.size = 1;
+    oc->last_grad_norm = NAN;
+    oc->deferred = params;
+    return oc;
+}
+
+static void free_contents(struct ggml_opt_context * oc) {
     ggmlr_opt_set_dist(oc, NULL);
     /* the scheduler's memory may point at tensors of ctx_graph */
     if (oc->allocated_graph) ggml_backend_sched_reset(oc->backend_sched);
@@ -368,10 +395,62 @@ void ggml_opt_free(ggml_opt_context_t oc) {
     free(oc->group_pars);
     free(oc->group_lr_scale);
     free(oc->group_wd_scale);
+}
+
+void ggml_opt_free(ggml_opt_context_t oc) {
+    if (!oc) return;
+    free_contents(oc);
     free(oc);
 }
 
-bool ggml_opt_static_graphs(ggml_opt_context_t oc) { return oc != NULL; }
+/* Non-static mode: a context built for this batch's model (as ggml_opt_init
+ * with these tensors would), taking over the state of the last one: the
+ * gradient accumulators, the AdamW moments, the step counter, the position
+ * in the accumulation period and the RNG. The parameters must be the same
+ * (count and shapes) every time. */
+void ggml_opt_prepare_alloc(ggml_opt_context_t oc, struct ggml_context * ctx_compute, struct ggml_cgraph * gf, struct ggml_tensor * inputs,
+                            struct ggml_tensor * outputs) {
+    static const char * fn = "ggml_opt_prepare_alloc";
+    if (!oc || !ctx_compute || !gf || !inputs || !outputs) { ggmlr_set_error("%s: an argument is NULL", fn); return; }
+    if (oc->static_graphs) { ggmlr_set_error("%s: the context has static graphs (ggml_opt_init was given ctx_compute, inputs, outputs)", fn); return; }
+    if (oc->next_graph) { ggmlr_set_error("%s: called between ggml_opt_alloc and ggml_opt_eval", fn); return; }
+    if (oc->dist.size > 1) { ggmlr_set_error("%s: data parallelism needs static graphs", fn); return; }
+    if (ggmlr_hash_find(gf, outputs) == SIZE_MAX) { ggmlr_set_error("%s: outputs '%s' is not a node of gf", fn, outputs->name); return; }
+    struct ggml_opt_params p = oc->deferred;
+    p.ctx_compute = ctx_compute;
+    p.inputs = inputs;
+    p.outputs = outputs;
+    struct ggml_opt_context * fresh = build_context(p, false);
+    if (!fresh) return;
+    if (oc->gf) {
+        bool same = fresh->n_params == oc->n_params;
+        for (int i = 0; same && i < oc->n_params; i++) same = ggml_are_same_shape(fresh->params[i], oc->params[i]);
+        if (!same) {
+            ggmlr_set_error("%s: the model's parameters (%d) differ from the last batch's (%d, or their shapes)", fn, fresh->n_params, oc->n_params);
+            ggml_opt_free(fresh);
+            return;
+        }
+        struct ggml_tensor ** from[3] = {oc->grad_accs, oc->grad_m, oc->grad_v}, ** to[3] = {fresh->grad_accs, fresh->grad_m, fresh->grad_v};
+        for (int k = 0; k < 3; k++) {
+            for (int i = 0; i < oc->n_params; i++) {
+                if (from[k][i] && to[k][i] && from[k][i]->data && to[k][i]->data) memcpy(to[k][i]->data, from[k][i]->data, ggml_nbytes(to[k][i]));
+            }
+        }
+    }
+    fresh->iter = oc->iter;
+    fresh->opt_i = oc->opt_i;
+    fresh->period_nonfinite = oc->period_nonfinite;
+    fresh->rng = oc->rng;
+    fresh->last_grad_norm = oc->last_grad_norm;
+    fresh->stopped = oc->stopped;
+    fresh->static_graphs = false;
+    fresh->deferred = oc->deferred;
+    free_contents(oc);
+    *oc = *fresh;
+    free(fresh);
+}
+
+bool ggml_opt_static_graphs(ggml_opt_context_t oc) { return oc && oc->static_graphs; }
 struct ggml_tensor * ggml_opt_inputs(ggml_opt_context_t oc)   { return oc ? oc->inputs : NULL; }
 struct ggml_tensor * ggml_opt_outputs(ggml_opt_context_t oc)  { return oc ? oc->outputs : NULL; }
 struct ggml_tensor * ggml_opt_labels(ggml_opt_context_t oc)   { return oc ? oc->labels : NULL; }
@@ -407,6 +486,7 @@ double ggml_opt_last_grad_norm(ggml_opt_context_t oc) { return oc ? oc->last_gra
 
 enum ggml_status ggmlr_opt_set_dist(ggml_opt_context_t oc, const struct ggmlr_opt_dist * d) {
     if (!oc) { ggmlr_set_error("ggmlr_opt_set_dist: context is NULL"); return GGML_STATUS_FAILED; }
+    if (d && !oc->static_graphs) { ggmlr_set_error("ggmlr_opt_set_dist: data parallelism needs static graphs"); return GGML_STATUS_FAILED; }
     if (d && (d->size < 1 || d->rank < 0 || d->rank >= d->size || !d->allreduce)) {
         ggmlr_set_error("ggmlr_opt_set_dist: rank %d of %d, or no reduction", d->rank, d->size);
         return GGML_STATUS_FAILED;
@@ -456,6 +536,7 @@ static uint64_t hash_word(uint64_t h, uint64_t w) {
 }
 
 static uint64_t hash_tensor_shape(uint64_t h, const struct ggml_tensor * t) {
+    if (!t) return hash_word(h, UINT64_MAX);  /* non-static mode before ggml_opt_prepare_alloc */
     h = hash_word(h, (uint64_t) t->type);
     for (int d = 0; d < GGML_MAX_DIMS; d++) h = hash_word(h, (uint64_t) t->ne[d]);
     return h;

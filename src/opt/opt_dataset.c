@@ -103,6 +103,32 @@ enum ggml_status ggml_opt_dataset_get_batch(ggml_opt_dataset_t ds, struct ggml_t
     return GGML_STATUS_SUCCESS;
 }
 
+void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t ds, void * data_batch, size_t nb_data_batch, void * labels_batch, int64_t ibatch) {
+    static const char * fn = "ggml_opt_dataset_get_batch_host";
+    if (!ds || !data_batch) { ggmlr_set_error("%s: dataset or data_batch is NULL", fn); return; }
+    if ((labels_batch == NULL) != (ds->labels == NULL)) {
+        ggmlr_set_error("%s: labels_batch must be given exactly when the dataset has labels", fn);
+        return;
+    }
+    if (nb_data_batch == 0 || nb_data_batch % ds->nbs_data != 0) {
+        ggmlr_set_error("%s: %zu bytes are not a whole number of shards of %zu bytes", fn, nb_data_batch, ds->nbs_data);
+        return;
+    }
+    const int64_t shards_per_batch = (int64_t) (nb_data_batch / ds->nbs_data);
+    if (ibatch < 0 || shards_per_batch > ds->nshards || ibatch >= ds->nshards / shards_per_batch) {
+        ggmlr_set_error("%s: batch %" PRId64 " is out of range (the dataset has %" PRId64 " of this size)", fn, ibatch,
+                        shards_per_batch > ds->nshards ? 0 : ds->nshards / shards_per_batch);
+        return;
+    }
+    for (int64_t k = 0; k < shards_per_batch; k++) {
+        const int64_t ishard = ds->permutation[ibatch * shards_per_batch + k];
+        memcpy((char *) data_batch + k * ds->nbs_data, (const char *) ds->data->data + ishard * ds->nbs_data, ds->nbs_data);
+        if (labels_batch) {
+            memcpy((char *) labels_batch + k * ds->nbs_labels, (const char *) ds->labels->data + ishard * ds->nbs_labels, ds->nbs_labels);
+        }
+    }
+}
+
 /* splitmix64: a small, well-mixed generator whose sequence is the same everywhere */
 static uint64_t rng_next(uint64_t * state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);

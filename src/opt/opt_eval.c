@@ -118,6 +118,7 @@ void ggml_opt_reset(ggml_opt_context_t oc, bool optimizer) {
 enum ggml_status ggml_opt_alloc(ggml_opt_context_t oc, bool backward) {
     if (!oc) { ggmlr_set_error("ggml_opt_alloc: context is NULL"); return GGML_STATUS_FAILED; }
     if (oc->next_graph) { ggmlr_set_error("ggml_opt_alloc: called twice without ggml_opt_eval"); return GGML_STATUS_FAILED; }
+    if (!oc->gf) { ggmlr_set_error("ggml_opt_alloc: no model yet (call ggml_opt_prepare_alloc first)"); return GGML_STATUS_FAILED; }
     if (backward && oc->build_type < GGML_OPT_BUILD_TYPE_GRAD) {
         ggmlr_set_error("ggml_opt_alloc: the context was built for the forward pass only");
         return GGML_STATUS_FAILED;
@@ -368,6 +369,7 @@ enum ggml_status ggml_opt_epoch(ggml_opt_context_t oc, ggml_opt_dataset_t ds, gg
                                 int64_t idata_split, ggml_opt_epoch_callback callback_train, ggml_opt_epoch_callback callback_eval) {
     static const char * fn = "ggml_opt_epoch";
     if (!oc || !ds) { ggmlr_set_error("%s: context or dataset is NULL", fn); return GGML_STATUS_FAILED; }
+    if (!oc->static_graphs) { ggmlr_set_error("%s: needs static graphs (ggml_opt_init with ctx_compute, inputs, outputs)", fn); return GGML_STATUS_FAILED; }
     struct ggml_tensor * inputs = oc->inputs, * data = ds->data;
     /* with data parallelism a batch is every rank's inputs side by side */
     const int64_t ndata = data->ne[1], ndata_batch = inputs->ne[1] * oc->dist.size;
@@ -424,7 +426,7 @@ void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t oc, ggm
     char bar[BAR + 1], t[48], eta[48];
     for (int64_t j = 0; j < BAR; j++) bar[j] = j < filled ? '=' : ' ';
     bar[BAR] = '\0';
-    const int64_t batch = oc ? oc->inputs->ne[1] * oc->dist.size : 0;
+    const int64_t batch = oc && oc->inputs ? oc->inputs->ne[1] * oc->dist.size : 0;
     double loss, loss_unc, acc, acc_unc;
     ggml_opt_result_loss(result, &loss, &loss_unc);
     ggml_opt_result_accuracy(result, &acc, &acc_unc);

@@ -77,6 +77,12 @@ struct ggml_opt_context {
     void *                  batch_callback_ud;
     bool                    stopped;  /* the batch callback asked to stop */
 
+    /* upstream's non-static mode (ggml_opt_init without ctx_compute, inputs
+     * and outputs): the parameters of ggml_opt_init, built into a full
+     * context by each ggml_opt_prepare_alloc (opt.c) */
+    bool                    static_graphs;
+    struct ggml_opt_params  deferred;
+
     /* data parallelism (opt_dist.h); dist.size == 1 without it */
     struct ggmlr_opt_dist dist;
     float *   dist_extra;  /* the reduced scalars of one evaluation: loss, ncorrect, predictions of all ranks */

@@ -223,5 +223,8 @@ enum ggml_status ggml_graph_compute(struct ggml_cgraph * g, struct ggml_cplan * 
         return GGML_STATUS_FAILED;
     }
     if (plan->abort_callback && plan->abort_callback(plan->abort_callback_data)) return GGML_STATUS_ABORTED;
-    return compute(NULL, g, plan->n_threads, (char *) plan->work_data, plan->work_size);
+    /* a caller's pool: at most its n_threads */
+    const struct ggml_threadpool * tp = plan->threadpool;
+    const int nth = tp && (plan->n_threads <= 0 || plan->n_threads > tp->n_threads) ? tp->n_threads : plan->n_threads;
+    return compute(tp ? tp->pool : NULL, g, nth, (char *) plan->work_data, plan->work_size);
 }

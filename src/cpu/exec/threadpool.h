@@ -39,4 +39,12 @@ void ggmlr_pool_barrier(struct ggmlr_pool * pool);
 /* Ends the compute begun by ggmlr_pool_acquire. */
 void ggmlr_pool_release(struct ggmlr_pool * pool);
 
+/* Upstream's public thread pool (ggml-cpu.h, cpu_api.c): one of the pools
+ * above, owned by the caller. */
+struct ggml_threadpool {
+    struct ggmlr_pool * pool;
+    int                 n_threads;
+    bool                paused;
+};
+
 #endif
