@@ -40,12 +40,9 @@ fi
 JOBS=${JOBS:-2}
 THREADS=$(nproc)
 
-echo "building upstream ggml ($UP) in $W/up" >&2
-cmake -S "$UP" -B "$W/up" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DGGML_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$W/up" -j"$JOBS" --target test-backend-ops ggml >/dev/null
-UPLIB=$(dirname "$(find "$W/up/" -name 'libggml-cpu.so' | head -n 1)")
-UPLIBS=$(for l in "$UPLIB"/libggml*.so; do printf '%s ' "$l"; done)
-cc -std=c11 -O2 -I"$UP/include" "$ROOT/bench/upstream_ops.c" -o "$W/upstream_ops-up" $UPLIBS -Wl,-rpath,"$UPLIB" -lm -lpthread
+. "$ROOT/scripts/upstream-build.sh"
+upstream_build "$UP" "$W/up" test-backend-ops
+upstream_cc "$W/upstream_ops-up" "$ROOT/bench/upstream_ops.c"
 
 echo "building ggmlr ($ROOT) in $W/ours" >&2
 cmake -S "$ROOT" -B "$W/ours" -DCMAKE_BUILD_TYPE=Release -DGGMLR_MPI=OFF -DGGMLR_BUILD_TESTS=OFF \
