@@ -23,7 +23,8 @@
 #      dequantized weights, ours and upstream's (max abs, relative L2).
 # With --speed: bench/quant_matmul.c against upstream and against this
 # library, run one after the other on THREADS (default 2) threads, REPS
-# (default 15) repetitions, with the load (uptime) before each.
+# (default 15) repetitions, with the load (uptime) before each; ROUNDS
+# (default 1) times, alternating.
 # Exit status 1 if a type or the metadata differs.
 set -eu
 SPEED=0
@@ -49,10 +50,15 @@ if [ "$SPEED" = 1 ]; then
   THREADS=${THREADS:-2}; REPS=${REPS:-15}
   upstream_cc "$W/quant_matmul-up" "$ROOT/bench/quant_matmul.c" -D_POSIX_C_SOURCE=200809L -I"$ROOT/bench"
   echo "CPU: $(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores"
-  echo "load before upstream: $(uptime)"
-  "$W/quant_matmul-up" "$THREADS" "$REPS"
-  echo "load before ggmlr: $(uptime)"
-  "$BUILD/quant_matmul" "$THREADS" "$REPS"
+  QM="$BUILD/examples/quant_matmul"; [ -x "$QM" ] || QM="$BUILD/quant_matmul"
+  r=1
+  while [ "$r" -le "${ROUNDS:-1}" ]; do
+    echo "round $r; load before upstream: $(uptime)"
+    "$W/quant_matmul-up" "$THREADS" "$REPS"
+    echo "load before ggmlr: $(uptime)"
+    "$QM" "$THREADS" "$REPS"
+    r=$((r + 1))
+  done
   echo "load after: $(uptime)"
   exit 0
 fi
