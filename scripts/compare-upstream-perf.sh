@@ -13,7 +13,8 @@
 #     GGML_NATIVE=ON), and bench/upstream_ops.c against it;
 #   - this repository (Release, installed into WORK_DIR/prefix), the same
 #     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it;
-# then runs, op by op, upstream's binary and then ours (one after the other,
+# (upstream's build lines: scripts/upstream-build.sh, shared with
+# compare-upstream-gguf.sh) then runs, op by op, upstream's binary and then ours (one after the other,
 # never at once; both on nproc threads, test-backend-ops' default):
 #   test-backend-ops perf -o OP  for CONV_2D, IM2COL, SWIGLU (its GLU cases)
 #   upstream_ops THREADS OP      for NORM, RMS_NORM, L2_NORM, RMS_NORM_BACK,
