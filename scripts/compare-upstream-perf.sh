@@ -12,9 +12,10 @@
 #   - upstream's CPU backend and its tests/test-backend-ops (Release,
 #     GGML_NATIVE=ON), and bench/upstream_ops.c against it;
 #   - this repository (Release, installed into WORK_DIR/prefix), the same
-#     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it;
-# (upstream's build lines: scripts/upstream-build.sh, shared with
-# compare-upstream-gguf.sh) then runs, op by op, upstream's binary and then ours (one after the other,
+#     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it
+#     (upstream's build lines: scripts/upstream-build.sh, which
+#     compare-upstream-gguf.sh shares);
+# then runs, op by op, upstream's binary and then ours (one after the other,
 # never at once; both on nproc threads, test-backend-ops' default):
 #   test-backend-ops perf -o OP  for CONV_2D, IM2COL, SWIGLU (its GLU cases)
 #   upstream_ops THREADS OP      for NORM, RMS_NORM, L2_NORM, RMS_NORM_BACK,
