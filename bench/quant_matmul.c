@@ -8,7 +8,10 @@
  * memory, not from the last level cache. 512 columns are compute-bound:
  * GFLOP/s = 2 K M N / time. Figures are medians of `reps` computes (after
  * a warm-up). The same source builds against upstream ggml with
- * -DBENCH_UPSTREAM (bench/README.md), which has the same API.
+ * -DBENCH_UPSTREAM (bench/README.md), which has the same API. Last
+ * column: the type's vec_dot kernel alone (ggml_get_type_traits_cpu), one
+ * thread, 64 x 64 dots in cache, on the thread's CPU time: the figure that
+ * a loaded machine disturbs least.
  *
  *   quant_matmul [threads] [reps]   (defaults: 2, 15) */
 #include "ggml.h"
@@ -61,6 +64,32 @@ static double bandwidth_gbs(int nth, int reps) {
     return (double) BW_BYTES / bench_median(t, reps) / 1e9;
 }
 
+/* ---- the dot-product kernel alone: one thread, CPU time ---- */
+
+/* GFLOP/s of the type's vec_dot (ggml_get_type_traits_cpu, as the CPU
+ * backend calls it: one row by one column) over 64 rows x 64 columns of K,
+ * in cache, on the calling thread's CPU time (so that other processes on a
+ * shared machine count less than in wall time); best of reps */
+static double kernel_gflops(enum ggml_type type, const float * src, int reps) {
+    enum { R = 64, C = 64 };
+    const struct ggml_type_traits_cpu * tc = ggml_get_type_traits_cpu(type);
+    const size_t rs = ggml_row_size(type, K), cs = ggml_row_size(tc->vec_dot_type, K);
+    char * w = malloc(rs * R), * a = malloc(cs * C);
+    float * out = malloc(sizeof(float) * R * C);
+    ggml_quantize_chunk(type, src, w, 0, R, K, NULL);
+    for (int j = 0; j < C; j++) ggml_get_type_traits_cpu(tc->vec_dot_type)->from_float(src + (size_t) (R + j) * K, a + j * cs, K);
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        const double t0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) tc->vec_dot(K, out + i * C + j, 0, w + i * rs, 0, a + j * cs, 0, 1);
+        const double t = bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+        if (t < best) best = t;
+    }
+    free(w); free(a); free(out);
+    return 2.0 * K * R * C / best / 1e9;
+}
+
 /* ---- the products ---- */
 
 /* median seconds of one product: a graph of `n` products (one per copy of the weight), timed whole */
@@ -93,16 +122,18 @@ static void bench_type(enum ggml_type type, int nth, int reps, double bw) {
         if (c == 0) ggml_quantize_chunk(type, src, w[0]->data, 0, M, K, NULL);
         else memcpy(w[c]->data, w[0]->data, wbytes);
     }
-    free(src);
     struct ggml_tensor * x1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, 1), * x512 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, 512);
     for (int64_t i = 0; i < K; i++) ((float *) x1->data)[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
     for (int64_t i = 0; i < K * 512; i++) ((float *) x512->data)[i] = (float) (rand() % 2001) / 1000.0f - 1.0f;
     const double t1 = time_products(ctx, w, copies, x1, nth, reps);
     const double t512 = time_products(ctx, w, 1, x512, nth, reps < 7 ? reps : 7);
     const double gbs = (double) wbytes / t1 / 1e9;
-    printf("%-5s  %5.1f MB  1 col: %8.3f ms %6.1f GB/s (%3.0f %% of bandwidth) %6.1f GFLOP/s   512 cols: %8.2f ms %6.1f GFLOP/s\n",
+    const double kern = kernel_gflops(type, src, reps);
+    free(src);
+    printf("%-5s  %5.1f MB  1 col: %8.3f ms %6.1f GB/s (%3.0f %% of bandwidth) %6.1f GFLOP/s   512 cols: %8.2f ms %6.1f GFLOP/s"
+           "   vec_dot: %5.1f GFLOP/s\n",
            ggml_type_name(type), (double) wbytes / 1e6, t1 * 1e3, gbs, 100 * gbs / bw, 2.0 * K * M / t1 / 1e9, t512 * 1e3,
-           2.0 * K * M * 512 / t512 / 1e9);
+           2.0 * K * M * 512 / t512 / 1e9, kern);
     ggml_free(ctx);
 }
 

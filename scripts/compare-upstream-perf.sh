@@ -12,7 +12,9 @@
 #   - upstream's CPU backend and its tests/test-backend-ops (Release,
 #     GGML_NATIVE=ON), and bench/upstream_ops.c against it;
 #   - this repository (Release, installed into WORK_DIR/prefix), the same
-#     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it;
+#     unchanged test-backend-ops.cpp and bench/upstream_ops.c against it
+#     (upstream's build lines: scripts/upstream-build.sh, which
+#     compare-upstream-gguf.sh shares);
 # then runs, op by op, upstream's binary and then ours (one after the other,
 # never at once; both on nproc threads, test-backend-ops' default):
 #   test-backend-ops perf -o OP  for CONV_2D, IM2COL, SWIGLU (its GLU cases)
@@ -40,12 +42,9 @@ fi
 JOBS=${JOBS:-2}
 THREADS=$(nproc)
 
-echo "building upstream ggml ($UP) in $W/up" >&2
-cmake -S "$UP" -B "$W/up" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DGGML_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$W/up" -j"$JOBS" --target test-backend-ops ggml >/dev/null
-UPLIB=$(dirname "$(find "$W/up/" -name 'libggml-cpu.so' | head -n 1)")
-UPLIBS=$(for l in "$UPLIB"/libggml*.so; do printf '%s ' "$l"; done)
-cc -std=c11 -O2 -I"$UP/include" "$ROOT/bench/upstream_ops.c" -o "$W/upstream_ops-up" $UPLIBS -Wl,-rpath,"$UPLIB" -lm -lpthread
+. "$ROOT/scripts/upstream-build.sh"
+upstream_build "$UP" "$W/up" test-backend-ops
+upstream_cc "$W/upstream_ops-up" "$ROOT/bench/upstream_ops.c"
 
 echo "building ggmlr ($ROOT) in $W/ours" >&2
 cmake -S "$ROOT" -B "$W/ours" -DCMAKE_BUILD_TYPE=Release -DGGMLR_MPI=OFF -DGGMLR_BUILD_TESTS=OFF \

@@ -19,6 +19,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#include <string.h>
 
 #define DOT_SIG(name) \
     void name(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc)

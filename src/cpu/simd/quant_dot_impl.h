@@ -53,39 +53,43 @@ static TARGET float FN(dot_q4_0)(int n, const void * vx, const void * vy) {
 }
 DOT_API_X(q4_0)
 
-/* upstream's 6-bit scales and mins of the 8 sub-blocks in 12 bytes */
-static TARGET inline void FN(k4_scales)(const uint8_t * q, uint8_t * sc, uint8_t * m) {
-    for (int j = 0; j < 4; j++) {
-        sc[j] = q[j] & 63;
-        m[j] = q[j + 4] & 63;
-        sc[j + 4] = (uint8_t) ((q[j + 8] & 0xf) | (q[j] >> 6) << 4);
-        m[j + 4] = (uint8_t) ((q[j + 8] >> 4) | (q[j + 4] >> 6) << 4);
-    }
-}
-
+/* Q4_K: upstream's 6-bit scales and mins of the 8 sub-blocks, unpacked from
+ * the 12 bytes a word at a time (little-endian): bytes 0..7 of the result
+ * are the scales, 8..15 the mins. The mins' term dmin sum_s m_s (bsums of
+ * s's two 16-runs) is a second accumulator, in integers within the block. */
 static TARGET float FN(dot_q4_K)(int n, const void * vx, const void * vy) {
     const block_q4_K * x = vx;
     const block_q8_K * y = vy;
     const __m256i m4 = _mm256_set1_epi8(0xf);
     __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
+    __m128 accm = _mm_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        FN(k4_scales)(x[i].scales, sc, m);
-        int summ = 0;
-        for (int s = 0; s < 8; s++) summ += m[s] * (y[i].bsums[2 * s] + y[i].bsums[2 * s + 1]);
+        uint32_t u[4];
+        memcpy(u, x[i].scales, 12);
+        u[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);  /* mins 4..7 */
+        const uint32_t mins_lo = u[1] & 0x3f3f3f3fu;                               /* mins 0..3 */
+        u[1] = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);          /* scales 4..7 */
+        u[2] = mins_lo;
+        u[0] &= 0x3f3f3f3fu;                                                       /* scales 0..3 */
+        /* the 8 scales as int16 in both halves; scale s broadcast by a byte shuffle */
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_set_epi32(0, 0, (int) u[1], (int) u[0])));
+        /* sum_s m_s (bsums[2s] + bsums[2s + 1]) in 4 int32 lanes */
+        const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y[i].bsums), _mm_loadu_si128((const __m128i *) (y[i].bsums + 8)));
+        const __m128i pm = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_set_epi32(0, 0, (int) u[3], (int) u[2])), bs);
         __m256i isum = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {  /* 64 elements: sub-block 2j in the low nibbles, 2j + 1 in the high */
             const __m256i q = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * j));
-            isum = FN(dot_us_scaled)(_mm256_and_si256(q, m4), _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j)),
-                                     _mm256_set1_epi16(sc[2 * j]), isum);
+            const __m256i s0 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short) (0x0100 + 0x0404 * j)));
+            const __m256i s1 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short) (0x0302 + 0x0404 * j)));
+            isum = FN(dot_us_scaled)(_mm256_and_si256(q, m4), _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j)), s0, isum);
             isum = FN(dot_us_scaled)(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
-                                     _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j + 32)), _mm256_set1_epi16(sc[2 * j + 1]), isum);
+                                     _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j + 32)), s1, isum);
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * _cvtsh_ss(x[i].d)), _mm256_cvtepi32_ps(isum), acc);
-        mins += y[i].d * _cvtsh_ss(x[i].dmin) * (float) summ;
+        accm = _mm_fmadd_ps(_mm_set1_ps(y[i].d * _cvtsh_ss(x[i].dmin)), _mm_cvtepi32_ps(pm), accm);
     }
-    return FN(hsum)(acc) - mins;
+    accm = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
+    return FN(hsum)(acc) - _mm_cvtss_f32(_mm_add_ss(accm, _mm_movehdup_ps(accm)));
 }
 DOT_API_X(q4_K)
 
@@ -95,13 +99,14 @@ static TARGET float FN(dot_q6_K)(int n, const void * vx, const void * vy) {
     const block_q6_K * x = vx;
     const block_q8_K * y = vy;
     const __m256i m4 = _mm256_set1_epi8(0xf), m3 = _mm256_set1_epi8(3);
+    const __m256i pick = _mm256_set_epi8(3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
     __m256 acc = _mm256_setzero_ps();
-    float offs = 0;
     for (int i = 0; i < n / QK_K; i++) {
-        const int8_t * sc = x[i].scales;
-        int sumb = 0;
-        for (int s = 0; s < 16; s++) sumb += sc[s] * y[i].bsums[s];
-        __m256i isum = _mm256_setzero_si256();
+        /* the 16 scales as int16; dword k holds scales 2k and 2k + 1 */
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x[i].scales));
+        /* - 32 sum_s sc_s bsums_s, in the integer sum (exact: |isum| < 2^29) */
+        __m256i isum = _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) y[i].bsums)), 5);
+        isum = _mm256_sub_epi32(_mm256_setzero_si256(), isum);
         for (int h = 0; h < 2; h++) {
             const __m256i ql0 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * h));
             const __m256i ql1 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * h + 32));
@@ -114,15 +119,14 @@ static TARGET float FN(dot_q6_K)(int n, const void * vx, const void * vy) {
             u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m3), 4));
             for (int g = 0; g < 4; g++) {  /* 32 elements: sub-blocks 8h + 2g and 8h + 2g + 1 */
-                const __m256i s16 = _mm256_set_m128i(_mm_set1_epi16(sc[8 * h + 2 * g + 1]), _mm_set1_epi16(sc[8 * h + 2 * g]));
+                /* scale 8h + 2g in the low half, 8h + 2g + 1 in the high half */
+                const __m256i s16 = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + g)), pick);
                 isum = FN(dot_us_scaled)(u[g], _mm256_loadu_si256((const __m256i *) (y[i].qs + 128 * h + 32 * g)), s16, isum);
             }
         }
-        const float d = y[i].d * _cvtsh_ss(x[i].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc);
-        offs += d * (float) (32 * sumb);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * _cvtsh_ss(x[i].d)), _mm256_cvtepi32_ps(isum), acc);
     }
-    return FN(hsum)(acc) - offs;
+    return FN(hsum)(acc);
 }
 DOT_API_X(q6_K)
 
