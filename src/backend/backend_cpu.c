@@ -221,33 +221,28 @@ enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_ba
     return ggml_backend_graph_compute(backend, p->graph);
 }
 
-/* Events: complete as soon as recorded (the backend's work is done when its
- * calls return). */
-struct ggml_backend_event {
-    ggml_backend_dev_t device;
-    bool               recorded;
-};
-
+/* Events: as upstream's CPU device, none (caps.events is false): event_new
+ * gives NULL, and the calls that take an event refuse NULL with a message
+ * (upstream's dereference it). */
 ggml_backend_event_t ggml_backend_event_new(ggml_backend_dev_t device) {
-    if (!device) { ggmlr_set_error("ggml_backend_event_new: device is NULL"); return NULL; }
-    struct ggml_backend_event * ev = ggmlr_calloc(1, sizeof *ev);
-    if (!ev) { ggmlr_set_error("ggml_backend_event_new: out of memory"); return NULL; }
-    ev->device = device;
-    return ev;
+    ggmlr_set_error(device ? "ggml_backend_event_new: the CPU device has no events (caps.events is false)"
+                           : "ggml_backend_event_new: device is NULL");
+    return NULL;
 }
 
-void ggml_backend_event_free(ggml_backend_event_t event) { free(event); }
+void ggml_backend_event_free(ggml_backend_event_t event) { (void) event; }
 
 void ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backend) {
-    if (!event || !backend) { ggmlr_set_error("ggml_backend_event_record: event or backend is NULL"); return; }
-    if (ggml_backend_get_device(backend) != event->device) { ggmlr_set_error("ggml_backend_event_record: the event belongs to another device"); return; }
-    event->recorded = true;
+    (void) event; (void) backend;
+    ggmlr_set_error("ggml_backend_event_record: no event to record (the CPU device has none)");
 }
 
 void ggml_backend_event_synchronize(ggml_backend_event_t event) {
-    if (!event) ggmlr_set_error("ggml_backend_event_synchronize: event is NULL");
+    (void) event;
+    ggmlr_set_error("ggml_backend_event_synchronize: no event to wait for (the CPU device has none)");
 }
 
 void ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event) {
-    if (!backend || !event) ggmlr_set_error("ggml_backend_event_wait: backend or event is NULL");
+    (void) backend; (void) event;
+    ggmlr_set_error("ggml_backend_event_wait: no event to wait for (the CPU device has none)");
 }

@@ -136,7 +136,7 @@ void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_d
     props->type = GGML_BACKEND_DEVICE_TYPE_CPU;
     ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
     props->caps.buffer_from_host_ptr = true;
-    props->caps.events = true;  /* complete once recorded (ggml-backend.h) */
+    props->caps.events = false;  /* none, as upstream's CPU device */
 }
 
 ggml_backend_t ggml_backend_dev_init(ggml_backend_dev_t device, const char * params) {
