@@ -270,29 +270,36 @@ static bool check_params(const struct ggml_opt_params * p, bool static_inputs) {
     return true;
 }
 
+/* What every context takes from params before it has a model: the scheduler,
+ * the loss, build and optimizer kinds, the period, and a fresh run (step 1,
+ * the seed's random stream, no gradient norm yet, one process). */
+static void set_run_state(struct ggml_opt_context * oc, const struct ggml_opt_params * p) {
+    oc->backend_sched  = p->backend_sched;
+    oc->loss_type      = p->loss_type;
+    oc->build_type     = p->build_type;
+    oc->optimizer      = p->optimizer;
+    oc->opt_period     = p->opt_period;
+    oc->rng            = p->seed;
+    oc->iter           = 1;
+    oc->dist.size      = 1;
+    oc->last_grad_norm = NAN;
+}
+
 /* A context built for params' model (static graphs). */
 static struct ggml_opt_context * build_context(struct ggml_opt_params params, bool static_inputs) {
     if (!check_params(&params, static_inputs)) return NULL;
     struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
     if (!oc) { ggmlr_set_error("ggml_opt_init: out of memory"); return NULL; }
+    set_run_state(oc, &params);
     oc->static_graphs   = true;
-    oc->backend_sched   = params.backend_sched;
     oc->ctx_compute     = params.ctx_compute;
     oc->inputs          = params.inputs;
     oc->outputs         = params.outputs;
-    oc->loss_type       = params.loss_type;
-    oc->build_type      = params.build_type;
-    oc->optimizer       = params.optimizer;
-    oc->opt_period      = params.opt_period;
     oc->get_opt_pars    = params.get_opt_pars;
     oc->get_opt_pars_ud = params.get_opt_pars_ud;
     oc->apply_nonfinite = params.apply_nonfinite;
-    oc->rng             = params.seed;
-    oc->iter            = 1;
-    oc->dist.size       = 1;
     oc->lr_schedule     = params.lr_schedule;
     oc->user_loss       = params.loss != NULL;
-    oc->last_grad_norm  = NAN;
     oc->batch_callback    = params.batch_callback;
     oc->batch_callback_ud = params.batch_callback_ud;
     oc->labels          = params.labels;
@@ -367,15 +374,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     }
     struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
     if (!oc) { ggmlr_set_error("%s: out of memory", fn); return NULL; }
-    oc->backend_sched = params.backend_sched;
-    oc->loss_type = params.loss_type;
-    oc->build_type = params.build_type;
-    oc->optimizer = params.optimizer;
-    oc->opt_period = params.opt_period;
-    oc->iter = 1;
-    oc->rng = params.seed;
-    oc->dist.size = 1;
-    oc->last_grad_norm = NAN;
+    set_run_state(oc, &params);
     oc->deferred = params;
     return oc;
 }
