@@ -159,9 +159,10 @@ ggml_opt_init <- function(sched, loss_type, optimizer = GGML_OPT_OPTIMIZER_TYPE_
 }
 
 .opt_params <- function(sched, loss_type, optimizer, opt_period, ctx_compute, inputs, outputs) {
-  if (is.null(ctx_compute) || is.null(inputs) || is.null(outputs)) {
-    stop("ctx_compute, inputs and outputs are required: ggml-opt here builds static graphs only (no ggml_opt_prepare_alloc)",
-         call. = FALSE)
+  given <- !c(is.null(ctx_compute), is.null(inputs), is.null(outputs))
+  if (any(given) && !all(given)) {
+    stop("ctx_compute, inputs and outputs go together: all three (static graphs) or none ",
+         "(the model comes with each ggml_opt_prepare_alloc)", call. = FALSE)
   }
   params <- ggml_opt_default_params(sched, loss_type)
   params[c("optimizer", "opt_period", "ctx_compute", "inputs", "outputs")] <- list(optimizer, opt_period, ctx_compute, inputs, outputs)
@@ -188,6 +189,9 @@ ggml_opt_init <- function(sched, loss_type, optimizer = GGML_OPT_OPTIMIZER_TYPE_
 ggml_opt_free <- function(opt_ctx) invisible(.Call(C_ggml_opt_free, opt_ctx))
 ggml_opt_reset <- function(opt_ctx, optimizer = FALSE) invisible(.Call(C_ggml_opt_reset, opt_ctx, optimizer))
 ggml_opt_static_graphs <- function(opt_ctx) .Call(C_ggml_opt_static_graphs, opt_ctx)
+ggml_opt_prepare_alloc <- function(opt_ctx, ctx_compute, graph, inputs, outputs) {
+  invisible(.Call(C_ggml_opt_prepare_alloc, opt_ctx, ctx_compute, graph, inputs, outputs))
+}
 ggml_opt_inputs <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "inputs")
 ggml_opt_outputs <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "outputs")
 ggml_opt_labels <- function(opt_ctx) .Call(C_ggml_opt_tensor, opt_ctx, "labels")

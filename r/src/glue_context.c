@@ -299,7 +299,7 @@ rg_buffer * rg_ctx_add_buffer(rg_ctx * c) {
 void rg_ctx_pin(rg_ctx * c) { c->pins++; }
 
 void rg_ctx_unpin(rg_ctx * c) {
-    if (--c->pins > 0) return;
+    if (!c || --c->pins > 0) return;
     if (c->ctx) maybe_release(c);      /* frees the record too once it is finalized */
     else if (c->finalized) free_record(c);
 }

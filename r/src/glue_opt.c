@@ -320,12 +320,15 @@ static void opt_extensions(SEXP ext, struct ggml_opt_params * p, struct ggml_opt
 SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SEXP ints, SEXP get_opt_pars, SEXP ud, SEXP seed, SEXP ext) {
     rg_sched * s = rg_object_get(sched, CLS_SCHED, "backend_sched");
     sched_check_backends(sched);
-    rg_ctx * c = rg_ctx_get(ctx_compute, "ctx_compute");
-    struct ggml_tensor * in = rg_tensor_arg(c, inputs, "inputs", 0);
-    struct ggml_tensor * out = rg_tensor_arg(c, outputs, "outputs", 0);
+    /* no ctx_compute, inputs, outputs: upstream's non-static mode, the model
+     * comes with each ggml_opt_prepare_alloc */
+    const bool per_batch = ctx_compute == R_NilValue && inputs == R_NilValue && outputs == R_NilValue;
+    rg_ctx * c = per_batch ? NULL : rg_ctx_get(ctx_compute, "ctx_compute");
+    struct ggml_tensor * in = per_batch ? NULL : rg_tensor_arg(c, inputs, "inputs", 0);
+    struct ggml_tensor * out = per_batch ? NULL : rg_tensor_arg(c, outputs, "outputs", 0);
     if (TYPEOF(ints) != VECSXP || XLENGTH(ints) != 5) Rf_error("ggml_opt_init: 'params' is malformed");
     struct ggml_opt_params p = ggml_opt_default_params(s->sched, GGML_OPT_LOSS_TYPE_MEAN);
-    p.ctx_compute = c->ctx;
+    p.ctx_compute = c ? c->ctx : NULL;
     p.inputs = in;
     p.outputs = out;
     p.loss_type = (enum ggml_opt_loss_type) rg_int(VECTOR_ELT(ints, 0), "loss_type");
@@ -361,10 +364,29 @@ SEXP R_ggml_opt_init(SEXP sched, SEXP ctx_compute, SEXP inputs, SEXP outputs, SE
     o->sched = s;
     s->refs++;
     o->compute = c;
-    rg_ctx_pin(c);
+    if (c) rg_ctx_pin(c);
     R_SetExternalPtrAddr(x, o);
     UNPROTECT(2);
     return x;
+}
+
+/* Non-static mode: this batch's model. The new ctx_compute is pinned (and
+ * held in prot slot 1) in place of the last one, which the context needed
+ * until now. */
+SEXP R_ggml_opt_prepare_alloc(SEXP opt_ctx, SEXP ctx_compute, SEXP graph, SEXP inputs, SEXP outputs) {
+    rg_opt * o = opt_get(opt_ctx);
+    rg_ctx * c = rg_ctx_get(ctx_compute, "ctx_compute");
+    struct ggml_cgraph * gf = rg_graph_get(graph, "graph");
+    struct ggml_tensor * in = rg_tensor_arg(c, inputs, "inputs", 0);
+    struct ggml_tensor * out = rg_tensor_arg(c, outputs, "outputs", 0);
+    ggml_clear_error();
+    ggml_opt_prepare_alloc(o->oc, c->ctx, gf, in, out);
+    if (ggml_last_error()[0]) rg_fail("ggml_opt_prepare_alloc");
+    rg_ctx_pin(c);
+    rg_ctx_unpin(o->compute);
+    o->compute = c;
+    SET_VECTOR_ELT(R_ExternalPtrProtected(opt_ctx), 1, ctx_compute);
+    return opt_ctx;
 }
 
 SEXP R_ggml_opt_free(SEXP opt_ctx) { return rg_object_free(opt_ctx, CLS_OPT, "opt_ctx", opt_release); }

@@ -192,11 +192,38 @@ test_that("ggml_with_temp_ctx evaluates with a context it frees afterwards", {
   expect_error(ggml_with_temp_ctx(-1, 1))
 })
 
-test_that("CRAN's calls without a model are refused with the reason", {
+test_that("without a model the context takes one per batch (ggml_opt_prepare_alloc)", {
   cpu <- ggml_backend_cpu_init()
   sched <- ggml_backend_sched_new(list(cpu), parallel = FALSE)
-  expect_error(ggml_opt_init(sched = sched, loss_type = ggml_opt_loss_type_mse()), "static graphs only")
-  expect_error(ggml_opt_init_for_fit(sched, ggml_opt_loss_type_mse()), "static graphs only")
+  oc <- ggml_opt_init(sched = sched, loss_type = ggml_opt_loss_type_mse(), optimizer = ggml_opt_optimizer_type_sgd())
+  expect_false(ggml_opt_static_graphs(oc))
+  expect_equal(ggml_opt_context_optimizer_type(oc), ggml_opt_optimizer_type_sgd())
+  expect_silent(ggml_opt_reset(oc, optimizer = TRUE))
+  expect_error(ggml_opt_alloc(oc, TRUE), "prepare_alloc")
+  set.seed(3)
+  W0 <- matrix(runif(6, -1, 1), 3, 2)
+  pctx <- ggml_init(1024^2)
+  w <- ggml_set_param(ggml_new_tensor_from_array(pctx, W0))
+  W <- W0
+  for (step in 1:2) {  # a new compute context and graph each batch, the same parameter
+    X <- matrix(runif(12, -1, 1), 3, 4); Y <- matrix(runif(8, -1, 1), 2, 4)
+    x <- ggml_new_tensor_2d(pctx, GGML_TYPE_F32, 3, 4)
+    ctx <- ggml_init(1024^2, no_alloc = TRUE)
+    out <- ggml_mul_mat(ctx, w, x)
+    gf <- ggml_build_forward_expand(ctx, out)
+    ggml_opt_prepare_alloc(oc, ctx, gf, x, out)
+    ggml_opt_alloc(oc, TRUE)
+    ggml_set_array(x, X); ggml_set_array(ggml_opt_labels(oc), Y)
+    ggml_opt_eval(oc)
+    # float64: SGD at ggml-opt's default rate (1e-3, no decay) on the mean squared error
+    e <- 2 * (t(W) %*% X - Y) / 8
+    W <- W - 1e-3 * X %*% t(e)
+    expect_equal(ggml_get_array(w), W, tolerance = 1e-6)
+  }
+  expect_error(ggml_opt_prepare_alloc(oc, ctx, gf, x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2)), "not a node")
+  expect_error(ggml_opt_init(sched = sched, loss_type = ggml_opt_loss_type_mse(), ctx_compute = ctx), "go together")
   expect_error(ggml_opt_init(list()), "get_opt_pars")
+  ggml_opt_free(oc)
+  expect_error(ggml_opt_prepare_alloc(oc, ctx, gf, x, out), "freed")
   ggml_backend_sched_free(sched)
 })
