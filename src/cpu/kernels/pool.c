@@ -37,9 +37,11 @@ static int64_t avg_divisor(const struct ggmlr_pool_params * pp, int64_t x0, int6
  * primitive, the clipped ones at either edge element by element. */
 static void pool_row(const struct ggmlr_pool_params * pp, const float * in, int64_t iw, float * acc, int64_t ow) {
     const bool is_max = pp->op == GGML_OP_POOL_MAX;
-    /* interior: ox s0 - p0 >= 0 and ox s0 - p0 + k0 <= iw */
-    int64_t in0 = pp->s0 > 0 && pp->p0 >= 0 ? (pp->p0 + pp->s0 - 1) / pp->s0 : ow, in1 = in0;
-    if (iw >= pp->k0 - pp->p0 && pp->s0 > 0) in1 = (iw - pp->k0 + pp->p0) / pp->s0 + 1;
+    /* interior: ox s0 - p0 >= 0 and ox s0 - p0 + k0 <= iw (in 64 bits: the
+     * parameters may be anywhere in int32's range) */
+    const int64_t k = pp->k0, s = pp->s0, pad = pp->p0;
+    int64_t in0 = s > 0 && pad >= 0 ? (pad + s - 1) / s : ow, in1 = in0;
+    if (s > 0 && iw - k + pad >= 0) in1 = (iw - k + pad) / s + 1;
     in0 = in0 < ow ? in0 : ow;
     in1 = in1 < ow ? in1 : ow;
     in1 = in1 > in0 ? in1 : in0;
