@@ -53,8 +53,8 @@ GGML_API enum ggml_status  ggml_graph_compute(struct ggml_cgraph * cgraph, struc
  * given the pool (ggml_graph_plan, ggml_backend_cpu_set_threadpool); a
  * compute runs on at most params->n_threads of them (1..GGML_MAX_N_THREADS).
  * The CPU mask, priority, polling and strictness are not applied (the
- * workers spin briefly, then sleep); pause and resume only set the state
- * (a paused pool still computes). Results do not depend on the pool. */
+ * workers spin briefly, then sleep); pause and resume change nothing (a
+ * compute resumes a paused pool, and idle workers sleep). Results do not depend on the pool. */
 GGML_API struct ggml_threadpool * ggml_threadpool_new          (struct ggml_threadpool_params * params);
 GGML_API void                     ggml_threadpool_free         (struct ggml_threadpool * threadpool);
 GGML_API int                      ggml_threadpool_get_n_threads(struct ggml_threadpool * threadpool);
@@ -133,7 +133,7 @@ GGML_API void             ggml_backend_cpu_set_n_threads(ggml_backend_t backend,
 GGML_API void             ggml_backend_cpu_set_threadpool(ggml_backend_t backend_cpu, ggml_threadpool_t threadpool);
 /* Asked once before each compute: true gives GGML_STATUS_ABORTED, nothing computed. */
 GGML_API void             ggml_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, ggml_abort_callback abort_callback, void * abort_callback_data);
-GGML_API void             ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref); /* kept, not used (see ggml_cplan) */
+GGML_API void             ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref); /* no effect: one set of kernels (see ggml_cplan) */
 GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
 /* The CPU's type traits (upstream's): from_float quantizes a row of F32

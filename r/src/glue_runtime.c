@@ -81,14 +81,6 @@ SEXP R_ggml_abort_is_r_enabled(void) { return Rf_ScalarLogical(abort_to_r_enable
 
 /* ---- layout facts ---- */
 
-SEXP R_ggml_tensor_nb(SEXP tensor) {
-    const struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, GGML_MAX_DIMS));
-    for (int i = 0; i < GGML_MAX_DIMS; i++) REAL(out)[i] = (double) t->nb[i];
-    UNPROTECT(1);
-    return out;
-}
-
 /* The layout predicates, by name. */
 static const struct { const char * name; bool (*test)(const struct ggml_tensor *); } layout_tests[] = {
     {"contiguous_0", ggml_is_contiguous_0}, {"contiguous_1", ggml_is_contiguous_1},

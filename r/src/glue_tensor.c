@@ -85,13 +85,17 @@ TENSOR_PAIR_LOGICAL(ggml_can_repeat)
 
 SEXP R_ggml_n_dims(SEXP tensor) { return Rf_ScalarInteger(ggml_n_dims(rg_tensor_get(tensor, "tensor", 0))); }
 
-SEXP R_ggml_tensor_shape(SEXP tensor) {
+/* t's 4 sizes (ne) or byte strides (nb) as R numbers */
+static SEXP dims_vector(SEXP tensor, bool strides) {
     const struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
     SEXP out = PROTECT(Rf_allocVector(REALSXP, GGML_MAX_DIMS));
-    for (int i = 0; i < GGML_MAX_DIMS; i++) REAL(out)[i] = (double) t->ne[i];
+    for (int i = 0; i < GGML_MAX_DIMS; i++) REAL(out)[i] = strides ? (double) t->nb[i] : (double) t->ne[i];
     UNPROTECT(1);
     return out;
 }
+
+SEXP R_ggml_tensor_shape(SEXP tensor) { return dims_vector(tensor, false); }
+SEXP R_ggml_tensor_nb(SEXP tensor) { return dims_vector(tensor, true); }
 
 SEXP R_ggml_tensor_type(SEXP tensor) { return Rf_ScalarInteger((int) rg_tensor_get(tensor, "tensor", 0)->type); }
 SEXP R_ggml_tensor_op(SEXP tensor)   { return Rf_ScalarInteger((int) rg_tensor_get(tensor, "tensor", 0)->op); }

@@ -14,7 +14,6 @@ struct ggml_backend {
     struct ggml_threadpool * threadpool;  /* the caller's, used instead of pool when set */
     ggml_abort_callback abort_callback;
     void *              abort_callback_data;
-    bool                use_ref;  /* kept, not used: there is one set of kernels */
 };
 
 ggml_backend_t ggml_backend_cpu_init(void) {
@@ -122,9 +121,10 @@ void ggml_backend_cpu_set_abort_callback(ggml_backend_t backend, ggml_abort_call
     backend->abort_callback_data = abort_callback_data;
 }
 
+/* one set of kernels here: nothing to switch to */
 void ggml_backend_cpu_set_use_ref(ggml_backend_t backend, bool use_ref) {
-    if (!backend) { ggmlr_set_error("ggml_backend_cpu_set_use_ref: backend is NULL"); return; }
-    backend->use_ref = use_ref;
+    (void) use_ref;
+    if (!backend) ggmlr_set_error("ggml_backend_cpu_set_use_ref: backend is NULL");
 }
 
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * graph) {

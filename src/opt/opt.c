@@ -285,13 +285,14 @@ static void set_run_state(struct ggml_opt_context * oc, const struct ggml_opt_pa
     oc->last_grad_norm = NAN;
 }
 
-/* A context built for params' model (static graphs). */
+/* A context built for params' model: static graphs (ggml_opt_init), or this
+ * batch's (ggml_opt_prepare_alloc, static_inputs false). */
 static struct ggml_opt_context * build_context(struct ggml_opt_params params, bool static_inputs) {
     if (!check_params(&params, static_inputs)) return NULL;
     struct ggml_opt_context * oc = ggmlr_calloc(1, sizeof *oc);
     if (!oc) { ggmlr_set_error("ggml_opt_init: out of memory"); return NULL; }
     set_run_state(oc, &params);
-    oc->static_graphs   = true;
+    oc->static_graphs   = static_inputs;
     oc->ctx_compute     = params.ctx_compute;
     oc->inputs          = params.inputs;
     oc->outputs         = params.outputs;
@@ -442,7 +443,6 @@ void ggml_opt_prepare_alloc(ggml_opt_context_t oc, struct ggml_context * ctx_com
     fresh->rng = oc->rng;
     fresh->last_grad_norm = oc->last_grad_norm;
     fresh->stopped = oc->stopped;
-    fresh->static_graphs = false;
     fresh->deferred = oc->deferred;
     free_contents(oc);
     *oc = *fresh;

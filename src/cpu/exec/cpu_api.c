@@ -20,7 +20,6 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
     if (!tp) { ggmlr_set_error("%s: out of memory", fn); return NULL; }
     if (!(tp->pool = ggmlr_pool_new())) { free(tp); return NULL; }
     tp->n_threads = params->n_threads;
-    tp->paused = params->paused;
     return tp;
 }
 
@@ -35,14 +34,14 @@ int ggml_threadpool_get_n_threads(struct ggml_threadpool * tp) {
     return tp->n_threads;
 }
 
+/* A compute resumes a paused pool (as upstream's does) and an idle pool here
+ * costs nothing, so pausing changes nothing. */
 void ggml_threadpool_pause(struct ggml_threadpool * tp) {
-    if (!tp) { ggmlr_set_error("ggml_threadpool_pause: threadpool is NULL"); return; }
-    tp->paused = true;
+    if (!tp) ggmlr_set_error("ggml_threadpool_pause: threadpool is NULL");
 }
 
 void ggml_threadpool_resume(struct ggml_threadpool * tp) {
-    if (!tp) { ggmlr_set_error("ggml_threadpool_resume: threadpool is NULL"); return; }
-    tp->paused = false;
+    if (!tp) ggmlr_set_error("ggml_threadpool_resume: threadpool is NULL");
 }
 
 /* NUMA: the number of nodes Linux lists in sysfs (0 before ggml_numa_init). */

@@ -44,7 +44,6 @@ void ggmlr_pool_release(struct ggmlr_pool * pool);
 struct ggml_threadpool {
     struct ggmlr_pool * pool;
     int                 n_threads;
-    bool                paused;
 };
 
 #endif
