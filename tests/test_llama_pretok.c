@@ -67,6 +67,28 @@ static void test_qwen2(void) {
     split("qwen2", " 's 'S", " '|s| '|S");  /* no contraction after a space: ' ' + "'" is punctuation, then the letter */
 }
 
+/* qwen35: qwen2 with marks in words: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and [^\s\p{L}\p{M}\p{N}] */
+static void test_qwen35(void) {
+    split("qwen35", "cafe\xcc\x81s! x12", "cafe\xcc\x81s|!| x|1|2");
+    split("qwen35", "a \xcc\x81x", "a| \xcc\x81x");  /* the space, then a mark and a letter: one word */
+    split("qwen2", "cafe\xcc\x81s", "cafe|\xcc\x81s");   /* qwen2: the mark starts the next word */
+}
+
+/* seed-coder: qwen2's without [\r\n]* after punctuation; bailingmoe: qwen2's (\s*[\r\n] ends where \s*[\r\n]+ does) */
+static void test_seed_bailing(void) {
+    split("seed-coder", "ok!!\n\nyes", "ok|!!|\n\n|yes");
+    split("bailingmoe", "I'M 42!!\n\n", "I|'M| |4|2|!!\n\n");
+}
+
+/* deepseek-v3: \p{N}{1,3}, [一-龥぀-ゟ゠-ヿ]+, then
+ * [ASCII punctuation][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
+static void test_deepseek_v3(void) {
+    /* digits out first (123|4), then 東京です (kanji and hiragana), then ".foo" (punctuation + ASCII letters) */
+    split("deepseek-v3", "x.foo 1234 \xe6\x9d\xb1\xe4\xba\xac\xe3\x81\xa7\xe3\x81\x99 ok",
+          "x|.foo| |123|4| |\xe6\x9d\xb1\xe4\xba\xac\xe3\x81\xa7\xe3\x81\x99| ok");
+    split("hunyuan-dense", "$100 a+b", "$|100| a|+b");
+}
+
 /* gpt-4o: [^\r\n\p{L}\p{N}]?U*L+C?|[^\r\n\p{L}\p{N}]?U+L*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
  * with U a letter not in [a-z], L a letter not in [A-Z], C a contraction (any case) */
 static void test_gpt4o(void) {
@@ -128,6 +150,9 @@ int main(void) {
     test_gpt2();
     test_llama3();
     test_qwen2();
+    test_qwen35();
+    test_seed_bailing();
+    test_deepseek_v3();
     test_gpt4o();
     test_tekken();
     test_deepseek_llm();

@@ -127,17 +127,41 @@ static size_t digits_punct_white(const struct piece * p, size_t i, size_t digits
     return white_run(p, i, true);
 }
 
-/* llama3 (digits 3) and qwen2 (digits 1):
- *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,digits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
-static size_t words_digits(const struct piece * p, size_t i, size_t digits, cp_pred punct) {
-    size_t e = contraction(p, i, true);
+/* The regexes of the llama3 family:
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?W+|\p{N}{1,digits}| ?[^\s\p{N}W]+[tail]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * with W = word: \p{L} (qwen3.5: [\p{L}\p{M}]). */
+struct words_rule { size_t digits; cp_pred word, punct; const char * tail; };
+
+static size_t words(const struct piece * p, size_t i, const struct words_rule * r) {
+    const size_t e = contraction(p, i, true);
     if (e > i) return e;
-    if (letter(p, i)) return run(p, i, letter);
-    if (!cr_lf(p, i) && !number(p, i) && letter(p, i + 1)) return run(p, i + 1, letter);
-    return digits_punct_white(p, i, digits, punct, "\r\n");
+    /* a word character may be the optional first one too (a mark): the word then starts at i either way */
+    if (r->word(p, i)) return run(p, i, r->word);
+    if (!cr_lf(p, i) && !number(p, i) && !letter(p, i) && r->word(p, i + 1)) return run(p, i + 1, r->word);
+    return digits_punct_white(p, i, r->digits, r->punct, r->tail);
 }
-static size_t re_llama3(const struct piece * p, size_t i) { return words_digits(p, i, 3, other_assigned); }
-static size_t re_qwen2(const struct piece * p, size_t i) { return words_digits(p, i, 1, other); }
+
+static bool letter_or_mark(const struct piece * p, size_t i) { return letter(p, i) || (in(p, i) && cls(p, i) == UC_MARK); }
+/* [^\s\p{L}\p{M}\p{N}] */
+static bool other_no_mark(const struct piece * p, size_t i) { return other(p, i) && cls(p, i) != UC_MARK; }
+
+static size_t re_llama3(const struct piece * p, size_t i) {
+    static const struct words_rule r = {.digits = 3, .word = letter, .punct = other_assigned, .tail = "\r\n"};
+    return words(p, i, &r);
+}
+static size_t re_qwen2(const struct piece * p, size_t i) {
+    static const struct words_rule r = {.digits = 1, .word = letter, .punct = other, .tail = "\r\n"};
+    return words(p, i, &r);
+}
+static size_t re_qwen35(const struct piece * p, size_t i) {
+    static const struct words_rule r = {.digits = 1, .word = letter_or_mark, .punct = other_no_mark, .tail = "\r\n"};
+    return words(p, i, &r);
+}
+/* seed-coder: qwen2's without the line breaks after punctuation */
+static size_t re_seed_coder(const struct piece * p, size_t i) {
+    static const struct words_rule r = {.digits = 1, .word = letter, .punct = other, .tail = NULL};
+    return words(p, i, &r);
+}
 
 /* A cased word at s: [U]*[L]+ else [U]+[L]* (U = upper, L = lower). For the
  * first, the greedy U* gives back characters until a lower one follows. */
@@ -222,6 +246,28 @@ static size_t re_space_punct(const struct piece * p, size_t i) { return space_op
 /* the default's first: [\p{P}\$\+<=>\^~\|]+ */
 static bool default_punct(const struct piece * p, size_t i) { return punct(p, i) || ascii_in(p, i, "$+<=>^~|"); }
 static size_t re_default_punct(const struct piece * p, size_t i) { return run(p, i, default_punct); }
+/* deepseek-v3: \p{N}{1,3}, then [一-龥぀-ゟ゠-ヿ]+ (CJK ideographs, hiragana, katakana), then
+ *   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
+static size_t re_three_digits(const struct piece * p, size_t i) {
+    size_t e = i;
+    while (e - i < 3 && number(p, e)) e++;
+    return e;
+}
+static const struct cp_range kana_cjk[] = {{0x4e00, 0x9fa5}, {0x3040, 0x309f}, {0x30a0, 0x30ff}};
+static bool kana_cjk_char(const struct piece * p, size_t i) { return in(p, i) && in_ranges(literal(p, i), RANGES(kana_cjk)); }
+static size_t re_kana_cjk(const struct piece * p, size_t i) { return run(p, i, kana_cjk_char); }
+static bool ascii_letter(const struct piece * p, size_t i) { return in(p, i) && ((p->cp[i] | 0x20) >= 'a' && (p->cp[i] | 0x20) <= 'z'); }
+static bool ascii_punct(const struct piece * p, size_t i) { return in(p, i) && p->cp[i] > ' ' && p->cp[i] < 0x7f && !ascii_letter(p, i) && !ascii_digit(p, i); }
+static bool punct_symbol(const struct piece * p, size_t i) { return in(p, i) && (cls(p, i) == UC_PUNCT || cls(p, i) == UC_SYMBOL); }
+static size_t re_deepseek3(const struct piece * p, size_t i) {
+    if (ascii_punct(p, i) && ascii_letter(p, i + 1)) return run(p, i + 1, ascii_letter);
+    /* the optional first character (not a line break, letter, punctuation or symbol) is taken when letters or marks follow */
+    if (in(p, i) && !cr_lf(p, i) && !letter(p, i) && !punct_symbol(p, i) && letter_or_mark(p, i + 1)) return run(p, i + 1, letter_or_mark);
+    if (letter_or_mark(p, i)) return run(p, i, letter_or_mark);
+    const size_t e = space_then_run(p, i, punct_symbol, "\r\n");
+    return e > i ? e : white_run(p, i, true);
+}
+
 /* falcon's first: [\p{P}\$\+<=>\^~\|`]+ */
 static bool falcon_punct(const struct piece * p, size_t i) { return punct(p, i) || ascii_in(p, i, "$+<=>^~|`"); }
 static size_t re_falcon_punct(const struct piece * p, size_t i) { return run(p, i, falcon_punct); }
@@ -254,6 +300,9 @@ static const struct regex rx_default[] = {{re_default_punct, false}, {re_gpt2, t
 static const struct regex rx_gpt2[] = {{re_gpt2, true}};
 static const struct regex rx_llama3[] = {{re_llama3, true}};
 static const struct regex rx_qwen2[] = {{re_qwen2, false}};
+static const struct regex rx_qwen35[] = {{re_qwen35, false}};
+static const struct regex rx_seed_coder[] = {{re_seed_coder, false}};
+static const struct regex rx_deepseek3[] = {{re_three_digits, false}, {re_kana_cjk, false}, {re_deepseek3, false}};
 static const struct regex rx_gpt4o[] = {{re_gpt4o, false}};
 static const struct regex rx_tekken[] = {{re_tekken, false}};
 static const struct regex rx_starcoder[] = {{re_digit, false}, {re_gpt2, true}};
@@ -279,6 +328,10 @@ static const struct llama_pre pre_types[] = {
     {"dbrx", RX(rx_llama3), false, false}, {"smaug-bpe", RX(rx_llama3), false, false},
     {"qwen2", RX(rx_qwen2), false, false}, {"deepseek-r1-qwen", RX(rx_qwen2), false, false}, {"stablelm2", RX(rx_qwen2), false, false},
     {"megrez", RX(rx_qwen2), false, false}, {"hunyuan", RX(rx_qwen2), false, false}, {"grok-2", RX(rx_qwen2), false, false},
+    {"kormo", RX(rx_qwen2), false, false}, {"f2llmv2", RX(rx_qwen2), false, false},
+    {"bailingmoe", RX(rx_qwen2), false, false}, {"bailingmoe2", RX(rx_qwen2), false, false}, {"llada-moe", RX(rx_qwen2), false, false},
+    {"qwen35", RX(rx_qwen35), false, false}, {"seed-coder", RX(rx_seed_coder), false, false},
+    {"deepseek-v3", RX(rx_deepseek3), false, false}, {"hunyuan-dense", RX(rx_deepseek3), false, false},
     {"deepseek-llm", RX(rx_deepseek_llm), false, false}, {"deepseek-coder", RX(rx_deepseek_coder), false, false},
     {"falcon", RX(rx_falcon), false, false},
     {"starcoder", RX(rx_starcoder), false, false}, {"refact", RX(rx_starcoder), false, false}, {"command-r", RX(rx_starcoder), false, false},
