@@ -40,7 +40,12 @@ def main(path):
         for i in range(0, len(ranges), 4):
             f.write('   ' + ''.join(' R(0x%x, %s),' % r for r in ranges[i:i + 4]) + '\n')
         f.write('};\n\n')
+        f.write('/* ASCII, looked up directly (most text is) */\nstatic const uint8_t uc_ascii[128] = {\n')
+        for i in range(0, 128, 8):
+            f.write('   ' + ''.join(' %s,' % cls(c) for c in range(i, i + 8)) + '\n')
+        f.write('};\n\n')
         f.write('enum uc_class uc_class(uint32_t cp) {\n'
+                '    if (cp < 0x80) return (enum uc_class) uc_ascii[cp];\n'
                 '    if (cp > 0x10ffff) return UC_UNASSIGNED;\n'
                 '    size_t lo = 0, hi = sizeof uc_ranges / sizeof uc_ranges[0];  /* the last range starting at or before cp */\n'
                 '    while (hi - lo > 1) {\n'
