@@ -29,8 +29,8 @@
 
 enum { CL_CLASS = 7, CL_SPACE = 8 };  /* per code point: its uc_class, | CL_SPACE for White_Space */
 
-/* One piece: code points cp[a..b), their classes cl[]. */
-struct piece { const uint32_t * cp; const uint8_t * cl; size_t a, b; };
+/* One piece: the text's code points cp[], their classes cl[]; the piece ends before b. */
+struct piece { const uint32_t * cp; const uint8_t * cl; size_t b; };
 
 typedef bool (*cp_pred)(const struct piece * p, size_t i);
 
@@ -381,7 +381,7 @@ static uint32_t decode(const char * s, size_t n, size_t i, size_t * len) {
 static size_t split_by(const struct regex * rx, const uint32_t * cp, const uint8_t * cl, const size_t * in_ends, size_t n_in, size_t * out) {
     size_t n = 0;
     for (size_t k = 0, a = 0; k < n_in; a = in_ends[k++]) {
-        const struct piece p = {.cp = cp, .cl = cl, .a = a, .b = in_ends[k]};
+        const struct piece p = {.cp = cp, .cl = cl, .b = in_ends[k]};
         size_t gap = a;  /* the start of the characters no match has covered */
         for (size_t i = a; i < p.b;) {
             const size_t e = rx->match(&p, i);
