@@ -37,6 +37,7 @@ static void test_gpt2(void) {
     split("gpt-2", "a  ", "a|  ");                          /* at the end (?!\S) holds: the whole run */
     split("gpt-2", "x'll 'S", "x|'ll| '|S");                /* lower case only: " '" is punctuation */
     split("gpt-2", "I'M they've 'd", "I|'|M| they|'ve| '|d");
+    split("gpt-2", "x's x't x're x've x'm x'll x'd x'S x'T x'RE", "x|'s| x|'t| x|'re| x|'ve| x|'m| x|'ll| x|'d| x|'|S| x|'|T| x|'|RE");
     split("gpt-2", "caf\xc3\xa9 3\xc2\xbd", "caf\xc3\xa9| 3\xc2\xbd");  /* é a letter, ½ (No) a number */
     split("gpt-2", "cafe\xcc\x81s", "cafe|\xcc\x81|s");               /* U+0301, a mark: not a letter */
     split("gpt-2", "a\xc2\xa0" "b", "a|\xc2\xa0|b");                  /* NBSP is \s, and " ?" is ASCII space only */
@@ -48,6 +49,9 @@ static void test_gpt2(void) {
 static void test_llama3(void) {
     split("llama-bpe", "I'M here, they'Re 12345 ok", "I|'M| here|,| they|'Re| |123|45| ok");
     split("llama3", "1234567", "123|456|7");
+    /* every contraction, lower and upper case (and mixed: 'rE) */
+    split("llama3", "x's x't x're x've x'm x'll x'd X'S X'T X'RE X'VE X'M X'LL X'D x'rE",
+          "x|'s| x|'t| x|'re| x|'ve| x|'m| x|'ll| x|'d| X|'S| X|'T| X|'RE| X|'VE| X|'M| X|'LL| X|'D| x|'rE");
     split("llama3", "we'LL 'd 've", "we|'LL| '|d| '|ve");  /* after a space: " '" is punctuation, then the letters */
     split("llama3", "a\n\n  b", "a|\n\n| | b");         /* \s*[\r\n]+ ends at the last \n; then \s+(?!\S), then " b" */
     split("llama3", "ok!!\n\nyes", "ok|!!\n\n|yes");     /* punctuation takes the line breaks after it */
@@ -95,6 +99,7 @@ static void test_gpt4o(void) {
     split("gpt-4o", "HelloWorld", "Hello|World");
     split("gpt-4o", "HELLO world", "HELLO| world");         /* U+ alone: the second alternative */
     split("gpt-4o", "don't DON'T I'm", "don't| DON'T| I'm"); /* the contraction joins the word */
+    split("gpt-4o", "we're WE'RE we'Ll x'd", "we're| WE'RE| we'Ll| x'd");
     split("gpt-4o", "1234567", "123|456|7");
     split("gpt-4o", "x!/\n/y", "x|!/\n/|y");                 /* punctuation takes [\r\n/]* after it */
     split("gpt-4o", "Stra\xc3\x9f" "e", "Stra\xc3\x9f" "e"); /* ß counts as lower */
