@@ -9,6 +9,7 @@
 #include "common/test_common.h"
 
 #include "llama.h"
+#include "unicode_class.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ static void test_llama3(void) {
     split("llama3", "cafe\xcc\x81!", "cafe|\xcc\x81!");                                                    /* the mark is punctuation here */
     split("llama3", "\xd9\xa3\xd9\xa4\xd9\xa5\xd9\xa6", "\xd9\xa3\xd9\xa4\xd9\xa5|\xd9\xa6");             /* Arabic-Indic digits, in threes */
     split("llama3", "\n", "\n");
+    split("glm4", "I'M 1234", "I|'M| |123|4");  /* chatglm-bpe, glm4: llama3's regex */
 }
 
 /* qwen2: llama3 with \p{N} one at a time */
@@ -151,7 +153,27 @@ static void test_bloom(void) {
     split("viking", "ab12 c", "ab|1|2| c");
 }
 
+/* the generated class table at code points whose category UnicodeData.txt gives
+ * (in the comments), and White_Space */
+static void test_classes(void) {
+    static const struct { uint32_t cp; enum uc_class want; } cases[] = {
+        {0x41, UC_LETTER} /* Lu */, {0x7a, UC_LETTER} /* Ll */, {0x4e00, UC_LETTER} /* Lo */, {0xac00, UC_LETTER} /* Lo */,
+        {0x30, UC_NUMBER} /* Nd */, {0x663, UC_NUMBER} /* Nd */, {0xbd, UC_NUMBER} /* No */, {0x2167, UC_NUMBER} /* Nl */,
+        {0x1d7ce, UC_NUMBER} /* Nd */, {0x301, UC_MARK} /* Mn */, {0x93f, UC_MARK} /* Mc */, {0x20ac, UC_SYMBOL} /* Sc */,
+        {0x2b, UC_SYMBOL} /* Sm */, {0x1f999, UC_SYMBOL} /* So */, {0x21, UC_PUNCT} /* Po */, {0x5f, UC_PUNCT} /* Pc */,
+        {0x3002, UC_PUNCT} /* Po */, {0x20, UC_SEPARATOR} /* Zs */, {0x3000, UC_SEPARATOR} /* Zs */, {0x2028, UC_SEPARATOR} /* Zl */,
+        {0x9, UC_OTHER} /* Cc */, {0xad, UC_OTHER} /* Cf */, {0xe000, UC_OTHER} /* Co */, {0x378, UC_UNASSIGNED} /* Cn */,
+        {0x10ffff, UC_UNASSIGNED} /* Cn */, {0x110000, UC_UNASSIGNED} /* beyond Unicode */,
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        CHECK(uc_class(cases[k].cp) == cases[k].want, "class of U+%04X: %d, expected %d", (unsigned) cases[k].cp, (int) uc_class(cases[k].cp),
+              (int) cases[k].want);
+    CHECK(uc_space(' ') && uc_space('\t') && uc_space(0x0b) && uc_space(0x85) && uc_space(0xa0) && uc_space(0x3000) && uc_space(0x2029) &&
+          !uc_space(0x1c) && !uc_space(0x200b) && !uc_space('a'), "White_Space");
+}
+
 int main(void) {
+    test_classes();
     test_gpt2();
     test_llama3();
     test_qwen2();

@@ -326,6 +326,7 @@ static const struct llama_pre pre_types[] = {
     {"falcon3", RX(rx_llama3), true, true}, {"falcon-h1", RX(rx_llama3), true, true}, {"pixtral", RX(rx_llama3), true, true},
     {"midm-2.0", RX(rx_llama3), true, true}, {"lfm2", RX(rx_llama3), true, true},
     {"dbrx", RX(rx_llama3), false, false}, {"smaug-bpe", RX(rx_llama3), false, false},
+    {"glm4", RX(rx_llama3), false, false}, {"chatglm-bpe", RX(rx_llama3), false, false},
     {"qwen2", RX(rx_qwen2), false, false}, {"deepseek-r1-qwen", RX(rx_qwen2), false, false}, {"stablelm2", RX(rx_qwen2), false, false},
     {"megrez", RX(rx_qwen2), false, false}, {"hunyuan", RX(rx_qwen2), false, false}, {"grok-2", RX(rx_qwen2), false, false},
     {"kormo", RX(rx_qwen2), false, false}, {"f2llmv2", RX(rx_qwen2), false, false},
