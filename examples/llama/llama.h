@@ -162,7 +162,7 @@ struct llama_vocab {
     bool add_space_prefix;
     int byte_id[256];               /* the id of <0xXX>, -1 if absent */
     int32_t * hash;                 /* open addressing: text -> id (-1 empty) */
-    int32_t * special;              /* the control and user-defined tokens, matched in text */
+    int32_t * special;              /* the control, unknown and user-defined tokens, the longest text first */
     int n_special;
     bool bpe;                       /* "gpt2": byte-level BPE by merge rank */
     const struct llama_pre * pre;   /* its pre-tokenizer */
