@@ -72,17 +72,22 @@ static void test_tiny_vocab(void) {
     unlink(path);
 }
 
+/* A SentencePiece vocabulary in g without a space prefix: tokens, scores, types. */
+static void spm_vocab(struct gguf_context * g, const char ** tokens, const float * scores, const int32_t * types, int n) {
+    gguf_set_val_str(g, "tokenizer.ggml.model", "llama");
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, n);
+    gguf_set_arr_data(g, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores, n);
+    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, n);
+    gguf_set_val_bool(g, "tokenizer.ggml.add_space_prefix", false);
+}
+
 /* "ab" and "bc" of equal score: the leftmost pair is merged first; no space prefix */
 static void test_ties(void) {
     struct gguf_context * g = gguf_init_empty();
     const char * tokens[] = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b", "c", "ab", "bc", "<0x21>"};
     const float scores[] = {0, 0, 0, -10, -10, -10, -10, -1, -1, 0};
     const int32_t types[] = {2, 3, 3, 1, 1, 1, 1, 1, 1, 6};
-    gguf_set_val_str(g, "tokenizer.ggml.model", "llama");
-    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 10);
-    gguf_set_arr_data(g, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores, 10);
-    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 10);
-    gguf_set_val_bool(g, "tokenizer.ggml.add_space_prefix", false);
+    spm_vocab(g, tokens, scores, types, 10);
     struct llama_model m = {.gguf = g, .hp = {.n_vocab = 10}};
     struct llama_vocab v;
     if (CHECK(llama_vocab_load(&v, &m), "ties: vocab")) {
@@ -96,6 +101,33 @@ static void test_ties(void) {
     gguf_remove_key(g, "tokenizer.ggml.scores");
     fprintf(stderr, "(expected) ");
     CHECK(!llama_vocab_load(&v, &m), "ties: a vocabulary without scores loaded");
+    gguf_free(g);
+}
+
+/* SentencePiece merges word by word unless a token joins a character to a
+ * following U+2581: "a▁" here, so "a a" must merge across the word start. */
+static void test_word_start(void) {
+    struct gguf_context * g = gguf_init_empty();
+    const char * tokens[] = {"<unk>", "a", "\xe2\x96\x81", "a\xe2\x96\x81", "\xe2\x96\x81" "a"};
+    const float scores[] = {0, -10, -10, -1, -2};
+    const int32_t types[] = {2, 1, 1, 1, 1};
+    enum { A = 1, SP_ = 2, A_SP = 3, SP_A = 4 };
+    spm_vocab(g, tokens, scores, types, 5);
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 5}};
+    struct llama_vocab v;
+    if (CHECK(llama_vocab_load(&v, &m), "word start: vocab")) {
+        CHECK(!v.spm_words, "word start: a token joins a character to U+2581, yet words are merged apart");
+        EXPECT(&v, "a a", false, false, A_SP, A);  /* a▁ (-1) before ▁a (-2) */
+        llama_vocab_free(&v);
+    }
+    /* without "a▁": word by word, and the same tokens as over the whole text */
+    tokens[3] = "aa";
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 5);
+    if (CHECK(llama_vocab_load(&v, &m), "word start: vocab 2")) {
+        CHECK(v.spm_words, "word start: no token joins a word start, yet merged whole");
+        EXPECT(&v, "a a", false, false, A, SP_A);
+        llama_vocab_free(&v);
+    }
     gguf_free(g);
 }
 
@@ -202,6 +234,7 @@ static void test_special(void) {
 int main(void) {
     test_tiny_vocab();
     test_ties();
+    test_word_start();
     test_gpt2();
     test_special();
     return tc_finish("test_llama_tokenizer");

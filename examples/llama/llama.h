@@ -160,6 +160,7 @@ struct llama_vocab {
     int bos, eos, unk;
     bool add_bos, add_eos;          /* tokenizer.ggml.add_bos_token / add_eos_token, or the type's default */
     bool add_space_prefix;
+    bool spm_words;                 /* no token has a character then U+2581: SentencePiece merges never cross a word start */
     int byte_id[256];               /* the id of <0xXX>, -1 if absent */
     int32_t * hash;                 /* open addressing: text -> id (-1 empty) */
     int32_t * special;              /* the control, unknown and user-defined tokens, the longest text first */

@@ -98,6 +98,13 @@ static bool sort_special(struct llama_vocab * v) {
     return true;
 }
 
+/* Whether the token text t has a character other than U+2581 followed by U+2581. */
+static bool joins_word_start(const char * t) {
+    for (const char * m = strstr(t, SPACE_MARK); m; m = strstr(m + 3, SPACE_MARK))
+        if (m > t && (m - t < 3 || memcmp(m - 3, SPACE_MARK, 3) != 0)) return true;
+    return false;
+}
+
 bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
     memset(v, 0, sizeof *v);
     const struct gguf_context * g = m->gguf;
@@ -160,6 +167,8 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
         unsigned b;
         if (v->types[i] == TOK_BYTE && len == 6 && sscanf(v->text[i], "<0x%2X>", &b) == 1) v->byte_id[b] = (int) i;
     }
+    v->spm_words = !v->bpe;
+    for (size_t i = 0; i < n && v->spm_words; i++) v->spm_words = !joins_word_start(v->text[i]);
     v->unk = get_id(g, "tokenizer.ggml.unknown_token_id", 0, v->n);
     v->bos = get_id(g, "tokenizer.ggml.bos_token_id", 1 < v->n ? 1 : 0, v->n);
     v->eos = get_id(g, "tokenizer.ggml.eos_token_id", 2 < v->n ? 2 : 0, v->n);
