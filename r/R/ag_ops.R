@@ -135,10 +135,11 @@ ag_mean <- function(x, dim = NULL, keepdim = FALSE) .ag_reduce(x, dim, divide = 
 ag_reshape <- function(x, nrow, ncol) {
   v <- .ag_data(x)
   n <- length(v)
-  nrow <- as.integer(nrow); ncol <- as.integer(ncol)
+  nrow <- as.integer(.ag_check_scalar(nrow, "nrow"))
+  ncol <- as.integer(.ag_check_scalar(ncol, "ncol"))
   if (nrow == -1L) nrow <- n %/% ncol
   if (ncol == -1L) ncol <- n %/% nrow
-  if (is.na(nrow) || is.na(ncol) || nrow * ncol != n)
+  if (!isTRUE(nrow >= 0L && ncol >= 0L && nrow * ncol == n))
     stop(sprintf("ag_reshape: cannot reshape %d values to %sx%s", n, nrow, ncol),
          call. = FALSE)
   .ag_result(matrix(v, nrow, ncol), list(x = x), function(grad_out)

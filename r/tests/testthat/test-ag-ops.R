@@ -110,6 +110,7 @@ test_that("reshape and transpose move gradients back to the input's layout", {
                matrix(w, 2, 3))
   expect_equal(ag_grad_of(ag_param(x), function(p) ag_sum(ag_mul(ag_transpose(p), w))), t(w))
   expect_error(ag_reshape(x, 4, 2), "reshape")
+  expect_error(ag_reshape(x, NA, 2), "nrow")
 })
 
 test_that("mse loss is the mean squared error with gradient 2 (p - y) / n", {
