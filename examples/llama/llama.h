@@ -71,6 +71,35 @@ void llama_lora_free(struct llama_lora * l);
 bool llama_lora_save(const struct llama_lora * l, const struct llama_model * m, const char * path);
 bool llama_lora_load(struct llama_lora * l, const struct llama_model * m, const char * path);  /* also a training checkpoint's */
 
+/* ---- writing a model GGUF (model_write.c) ---- */
+
+/* The tensor to write in place of the file's tensor t (t itself: unchanged;
+ * NULL: failed, with a message). */
+typedef struct ggml_tensor * (*llama_replace_fn)(void * ud, struct ggml_tensor * t);
+/* A GGUF context with every key of m's file and its tensors in the file's
+ * order, each replaced as replace says; the tensors' data must live until
+ * it is written. NULL on failure. */
+struct gguf_context * llama_model_gguf(const struct llama_model * m, llama_replace_fn replace, void * ud);
+/* Writes g to path; on failure a message and no file left behind. */
+bool llama_gguf_write(struct gguf_context * g, const char * path);
+/* Whether floats can be stored in this type (F32, F16, BF16, a quantized type
+ * with a quantizer that needs no importance matrix); if not, a message naming
+ * the tensor. */
+bool llama_type_storable(enum ggml_type type, const char * name);
+/* A new tensor in ctx named and shaped as like, of type `type`, holding x
+ * (ggml_nelements(like) floats) converted: rounded or re-quantized. */
+struct ggml_tensor * llama_tensor_from_f32(struct ggml_context * ctx, const struct ggml_tensor * like, enum ggml_type type, const float * x);
+/* t's values as floats (dequantized), ggml_nelements(t) of them. */
+bool llama_tensor_to_f32(const struct ggml_tensor * t, float * out);
+
+/* ---- the merged model (lora_merge.c) ---- */
+
+/* Whether every matrix l adapts can be stored back in its type (a message if not). */
+bool llama_lora_merge_check(const struct llama_model * m, const struct llama_lora * l);
+/* Writes m's file with W' = W + (alpha/r) B A for each adapted matrix, in W's
+ * type (quantized types re-quantized), everything else copied unchanged. */
+bool llama_lora_merge(const struct llama_model * m, const struct llama_lora * l, const char * path);
+
 /* ---- the forward graph (graph.c) ---- */
 
 struct llama_kv;

@@ -219,7 +219,8 @@ static unsigned parse_targets(const char * s) {
 }
 
 static int cmd_finetune(int argc, char ** argv) {
-    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL;
+    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL,
+               * merge_out = NULL;
     int rank = 8, log_every = 10, eval_every = 50, save_every = 0, stop_after = 0;
     float alpha = 16.0f, val_split = 0.1f;
     struct llama_train_opts o = {.batch = 4, .n_ctx = 64, .accum = 1, .iters = 100, .lr = 1e-3f, .min_lr = 1e-4f, .warmup = 10,
@@ -231,6 +232,7 @@ static int cmd_finetune(int argc, char ** argv) {
         {"--data", O_STR, &data_path, "UTF-8 text to train on, tokenized and packed into sequences (required)"},
         {"--format", O_STR, &format, "text or jsonl: {\"prompt\": ..., \"response\": ...} per line, the loss on the response (from --data's extension: .jsonl)"},
         {"-o", O_STR, &out, "the adapter GGUF to write, llama.cpp's format (required)"},
+        {"--merge-out", O_STR, &merge_out, "also write the merged model: W + (alpha/r) B A in each matrix's type (quantized: re-quantized)"},
         {"--rank", O_INT, &rank, "LoRA rank r (8)"},
         {"--alpha", O_FLOAT, &alpha, "LoRA alpha: the update is (alpha/r) B A (16)"},
         {"--targets", O_STR, &targets, "q,v (default), all, or a comma list of q k v o gate up down"},
@@ -290,6 +292,7 @@ static int cmd_finetune(int argc, char ** argv) {
     }
     llama_data_split(&d, val_split);
     if (resume ? !llama_lora_load(&l, &m, resume) : !llama_lora_init(&l, &m, rank, alpha, mats, o.seed)) goto out_text;
+    if (merge_out && !llama_lora_merge_check(&m, &l)) goto out_lora;
     if (!llama_trainer_init(&t, &m, &l, &d, &o)) goto out_lora;
     int64_t step = 0;
     if (resume && !llama_trainer_resume(&t, resume, &step)) goto out_trainer;
@@ -329,6 +332,10 @@ static int cmd_finetune(int argc, char ** argv) {
     }
     if (!llama_lora_save(&l, &m, out)) goto out_trainer;
     fprintf(stderr, "finetune: wrote the adapter %s\n", out);
+    if (merge_out) {
+        if (!llama_lora_merge(&m, &l, merge_out)) goto out_trainer;
+        fprintf(stderr, "finetune: wrote the merged model %s\n", merge_out);
+    }
     status = 0;
 out_trainer:
     llama_trainer_free(&t);
@@ -344,12 +351,43 @@ out_model:
     return status;
 }
 
+/* ---- merge ---- */
+
+static int cmd_merge(int argc, char ** argv) {
+    const char * model = NULL, * adapter = NULL, * out = NULL;
+    const struct opt opts[] = {
+        {"-m", O_STR, &model, "the base model GGUF (required)"},
+        {"--lora", O_STR, &adapter, "the LoRA adapter GGUF, llama.cpp's format or a finetune checkpoint (required)"},
+        {"-o", O_STR, &out, "the merged model GGUF to write (required)"},
+    };
+    const int r = parse(argc, argv, "merge",
+                        "Writes the base model with W + (alpha/r) B A in place of each adapted matrix W, in W's type\n"
+                        "(F32/F16/BF16 stored as such; a quantized W is re-quantized to its own type with ggml_quantize_chunk,\n"
+                        "which adds that type's rounding once more); every other tensor and all metadata are copied unchanged.",
+                        opts, sizeof opts / sizeof opts[0]);
+    if (r) return r == 1 ? 0 : r;
+    if (!model || !adapter || !out) { fprintf(stderr, "error: merge: -m MODEL, --lora ADAPTER and -o OUT are required\n"); return EXIT_USAGE; }
+    struct llama_model m;
+    if (!llama_model_load(&m, model)) return EXIT_USAGE;
+    struct llama_lora l;
+    int status = EXIT_USAGE;
+    if (llama_lora_load(&l, &m, adapter)) {
+        if (!llama_lora_merge_check(&m, &l)) status = EXIT_USAGE;
+        else if (!llama_lora_merge(&m, &l, out)) status = 1;
+        else { status = 0; fprintf(stderr, "merge: wrote %s (%s + %s, rank %d alpha %g)\n", out, model, adapter, l.rank, (double) l.alpha); }
+        llama_lora_free(&l);
+    }
+    llama_model_free(&m);
+    return status;
+}
+
 static void main_usage(FILE * f) {
     fprintf(f, "usage: ggmlr-llama COMMAND [options]    (ggmlr-llama COMMAND --help for its options)\n\n"
                "commands:\n"
                "  generate   continue a prompt with a llama-family GGUF model (and a LoRA adapter)\n"
                "  finetune   train LoRA adapters on a text file or prompt/response JSONL; writes an adapter GGUF that llama.cpp loads\n"
-               "  tiny       write a small random model to try the other two\n");
+               "  merge      write a base model with a LoRA adapter merged into its weights\n"
+               "  tiny       write a small random model to try the others\n");
 }
 
 int main(int argc, char ** argv) {
@@ -357,6 +395,7 @@ int main(int argc, char ** argv) {
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) { main_usage(stdout); return 0; }
     if (strcmp(argv[1], "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(argv[1], "finetune") == 0) return cmd_finetune(argc - 2, argv + 2);
+    if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "tiny") == 0) return cmd_tiny(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n", argv[1]);
     main_usage(stderr);
