@@ -109,6 +109,15 @@ int main(void) {
     }
     CHECK(!exists("y.gguf"), "merge: a file was written after an error");
 
+    /* full training: the model written in its type, it generates; a quantized model or --merge-out refused */
+    snprintf(args, sizeof args, "finetune --full -m narrow.gguf --data text.txt --iters 2 --ctx 16 --batch 2 --eval-every 2 --eval-batches 1 -t 2 -o full.gguf");
+    EXPECT_RUN(0, args, "wrote the model full.gguf");
+    CHECK(output_has("all ") && output_has("weights (21 tensors)"), "finetune --full: the weights named");
+    EXPECT_RUN(0, "generate -m full.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
+    EXPECT_RUN(2, "finetune --full -m m.gguf --data text.txt -o z.gguf", "token_embd.weight is q8_0: full training needs F32, F16 or BF16");
+    EXPECT_RUN(2, "finetune --full -m narrow.gguf --data text.txt -o z.gguf --merge-out z2.gguf", "--merge-out is for LoRA");
+    CHECK(!exists("z.gguf") && !exists("z2.gguf"), "finetune --full: a file was written after an error");
+
     /* prompt/response JSONL, by its extension or --format: the loss on the responses */
     char pairs[4096] = "";
     for (int i = 0; i < 40; i++) strcat(pairs, "{\"prompt\": \"the cat sat on\", \"response\": \" the mat\"}\n");

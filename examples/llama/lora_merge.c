@@ -19,11 +19,10 @@ bool llama_lora_merge_check(const struct llama_model * m, const struct llama_lor
 struct merge {
     const struct llama_model * m;
     const struct llama_lora * l;
-    struct ggml_context * ctx;      /* the merged matrices */
 };
 
-/* W + (alpha/r) B A for the adapted matrix w of layer, k; NULL on failure */
-static struct ggml_tensor * merged(struct merge * mg, int layer, int k) {
+/* W + (alpha/r) B A for the adapted matrix w of layer, k, made in ctx; NULL on failure */
+static struct ggml_tensor * merged(const struct merge * mg, struct ggml_context * ctx, int layer, int k) {
     const struct ggml_tensor * w = mg->m->layers[layer].w[k], * a = mg->l->a[layer][k], * b = mg->l->b[layer][k];
     const int64_t n_in = w->ne[0], n_out = w->ne[1], r = mg->l->rank;
     const double s = (double) mg->l->alpha / (double) r;
@@ -40,33 +39,23 @@ static struct ggml_tensor * merged(struct merge * mg, int layer, int k) {
             }
             for (int64_t i = 0; i < n_in; i++) x[o * n_in + i] = (float) ((double) x[o * n_in + i] + s * acc[i]);
         }
-        out = llama_tensor_from_f32(mg->ctx, w, w->type, x);
+        out = llama_tensor_from_f32(ctx, w, w->type, x);
     } else if (!x || !acc) fprintf(stderr, "error: out of memory merging %s\n", ggml_get_name(w));
     free(x);
     free(acc);
     return out;
 }
 
-static struct ggml_tensor * replace(void * ud, struct ggml_tensor * t) {
-    struct merge * mg = ud;
+static struct ggml_tensor * replace(void * ud, struct ggml_context * ctx, struct ggml_tensor * t) {
+    const struct merge * mg = ud;
     for (int layer = 0; layer < mg->m->hp.n_layer; layer++)
         for (int k = 0; k < LLAMA_N_MAT; k++)
-            if (mg->m->layers[layer].w[k] == t) return mg->l->a[layer][k] ? merged(mg, layer, k) : t;
+            if (mg->m->layers[layer].w[k] == t) return mg->l->a[layer][k] ? merged(mg, ctx, layer, k) : t;
     return t;
 }
 
 bool llama_lora_merge(const struct llama_model * m, const struct llama_lora * l, const char * path) {
     if (!llama_lora_merge_check(m, l)) return false;
-    size_t bytes = 0, n = 0;
-    for (int layer = 0; layer < m->hp.n_layer; layer++)
-        for (int k = 0; k < LLAMA_N_MAT; k++)
-            if (l->a[layer][k]) { bytes += ggml_nbytes(m->layers[layer].w[k]) + 64; n++; }
-    struct ggml_init_params ip = {.mem_size = n * ggml_tensor_overhead() + bytes, .mem_buffer = NULL, .no_alloc = false};
-    struct merge mg = {.m = m, .l = l, .ctx = ggml_init(ip)};
-    if (!mg.ctx) { fprintf(stderr, "error: %s\n", ggml_last_error()); return false; }
-    struct gguf_context * g = llama_model_gguf(m, replace, &mg);
-    const bool ok = g && llama_gguf_write(g, path);
-    if (g) gguf_free(g);
-    ggml_free(mg.ctx);
-    return ok;
+    struct merge mg = {.m = m, .l = l};
+    return llama_model_write(m, path, replace, &mg);
 }

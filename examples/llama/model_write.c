@@ -37,17 +37,32 @@ bool llama_tensor_to_f32(const struct ggml_tensor * t, float * out) {
     return true;
 }
 
-struct gguf_context * llama_model_gguf(const struct llama_model * m, llama_replace_fn replace, void * ud) {
+struct gguf_context * llama_model_gguf(const struct llama_model * m, struct ggml_context * ctx, llama_replace_fn replace, void * ud) {
     struct gguf_context * g = gguf_init_empty();
     if (!g) { fprintf(stderr, "error: %s\n", ggml_last_error()); return NULL; }
     gguf_set_kv(g, m->gguf);
     for (int64_t i = 0; i < gguf_get_n_tensors(m->gguf); i++) {
         struct ggml_tensor * t = ggml_get_tensor(m->ctx, gguf_get_tensor_name(m->gguf, i));
-        struct ggml_tensor * w = t ? replace(ud, t) : NULL;
+        struct ggml_tensor * w = t ? replace(ud, ctx, t) : NULL;
         if (!w) { gguf_free(g); return NULL; }
         gguf_add_tensor(g, w);
     }
     return g;
+}
+
+bool llama_model_write(const struct llama_model * m, const char * path, llama_replace_fn replace, void * ud) {
+    size_t bytes = 0;
+    const int64_t n = gguf_get_n_tensors(m->gguf);
+    for (int64_t i = 0; i < n; i++) bytes += gguf_get_tensor_size(m->gguf, i) + GGML_MEM_ALIGN;
+    /* pages only the replacements touch are used */
+    struct ggml_init_params ip = {.mem_size = (size_t) n * ggml_tensor_overhead() + bytes, .mem_buffer = NULL, .no_alloc = false};
+    struct ggml_context * ctx = ggml_init(ip);
+    if (!ctx) { fprintf(stderr, "error: %s\n", ggml_last_error()); return false; }
+    struct gguf_context * g = llama_model_gguf(m, ctx, replace, ud);
+    const bool ok = g && llama_gguf_write(g, path);
+    if (g) gguf_free(g);
+    ggml_free(ctx);
+    return ok;
 }
 
 bool llama_gguf_write(struct gguf_context * g, const char * path) {
