@@ -1,7 +1,7 @@
 /* test_llama_cli.c -- the ggmlr-llama program end to end on a tiny
  * generated model: tiny, generate (with and without an adapter), finetune
  * (progress lines, the adapter written, a resumed run writing the same
- * adapter bit for bit), merge (the same model as finetune --merge-out), and exit status 2 with nothing written for wrong
+ * adapter bit for bit), merge (the same model as finetune --merge-out), --grad-checkpoint (the same adapter), and exit status 2 with nothing written for wrong
  * arguments, missing files and data that is empty or not text. */
 #include "common/test_common.h"
 
@@ -85,6 +85,8 @@ int main(void) {
     snprintf(args, sizeof args, "%s -o b.gguf --resume c5.gguf --merge-out fm.gguf", ft);
     CHECK(run(args) == 0 && output_has("resumed from c5.gguf at step 5") && output_has("wrote the merged model fm.gguf"), "finetune: resume");
     CHECK(same_files("a.gguf", "b.gguf"), "finetune: the resumed run's adapter differs from the uninterrupted run's");
+    snprintf(args, sizeof args, "%s -o gc.gguf --grad-checkpoint", ft);
+    CHECK(run(args) == 0 && same_files("a.gguf", "gc.gguf"), "finetune --grad-checkpoint: the adapter differs from the run without");
     EXPECT_RUN(0, "generate -m m.gguf --lora a.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
 
     /* merge: the same model as finetune --merge-out; it generates; a wrong

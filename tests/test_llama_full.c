@@ -2,8 +2,9 @@
  * models: the gradients of all weights (norms, matrices, biases, a tied
  * embedding) against central differences of the float64 reference loss;
  * training a BF16 model (through F32 copies) lowers the validation loss; a
- * run resumed from a checkpoint repeats the uninterrupted run's losses and
- * writes the same model bit for bit; the written model keeps BF16, reloads,
+ * run resumed from a checkpoint, with gradient checkpointing (recomputed
+ * activations), repeats the uninterrupted run's losses and writes the same
+ * model bit for bit; the written model keeps BF16, reloads,
  * and gives the trained weights' logits to BF16's rounding; a quantized
  * model is refused. */
 #include "common/test_common.h"
@@ -44,9 +45,10 @@ static struct llama_train_opts opts(void) {
  * from > 0), checkpointing after step `save`, and writes the model to out;
  * losses[step]. The trained model stays in *m (free it). */
 static bool train(struct llama_model * m, const struct llama_data * d, int from, int to, int save, float * losses, float * val0, float * val1,
-                  const char * out) {
+                  const char * out, bool grad_checkpoint) {
     if (!CHECK(llama_model_load(m, "base.gguf") && llama_model_make_trainable(m), "train: model")) return false;
-    const struct llama_train_opts o = opts();
+    struct llama_train_opts o = opts();
+    o.grad_checkpoint = grad_checkpoint;
     struct llama_trainer t;
     bool ok = CHECK(llama_trainer_init(&t, m, NULL, d, &o), "train: init");
     int64_t step = 0;
@@ -118,12 +120,13 @@ static void test_training(void) {
     llama_model_free(&m);
     const int N = (int) opts().iters;
     float full[64], resumed[64], val0, val1;
-    if (train(&m, &d, 0, N, N / 2, full, &val0, &val1, "full.gguf")) {
+    if (train(&m, &d, 0, N, N / 2, full, &val0, &val1, "full.gguf", false)) {
         printf("full training of a BF16 model: validation loss %.4f -> %.4f after %d steps (train %.4f -> %.4f)\n", (double) val0, (double) val1, N,
                (double) full[0], (double) full[N - 1]);
         CHECK(val1 < val0 - 1.0f, "training: validation loss %g -> %g", (double) val0, (double) val1);
         check_written(&m);
-        if (train(&r, &d, N / 2, N, -1, resumed, NULL, NULL, "resumed.gguf")) {
+        /* resumed with gradient checkpointing: the same losses and model still */
+        if (train(&r, &d, N / 2, N, -1, resumed, NULL, NULL, "resumed.gguf", true)) {
             CHECK(memcmp(full + N / 2, resumed + N / 2, sizeof(float) * (size_t) (N - N / 2)) == 0, "resume: the losses differ");
             CHECK(same_files("full.gguf", "resumed.gguf"), "resume: the written models differ");
         }

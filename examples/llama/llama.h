@@ -134,10 +134,13 @@ struct llama_batch {
 /* Records the forward pass in ctx: logits [V, T*B] (only the last token's,
  * [V, 1], when last_only). With kv (B = 1) the keys and values of the T new
  * tokens are written into the cache at n_past (the copies are expanded into
- * gf first) and attention reads the cache's n_past + T rows. lora may be NULL. */
+ * gf first) and attention reads the cache's n_past + T rows. lora may be NULL.
+ * checkpoint: each block's input (and the last block's output) is marked with
+ * ggml_set_checkpoint, so that a backward pass recomputes the activations
+ * inside the blocks instead of keeping them (gradient checkpointing). */
 struct ggml_tensor * llama_build(struct ggml_context * ctx, struct ggml_context * ctx_io, struct ggml_cgraph * gf,
                                  const struct llama_model * m, const struct llama_lora * lora, struct llama_kv * kv,
-                                 int n_past, int T, int B, bool last_only, struct llama_batch * in);
+                                 int n_past, int T, int B, bool last_only, bool checkpoint, struct llama_batch * in);
 /* Positions and the causal mask (query t sees keys 0 .. n_past + t). */
 void llama_batch_fill(const struct llama_batch * in, int n_past);
 
@@ -275,6 +278,7 @@ struct llama_train_opts {
     int threads;
     uint64_t seed;                  /* of the batches */
     int eval_batches;               /* validation batches per evaluation */
+    bool grad_checkpoint;           /* recompute each block's activations in the backward pass (memory O(layers)) */
 };
 
 struct llama_trainer {

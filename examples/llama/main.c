@@ -224,7 +224,7 @@ static int cmd_finetune(int argc, char ** argv) {
     const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL,
                * merge_out = NULL;
     int rank = 8, log_every = 10, eval_every = 50, save_every = 0, stop_after = 0;
-    bool full = false;
+    bool full = false, grad_checkpoint = false;
     float alpha = 16.0f, val_split = 0.1f;
     struct llama_train_opts o = {.batch = 4, .n_ctx = 64, .accum = 1, .iters = 100, .lr = 1e-3f, .min_lr = 1e-4f, .warmup = 10,
                                  .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f, .clip = 1.0f,
@@ -257,6 +257,7 @@ static int cmd_finetune(int argc, char ** argv) {
         {"--save-every", O_INT, &save_every, "steps between checkpoints; 0: only at the end (0)"},
         {"--stop-after", O_INT, &stop_after, "stop (checkpoint and adapter written) after this step, as if interrupted; 0: run to --iters"},
         {"--resume", O_STR, &resume, "continue from a checkpoint (bitwise the same as without the interruption)"},
+        {"--grad-checkpoint", O_FLAG, &grad_checkpoint, "keep only each block's input and recompute its activations in the backward pass (less memory, one more forward of compute; the same losses bit for bit)"},
         {"--seed", O_U64, &o.seed, "of the adapters' initialisation and the batches (1)"},
         {"-t", O_INT, &o.threads, "threads (all cores)"},
     };
@@ -278,6 +279,7 @@ static int cmd_finetune(int argc, char ** argv) {
     }
     o.iters = iters;
     o.warmup = warmup;
+    o.grad_checkpoint = grad_checkpoint;
     struct llama_model m;
     if (!llama_model_load(&m, model)) return EXIT_USAGE;
     struct llama_vocab v;

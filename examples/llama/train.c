@@ -80,7 +80,7 @@ bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, 
     t->ctx_io = ggml_init(io_params);
     t->ctx_compute = ggml_init(compute_params);
     if (!t->sched || !t->ctx_io || !t->ctx_compute) { llama_trainer_free(t); return fail("ggml_init"); }
-    struct ggml_tensor * logits = llama_build(t->ctx_compute, t->ctx_io, NULL, m, lora, NULL, 0, o->n_ctx, o->batch, false, &t->in);
+    struct ggml_tensor * logits = llama_build(t->ctx_compute, t->ctx_io, NULL, m, lora, NULL, 0, o->n_ctx, o->batch, false, o->grad_checkpoint, &t->in);
     /* a loss mask: F32 labels, zero rows for the targets that do not count
      * (cross-entropy of a zero row is 0, and so is its gradient) */
     t->targets = data->loss_mask ? ggml_new_tensor_2d(t->ctx_io, GGML_TYPE_F32, m->hp.n_vocab, (int64_t) o->n_ctx * o->batch)

@@ -207,7 +207,7 @@ double llama_ref_grad_error(const struct llama_model * m, const struct llama_lor
     struct ggml_context * ctx = tc_ctx(64);
     struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 8192, true);
     struct llama_batch in;
-    struct ggml_tensor * logits = llama_build(ctx, ctx, gf, m, lora, NULL, 0, T, 1, false, &in);
+    struct ggml_tensor * logits = llama_build(ctx, ctx, gf, m, lora, NULL, 0, T, 1, false, false, &in);
     struct ggml_tensor * targets = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, T);
     struct ggml_tensor * loss = ggml_cross_entropy_loss(ctx, logits, targets);
     ggml_set_loss(loss);
