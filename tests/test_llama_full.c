@@ -5,8 +5,9 @@
  * run resumed from a checkpoint, with gradient checkpointing (recomputed
  * activations), repeats the uninterrupted run's losses and writes the same
  * model bit for bit; the written model keeps BF16, reloads,
- * and gives the trained weights' logits to BF16's rounding; a quantized
- * model is refused. */
+ * and gives the trained weights' logits to BF16's rounding; the loss
+ * reported does not depend on gradient accumulation; a quantized model is
+ * refused. */
 #include "common/test_common.h"
 #include "common/llama_ref.h"
 
@@ -36,7 +37,7 @@ static const struct llama_tiny_opts bf16_base = {.arch = "llama", .n_embd = 64, 
                                                  .n_ctx = 32, .type = GGML_TYPE_BF16, .seed = 8};
 
 static struct llama_train_opts opts(void) {
-    return (struct llama_train_opts) {.batch = 4, .n_ctx = 16, .accum = 2, .iters = 24, .lr = 5e-3f, .min_lr = 5e-4f, .warmup = 3,
+    return (struct llama_train_opts) {.batch = 4, .n_ctx = 16, .accum = 1, .iters = 24, .lr = 5e-3f, .min_lr = 5e-4f, .warmup = 3,
                                       .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.0f, .clip = 1.0f,
                                       .threads = 2, .seed = 5, .eval_batches = 4};
 }
@@ -113,6 +114,22 @@ static void check_written(const struct llama_model * trained) {
     llama_model_free(&base);
 }
 
+/* The validation loss of the untrained base with gradient accumulation over
+ * `accum` micro-batches: the loss reported must not depend on it. */
+static float val_loss_with_accum(const struct llama_data * d, int accum) {
+    struct llama_model m;
+    struct llama_trainer t;
+    struct llama_train_opts o = opts();
+    o.accum = accum;
+    float v = -1.0f;
+    if (CHECK(llama_model_load(&m, "base.gguf") && llama_model_make_trainable(&m) && llama_trainer_init(&t, &m, NULL, d, &o), "accum %d: init", accum)) {
+        CHECK(llama_trainer_eval(&t, &v), "accum %d: eval", accum);
+        llama_trainer_free(&t);
+    }
+    llama_model_free(&m);
+    return v;
+}
+
 static void test_training(void) {
     struct llama_model m, r;
     if (!CHECK(llama_tiny_write("base.gguf", &bf16_base) && llama_model_load(&m, "base.gguf"), "base")) return;
@@ -124,6 +141,8 @@ static void test_training(void) {
         printf("full training of a BF16 model: validation loss %.4f -> %.4f after %d steps (train %.4f -> %.4f)\n", (double) val0, (double) val1, N,
                (double) full[0], (double) full[N - 1]);
         CHECK(val1 < val0 - 1.0f, "training: validation loss %g -> %g", (double) val0, (double) val1);
+        const float v3 = val_loss_with_accum(&d, 3);
+        CHECK(fabsf(v3 - val0) <= 1e-6f * val0, "the validation loss with --accum 3 is %g, with 1 %g", (double) v3, (double) val0);
         check_written(&m);
         /* resumed with gradient checkpointing: the same losses and model still */
         if (train(&r, &d, N / 2, N, -1, resumed, NULL, NULL, "resumed.gguf", true)) {

@@ -170,7 +170,9 @@ static enum ggml_status run(struct llama_trainer * t, bool backward, float * los
     enum ggml_status st = ggml_opt_alloc(t->opt, backward);
     if (st == GGML_STATUS_SUCCESS) {
         st = ggml_opt_eval(t->opt, NULL);
-        *loss = *(const float *) ggml_opt_loss(t->opt)->data;
+        /* ggml-opt divides a mean loss by opt_period (the accumulated gradient
+         * is then the logical batch's): undone for the loss reported */
+        *loss = (float) ((double) *(const float *) ggml_opt_loss(t->opt)->data * t->o.accum);
     }
     return st;
 }

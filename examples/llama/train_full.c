@@ -8,8 +8,6 @@
 #include "llama.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 int llama_model_weights(const struct llama_model * m, struct ggml_tensor ** out) {
     int n = 0;
