@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs ALL tests: the C library (gcc, and clang, warnings as errors), the C
 # suite under AddressSanitizer + UndefinedBehaviorSanitizer, the API fuzzer over
-# many seeds under them, both libFuzzer targets, the threaded tests under
+# many seeds under them, the libFuzzer targets, the threaded tests under
 # ThreadSanitizer, a valgrind memcheck subset, an upstream-style program built
 # against the installed library (pkg-config and find_package), data-parallel
 # training over MPI (Open MPI; the library is also built and tested without
@@ -36,7 +36,7 @@ stages, in the order they run:
   fuzz       the API fuzzer over many seeds under ASan + UBSan (builds the asan tree's test_fuzz)
   tsan       the threaded tests under ThreadSanitizer (clang)
   valgrind   valgrind memcheck of a subset (uses build/ of gcc; builds it when needed)
-  libfuzzer  both libFuzzer targets, fuzz_gguf and fuzz_api (clang)
+  libfuzzer  the libFuzzer targets, fuzz_gguf, fuzz_api and fuzz_tokenizer (clang)
   install    pkg-config, find_package and MPI consumers of the installed library (uses build/ of gcc; builds it when needed)
   r-test     the R package: install and testthat
   r-check    the R package: R CMD build and R CMD check (no ERROR, no WARNING)
@@ -221,7 +221,7 @@ st_valgrind() {
   vg "" test_flash_attn_graph
 }
 
-# Coverage-guided fuzzing: both libFuzzer targets at once (one core each) for
+# Coverage-guided fuzzing: the libFuzzer targets at once for
 # GGMLR_FUZZ_TIME seconds, on copies of the seed corpora. A crash fails the
 # stage and prints its input (base64); keep it as tests/corpus/<target>/regress-*
 # so that ctest replays it from then on.
@@ -229,10 +229,10 @@ FUZZ_TIME=${GGMLR_FUZZ_TIME:-120}
 FUZZ_SEED=${GGMLR_FUZZ_SEED:-1}  # fixed: a CI run is reproducible (0: a random seed)
 st_libfuzzer() {
   need_clang
-  echo "fuzz_gguf and fuzz_api, ${FUZZ_TIME} s each, seed $FUZZ_SEED"
+  echo "fuzz_gguf, fuzz_api and fuzz_tokenizer, ${FUZZ_TIME} s each, seed $FUZZ_SEED"
   CC=clang cmake -S . -B "$WORK/build-fuzz" -DGGMLR_FUZZ=ON -DGGMLR_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$WORK/build-fuzz" -j"$JOBS" --target fuzz_gguf fuzz_api >/dev/null
-  for t in gguf api; do
+  cmake --build "$WORK/build-fuzz" -j"$JOBS" --target fuzz_gguf fuzz_api fuzz_tokenizer >/dev/null
+  for t in gguf api tokenizer; do
     mkdir -p "$WORK/corpus-$t" && cp tests/corpus/$t/* "$WORK/corpus-$t/"
     (cd "$WORK"; rc=0
      "$WORK/build-fuzz/tests/fuzz_$t" -seed="$FUZZ_SEED" -max_total_time="$FUZZ_TIME" -timeout=60 -rss_limit_mb=2048 \
@@ -241,7 +241,7 @@ st_libfuzzer() {
   done
   wait
   fuzz_ok=true
-  for t in gguf api; do
+  for t in gguf api tokenizer; do
     printf 'fuzz_%s: %s executions, %s inputs in the corpus\n' "$t" \
       "$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz-$t.log")" "$(ls "$WORK/corpus-$t" | wc -l)"
     if [ "$(cat "$WORK/fuzz-$t.rc")" != 0 ]; then
@@ -304,7 +304,7 @@ run asan "C suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang, GG
 run fuzz "API fuzzer under ASan + UBSan: seeds 1..$FUZZ_SEEDS, $FUZZ_SEQS sequences of 80 calls each"
 run tsan "threaded tests under ThreadSanitizer (GGMLR_SANITIZE=thread): test_threads, test_concurrency, test_flash_attn_seed, the attention tests' thread comparisons, a short fuzz"
 run valgrind "valgrind memcheck (gcc build in build/): no invalid access, no definite leak"
-run libfuzzer "libFuzzer (clang, ASan + UBSan): fuzz_gguf and fuzz_api, ${FUZZ_TIME} s each"
+run libfuzzer "libFuzzer (clang, ASan + UBSan): fuzz_gguf, fuzz_api and fuzz_tokenizer, ${FUZZ_TIME} s each"
 run install "installed library: pkg-config and find_package consumers (gcc build in build/)"
 run r-test "R package: install and testthat"
 run r-check "R package: R CMD build and R CMD check (no ERROR, no WARNING)"

@@ -2,7 +2,9 @@
  * model's vocabulary (ids: 0 <unk>, 1 <s>, 2 </s>, 3 + b the byte token
  * <0xbb>, 259 U+2581, 260 + c - 'a' the letters, then the merges in
  * tiny.c's order, scores -1, -2, ...) and of a hand-built one for ties;
- * GPT-2's pre-tokenizer and byte-level BPE on a hand-built vocabulary.
+ * byte-level BPE on a hand-built vocabulary (GPT-2's pre-tokenizer, llama3's
+ * whole-token pieces); special tokens, BOS and EOS as llama.cpp adds them.
+ * (The pre-tokenizers' splits: test_llama_pretok.c.)
  * Every expectation below is derived by hand from the rules. */
 #include "common/test_common.h"
 
@@ -54,6 +56,7 @@ static void test_tiny_vocab(void) {
         EXPECT(&v, "</s>in", false, true, 2, SP, T_IN);
         EXPECT(&v, "</s>in", false, false, SP, B('<'), B('/'), L('s'), B('>'), T_IN);
         EXPECT(&v, "", true, false, 1);
+        EXPECT(&v, "<unk>", false, true, UNK);  /* unknown-type tokens are cut out with the control ones */
         /* pieces: U+2581 as a space, bytes as themselves, control tokens as nothing */
         int32_t * ids = NULL;
         const char * text = "and then \xc3\x89t\nA";
@@ -69,17 +72,22 @@ static void test_tiny_vocab(void) {
     unlink(path);
 }
 
+/* A SentencePiece vocabulary in g without a space prefix: tokens, scores, types. */
+static void spm_vocab(struct gguf_context * g, const char ** tokens, const float * scores, const int32_t * types, int n) {
+    gguf_set_val_str(g, "tokenizer.ggml.model", "llama");
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, n);
+    gguf_set_arr_data(g, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores, n);
+    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, n);
+    gguf_set_val_bool(g, "tokenizer.ggml.add_space_prefix", false);
+}
+
 /* "ab" and "bc" of equal score: the leftmost pair is merged first; no space prefix */
 static void test_ties(void) {
     struct gguf_context * g = gguf_init_empty();
     const char * tokens[] = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b", "c", "ab", "bc", "<0x21>"};
     const float scores[] = {0, 0, 0, -10, -10, -10, -10, -1, -1, 0};
     const int32_t types[] = {2, 3, 3, 1, 1, 1, 1, 1, 1, 6};
-    gguf_set_val_str(g, "tokenizer.ggml.model", "llama");
-    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 10);
-    gguf_set_arr_data(g, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores, 10);
-    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 10);
-    gguf_set_val_bool(g, "tokenizer.ggml.add_space_prefix", false);
+    spm_vocab(g, tokens, scores, types, 10);
     struct llama_model m = {.gguf = g, .hp = {.n_vocab = 10}};
     struct llama_vocab v;
     if (CHECK(llama_vocab_load(&v, &m), "ties: vocab")) {
@@ -96,23 +104,43 @@ static void test_ties(void) {
     gguf_free(g);
 }
 
-/* the pieces of GPT-2's regex, joined by '|' */
-static void expect_split(const char * text, const char * want) {
-    size_t ends[64], n = llama_gpt2_split(text, strlen(text), ends);
-    char got[256] = "";
-    for (size_t i = 0, from = 0; i < n; from = ends[i++]) {
-        if (i) strcat(got, "|");
-        strncat(got, text + from, ends[i] - from);
+/* SentencePiece merges word by word unless a token joins a character to a
+ * following U+2581: "a▁" here, so "a a" must merge across the word start. */
+static void test_word_start(void) {
+    struct gguf_context * g = gguf_init_empty();
+    const char * tokens[] = {"<unk>", "a", "\xe2\x96\x81", "a\xe2\x96\x81", "\xe2\x96\x81" "a"};
+    const float scores[] = {0, -10, -10, -1, -2};
+    const int32_t types[] = {2, 1, 1, 1, 1};
+    enum { A = 1, SP_ = 2, A_SP = 3, SP_A = 4 };
+    spm_vocab(g, tokens, scores, types, 5);
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 5}};
+    struct llama_vocab v;
+    if (CHECK(llama_vocab_load(&v, &m), "word start: vocab")) {
+        CHECK(!v.spm_words, "word start: a token joins a character to U+2581, yet words are merged apart");
+        EXPECT(&v, "a a", false, false, A_SP, A);  /* a▁ (-1) before ▁a (-2) */
+        llama_vocab_free(&v);
     }
-    CHECK(strcmp(got, want) == 0, "gpt2 split '%s': '%s', expected '%s'", text, got, want);
+    /* without "a▁": word by word, and the same tokens as over the whole text */
+    tokens[3] = "aa";
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 5);
+    if (CHECK(llama_vocab_load(&v, &m), "word start: vocab 2")) {
+        CHECK(v.spm_words, "word start: no token joins a word start, yet merged whole");
+        EXPECT(&v, "a a", false, false, A, SP_A);
+        llama_vocab_free(&v);
+    }
+    gguf_free(g);
+}
+
+/* A byte-level BPE vocabulary in g: pre-tokenizer, tokens, their types, merges. */
+static void bpe_vocab(struct gguf_context * g, const char * pre, const char ** tokens, const int32_t * types, int n, const char ** merges, int n_merges) {
+    gguf_set_val_str(g, "tokenizer.ggml.model", "gpt2");
+    gguf_set_val_str(g, "tokenizer.ggml.pre", pre);
+    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, n);
+    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, n);
+    gguf_set_arr_str(g, "tokenizer.ggml.merges", merges, n_merges);
 }
 
 static void test_gpt2(void) {
-    expect_split("it's 42 apples!!  ok", "it|'s| 42| apples|!!| | ok");
-    expect_split("hello\n\nworld", "hello|\n|\n|world");
-    expect_split("a  ", "a|  ");
-    expect_split("x'll 'S", "x|'ll| '|S");
-    expect_split("caf\xc3\xa9 3\xc2\xbd", "caf\xc3\xa9| 3\xc2\xbd");  /* é a letter, ½ a number */
     /* GPT-2's byte characters: space U+0120, newline U+010A, DEL U+0121, soft hyphen U+0143 */
     CHECK(tok_byte_char(' ') == 0x120 && tok_byte_char('\n') == 0x10a && tok_byte_char(127) == 0x121 && tok_byte_char(173) == 0x143 &&
           tok_byte_char('a') == 'a' && tok_char_byte(0x143) == 173 && tok_char_byte(0x100) == 0 && tok_char_byte(0x20) == -1,
@@ -120,18 +148,14 @@ static void test_gpt2(void) {
     struct gguf_context * g = gguf_init_empty();
     /* Ġ = U+0120, Ċ = U+010A */
     const char * tokens[] = {"h", "e", "l", "o", "w", "r", "d", "\xc4\xa0", "\xc4\x8a", "ll", "he", "hell", "hello", "\xc4\xa0w", "or",
-                             "\xc4\xa0wor", "<|endoftext|>", "<unk>"};
-    const int32_t types[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 2};
+                             "\xc4\xa0wor", "<|endoftext|>", "<unk>", "world"};
+    const int32_t types[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 2, 1};
     const char * merges[] = {"l l", "h e", "he ll", "hell o", "\xc4\xa0 w", "o r", "\xc4\xa0w or"};
-    enum { HELLO = 12, OR = 14, GWOR = 15, EOT = 16, UNK_ = 17 };
-    gguf_set_val_str(g, "tokenizer.ggml.model", "gpt2");
-    gguf_set_val_str(g, "tokenizer.ggml.pre", "gpt2");
-    gguf_set_arr_str(g, "tokenizer.ggml.tokens", tokens, 18);
-    gguf_set_arr_data(g, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 18);
-    gguf_set_arr_str(g, "tokenizer.ggml.merges", merges, 7);
+    enum { HELLO = 12, OR = 14, GWOR = 15, EOT = 16, UNK_ = 17, WORLD = 18 };  /* no merge makes "world" */
+    bpe_vocab(g, "gpt2", tokens, types, 19, merges, 7);
     gguf_set_val_u32(g, "tokenizer.ggml.unknown_token_id", UNK_);
     gguf_set_val_u32(g, "tokenizer.ggml.bos_token_id", EOT);
-    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 18}};
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 19}};
     struct llama_vocab v;
     if (CHECK(llama_vocab_load(&v, &m), "gpt2: vocab")) {
         CHECK(!v.add_bos && !v.add_space_prefix, "gpt2: no BOS and no space prefix by default");
@@ -150,7 +174,24 @@ static void test_gpt2(void) {
         free(ids);
         llama_vocab_free(&v);
     }
+    /* llama3 ignores merges: a piece that is a token is that token; BOS by default */
     gguf_set_val_str(g, "tokenizer.ggml.pre", "llama-bpe");
+    if (CHECK(llama_vocab_load(&v, &m), "llama-bpe: vocab")) {
+        CHECK(v.add_bos && v.ignore_merges, "llama-bpe: BOS and merges ignored by default");
+        EXPECT(&v, "hello\nworld", true, false, EOT, HELLO, 8, WORLD);
+        /* "Ġworld" is no token: merged as before */
+        EXPECT(&v, "hello world", false, false, HELLO, GWOR, 2, 6);
+        llama_vocab_free(&v);
+    }
+    /* dbrx: the same regex, merges not ignored; the file's add_bos_token wins over the type's default */
+    gguf_set_val_str(g, "tokenizer.ggml.pre", "dbrx");
+    gguf_set_val_bool(g, "tokenizer.ggml.add_bos_token", true);
+    if (CHECK(llama_vocab_load(&v, &m), "dbrx: vocab")) {
+        EXPECT(&v, "hello\nworld", true, false, EOT, HELLO, 8, 4, OR, 2, 6);
+        llama_vocab_free(&v);
+    }
+    gguf_remove_key(g, "tokenizer.ggml.add_bos_token");
+    gguf_set_val_str(g, "tokenizer.ggml.pre", "no-such-type");
     fprintf(stderr, "(expected) ");
     CHECK(!llama_vocab_load(&v, &m), "gpt2: an unsupported pre-tokenizer loaded");
     gguf_remove_key(g, "tokenizer.ggml.pre");
@@ -160,9 +201,41 @@ static void test_gpt2(void) {
     gguf_free(g);
 }
 
+/* Special tokens, as llama.cpp cuts them out: each in turn from the longest
+ * text, user-defined ones always, control and unknown ones with
+ * parse_special; EOS last when add_eos_token says so. */
+static void test_special(void) {
+    struct gguf_context * g = gguf_init_empty();
+    const char * tokens[] = {"a", "b", "c", "d", "cd", "<u>", "ab", "bcd", "<unk>", "</s>"};
+    const int32_t types[] = {1, 1, 1, 1, 1, 4, 3, 4, 2, 3};  /* <u> and bcd user-defined, ab and </s> control, <unk> unknown */
+    enum { A, B_, C, D, CD, U, AB, BCD, UNK_, EOS };
+    const char * merges[] = {"c d"};
+    bpe_vocab(g, "gpt-2", tokens, types, 10, merges, 1);
+    gguf_set_val_u32(g, "tokenizer.ggml.unknown_token_id", UNK_);
+    gguf_set_val_u32(g, "tokenizer.ggml.eos_token_id", EOS);
+    gguf_set_val_bool(g, "tokenizer.ggml.add_eos_token", true);
+    struct llama_model m = {.gguf = g, .hp = {.n_vocab = 10}};
+    struct llama_vocab v;
+    if (CHECK(llama_vocab_load(&v, &m), "special: vocab")) {
+        CHECK(!v.add_bos && v.add_eos, "special: add_bos and add_eos");
+        EXPECT(&v, "a<u>b", false, false, A, U, B_);         /* user-defined: even without parse_special */
+        EXPECT(&v, "abcd", false, true, A, BCD);             /* bcd (3 bytes) is cut out before ab (2) */
+        EXPECT(&v, "abcd", false, false, A, BCD);            /* ab is control: not without parse_special */
+        EXPECT(&v, "abab", false, true, AB, AB);
+        EXPECT(&v, "abab", false, false, A, B_, A, B_);      /* one piece; no merge of a and b */
+        EXPECT(&v, "<unk>cd", false, true, UNK_, CD);
+        EXPECT(&v, "acd", true, false, A, CD, EOS);          /* add_special: EOS last (and no BOS) */
+        EXPECT(&v, "", true, false, EOS);
+        llama_vocab_free(&v);
+    }
+    gguf_free(g);
+}
+
 int main(void) {
     test_tiny_vocab();
     test_ties();
+    test_word_start();
     test_gpt2();
+    test_special();
     return tc_finish("test_llama_tokenizer");
 }

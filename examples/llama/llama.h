@@ -198,21 +198,28 @@ bool llama_tiny_write(const char * path, const struct llama_tiny_opts * o);
 /* tokenizer.ggml.model "llama": SentencePiece BPE (merge the adjacent pair
  * whose joined text is the highest-scored token, leftmost first; spaces as
  * U+2581, a space prefix; characters outside the vocabulary as <0xXX> byte
- * tokens); "gpt2": byte-level BPE with tokenizer.ggml.merges after GPT-2's
- * pre-tokenizer (tokenizer.ggml.pre "gpt2" or absent). Control and
- * user-defined tokens are matched in the text when parse_special is set. */
+ * tokens); "gpt2": byte-level BPE with tokenizer.ggml.merges after the
+ * pre-tokenizer tokenizer.ggml.pre names (pretok.c: llama.cpp's types,
+ * llama3, qwen2, deepseek-llm, ...). As in llama.cpp, control, unknown and
+ * user-defined tokens are cut out of the text first, the longest text first
+ * (control and unknown ones only when parse_special is set). */
+struct llama_pre;
 struct llama_vocab {
     int n;
     const char ** text;             /* the file's strings (owned by the model's gguf context) */
     float * scores;
     int32_t * types;                /* SentencePiece's: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte */
     int bos, eos, unk;
-    bool add_bos, add_space_prefix;
+    bool add_bos, add_eos;          /* tokenizer.ggml.add_bos_token / add_eos_token, or the type's default */
+    bool add_space_prefix;
+    bool spm_words;                 /* no token has a character then U+2581: SentencePiece merges never cross a word start */
     int byte_id[256];               /* the id of <0xXX>, -1 if absent */
     int32_t * hash;                 /* open addressing: text -> id (-1 empty) */
-    int32_t * special;              /* the control and user-defined tokens, matched in text */
+    int32_t * special;              /* the control, unknown and user-defined tokens, the longest text first */
     int n_special;
     bool bpe;                       /* "gpt2": byte-level BPE by merge rank */
+    const struct llama_pre * pre;   /* its pre-tokenizer */
+    bool ignore_merges;             /* a pre-tokenized piece that is a token is that token (llama3, tekken) */
     const char ** merges;           /* "a b", by rank */
     int n_merges;
     int32_t * merge_hash;           /* (a, b) -> rank (-1 empty) */
@@ -222,11 +229,14 @@ struct llama_vocab {
 
 bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m);
 void llama_vocab_free(struct llama_vocab * v);
-/* The tokens of text[0..len) (BOS first when add_bos); the count, or -1 with a message. *out is malloc'ed. */
-int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_bos, bool parse_special, int32_t ** out);
-/* GPT-2's pre-tokenizer: the end offsets of the pieces of text[0..len)
- * (ends holds len entries); their count. */
-size_t llama_gpt2_split(const char * text, size_t len, size_t * ends);
+/* The tokens of text[0..len); add_special: BOS first and EOS last when the
+ * vocabulary adds them (add_bos, add_eos). The count, or -1 with a message. *out is malloc'ed. */
+int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_special, bool parse_special, int32_t ** out);
+/* The pre-tokenizer tokenizer.ggml.pre = name names (pretok.c), or NULL. */
+const struct llama_pre * llama_pre_find(const char * name);
+/* Splits text[0..len) as that pre-tokenizer does: the end offsets of the
+ * pieces (ends holds len entries); their count, (size_t) -1 out of memory. */
+size_t llama_pre_split(const struct llama_pre * pre, const char * text, size_t len, size_t * ends);
 /* The bytes token id stands for (control tokens: none); their count, at most cap. */
 int llama_token_to_piece(const struct llama_vocab * v, int32_t id, char * buf, int cap);
 

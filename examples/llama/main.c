@@ -139,7 +139,7 @@ static int cmd_generate(int argc, char ** argv) {
     int status = EXIT_USAGE;
     if (!llama_vocab_load(&v, &m)) goto out_model;
     if (adapter && !llama_lora_load(&l, &m, adapter)) goto out_vocab;
-    const int n_prompt = llama_tokenize(&v, prompt, strlen(prompt), v.add_bos, true, &tok);
+    const int n_prompt = llama_tokenize(&v, prompt, strlen(prompt), true, true, &tok);
     if (n_prompt < 1) { fprintf(stderr, "error: generate: the prompt has no tokens\n"); goto out_lora; }
     if (n_ctx == 0) n_ctx = n_prompt + n_new < m.hp.n_ctx ? n_prompt + n_new : m.hp.n_ctx;
     if (n_prompt + n_new > n_ctx) {
@@ -294,7 +294,7 @@ static int cmd_finetune(int argc, char ** argv) {
     if (jsonl) {
         if (!llama_jsonl_data(&v, data_path, text, len, &d)) goto out_text;
     } else {
-        const int n = llama_tokenize(&v, text, len, v.add_bos, false, &d.tokens);
+        const int n = llama_tokenize(&v, text, len, true, false, &d.tokens);
         if (n < 0) goto out_text;
         d.n = n;
     }

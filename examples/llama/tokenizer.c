@@ -1,10 +1,11 @@
 /* tokenizer.c -- the vocabulary of the model file (tokens, scores, types,
- * merges, special ids) and tokenization: the texts of control and
- * user-defined tokens are cut out first when parse_special is set (the
- * longest match at each place), the plain text between them goes to the
- * file's flavour, SentencePiece (spm.c) or byte-level BPE (bpe.c). As in
- * llama.cpp, SentencePiece gives each plain piece at the start or after a
- * special token the space prefix. */
+ * merges, special ids, the pre-tokenizer) and tokenization, as llama.cpp
+ * does it: the texts of special tokens are cut out first (user-defined ones
+ * always, control and unknown ones when parse_special is set), each in turn
+ * from the longest, everywhere it occurs in what text is left; the plain
+ * text between them goes to the file's flavour, SentencePiece (spm.c) or
+ * byte-level BPE (bpe.c). SentencePiece gives each plain piece at the start
+ * or after a special token the space prefix. */
 #include "tokenizer_impl.h"
 
 #include <stdio.h>
@@ -79,6 +80,31 @@ static bool load_merges(struct llama_vocab * v, const struct gguf_context * g, i
     return true;
 }
 
+struct special_len { size_t len; int32_t id; };
+
+static int by_length(const void * a, const void * b) {
+    const struct special_len * x = a, * y = b;
+    return x->len != y->len ? (x->len < y->len ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The special tokens, the longest text first (equal lengths by id), the order they are cut out in. */
+static bool sort_special(struct llama_vocab * v) {
+    struct special_len * t = malloc((size_t) (v->n_special ? v->n_special : 1) * sizeof *t);
+    if (!t) return false;
+    for (int i = 0; i < v->n_special; i++) t[i] = (struct special_len) {strlen(v->text[v->special[i]]), v->special[i]};
+    qsort(t, (size_t) v->n_special, sizeof *t, by_length);
+    for (int i = 0; i < v->n_special; i++) v->special[i] = t[i].id;
+    free(t);
+    return true;
+}
+
+/* Whether the token text t has a character other than U+2581 followed by U+2581. */
+static bool joins_word_start(const char * t) {
+    for (const char * m = strstr(t, SPACE_MARK); m; m = strstr(m + 3, SPACE_MARK))
+        if (m > t && (m - t < 3 || memcmp(m - 3, SPACE_MARK, 3) != 0)) return true;
+    return false;
+}
+
 bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
     memset(v, 0, sizeof *v);
     const struct gguf_context * g = m->gguf;
@@ -102,8 +128,15 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
             fprintf(stderr, "error: the gpt2 tokenizer has no tokenizer.ggml.merges\n");
             return false;
         }
-        const char * pre = kp >= 0 && gguf_get_kv_type(g, kp) == GGUF_TYPE_STRING ? gguf_get_val_str(g, kp) : "gpt2";
-        if (strcmp(pre, "gpt2") != 0) { fprintf(stderr, "error: pre-tokenizer '%s' is not supported (gpt2)\n", pre); return false; }
+        /* no tokenizer.ggml.pre: llama.cpp's default */
+        const char * pre = kp >= 0 && gguf_get_kv_type(g, kp) == GGUF_TYPE_STRING ? gguf_get_val_str(g, kp) : "default";
+        if (!(v->pre = llama_pre_find(pre))) {
+            char names[1024];
+            llama_pre_list(names, sizeof names);
+            fprintf(stderr, "error: pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported; supported: %s\n", pre, names);
+            return false;
+        }
+        v->ignore_merges = llama_pre_ignore_merges(v->pre);
     }
     v->n = (int) n;
     v->text = malloc(n * sizeof *v->text);
@@ -130,14 +163,18 @@ bool llama_vocab_load(struct llama_vocab * v, const struct llama_model * m) {
             while (v->hash[h] >= 0) h = (h + 1) & v->hash_mask;
             v->hash[h] = (int32_t) i;
         }
-        if ((v->types[i] == TOK_CONTROL || v->types[i] == TOK_USER) && len > 0) v->special[v->n_special++] = (int32_t) i;
+        if ((v->types[i] == TOK_CONTROL || v->types[i] == TOK_USER || v->types[i] == TOK_UNKNOWN) && len > 0) v->special[v->n_special++] = (int32_t) i;
         unsigned b;
         if (v->types[i] == TOK_BYTE && len == 6 && sscanf(v->text[i], "<0x%2X>", &b) == 1) v->byte_id[b] = (int) i;
     }
+    v->spm_words = !v->bpe;
+    for (size_t i = 0; i < n && v->spm_words; i++) v->spm_words = !joins_word_start(v->text[i]);
     v->unk = get_id(g, "tokenizer.ggml.unknown_token_id", 0, v->n);
     v->bos = get_id(g, "tokenizer.ggml.bos_token_id", 1 < v->n ? 1 : 0, v->n);
     v->eos = get_id(g, "tokenizer.ggml.eos_token_id", 2 < v->n ? 2 : 0, v->n);
-    v->add_bos = get_bool(g, "tokenizer.ggml.add_bos_token", !v->bpe);
+    if (!sort_special(v)) { fprintf(stderr, "error: out of memory\n"); llama_vocab_free(v); return false; }
+    v->add_bos = get_bool(g, "tokenizer.ggml.add_bos_token", v->bpe ? llama_pre_add_bos(v->pre) : true);
+    v->add_eos = get_bool(g, "tokenizer.ggml.add_eos_token", false);
     v->add_space_prefix = get_bool(g, "tokenizer.ggml.add_space_prefix", !v->bpe);
     return true;
 }
@@ -160,37 +197,77 @@ bool tok_push(struct tok_out * o, int32_t id) {
 
 size_t tok_utf8_len(unsigned char c) { return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1; }
 
-/* The longest control or user-defined token whose text starts at s, or -1. */
-static int special_at(const struct llama_vocab * v, const char * s, size_t left, size_t * len) {
-    int best = -1;
-    *len = 0;
-    for (int i = 0; i < v->n_special; i++) {
-        const int id = v->special[i];
-        const size_t l = strlen(v->text[id]);
-        if (l > *len && l <= left && memcmp(s, v->text[id], l) == 0) { best = id; *len = l; }
+/* A part of the text: plain text[from..to), or the special token id. */
+struct frag { size_t from, to; int32_t id; };
+struct frags { struct frag * f; size_t n, cap; };
+
+static bool frag_push(struct frags * l, struct frag f) {
+    if (l->n == l->cap) {
+        const size_t cap = l->cap ? 2 * l->cap : 16;
+        struct frag * p = realloc(l->f, cap * sizeof *p);
+        if (!p) return false;
+        l->f = p; l->cap = cap;
     }
-    return best;
+    l->f[l->n++] = f;
+    return true;
 }
 
-int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_bos, bool parse_special, int32_t ** out) {
-    struct tok_out o = {0};
-    bool ok = !add_bos || tok_push(&o, v->bos);
-    bool prev_special = true;  /* the space prefix: at the start and after each special token */
-    size_t from = 0;
-    for (size_t i = 0; i <= len && ok;) {
-        size_t sl = 0;
-        const int sp = i < len && parse_special ? special_at(v, text + i, len - i, &sl) : -1;
-        if (sp < 0 && i < len) { i++; continue; }
-        if (i > from) {
-            ok = v->bpe ? tok_bpe(v, text + from, i - from, &o) : tok_spm(v, text + from, i - from, v->add_space_prefix && prev_special, &o);
-            prev_special = false;
-        }
-        if (sp < 0) break;
-        ok = ok && tok_push(&o, sp);
-        prev_special = true;
-        i += sl;
-        from = i;
+/* The first occurrence of s[0..n) in text[from..to), or to. */
+static size_t find(const char * text, size_t from, size_t to, const char * s, size_t n) {
+    for (size_t i = from; i + n <= to; i++) {
+        const char * c = memchr(text + i, s[0], to - n + 1 - i);
+        if (!c) break;
+        i = (size_t) (c - text);
+        if (memcmp(c, s, n) == 0) return i;
     }
+    return to;
+}
+
+/* Cuts the special tokens out of the text: each in turn (the longest first)
+ * out of every plain fragment left, at every occurrence, leftmost first. */
+static bool partition(const struct llama_vocab * v, const char * text, size_t len, bool parse_special, struct frags * out) {
+    struct frags a = {0}, b = {0};
+    bool ok = len == 0 || frag_push(&a, (struct frag) {0, len, -1});
+    for (int k = 0; k < v->n_special && ok; k++) {
+        const int32_t id = v->special[k];
+        if (!parse_special && v->types[id] != TOK_USER) continue;  /* user-defined tokens are always cut out */
+        const char * s = v->text[id];
+        const size_t n = strlen(s);
+        b.n = 0;
+        for (size_t f = 0; f < a.n && ok; f++) {
+            struct frag x = a.f[f];
+            if (x.id >= 0) { ok = frag_push(&b, x); continue; }
+            for (size_t at; ok && x.from < x.to; x.from = at + n) {
+                at = find(text, x.from, x.to, s, n);
+                if (at == x.to) { ok = frag_push(&b, x); break; }
+                ok = (at == x.from || frag_push(&b, (struct frag) {x.from, at, -1})) && frag_push(&b, (struct frag) {at, at + n, id});
+            }
+        }
+        const struct frags t = a; a = b; b = t;
+    }
+    free(b.f);
+    *out = a;
+    return ok;
+}
+
+int llama_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_special, bool parse_special, int32_t ** out) {
+    struct tok_out o = {0};
+    struct frags parts = {0};
+    bool ok = partition(v, text, len, parse_special, &parts) && (!add_special || !v->add_bos || tok_push(&o, v->bos));
+    bool prev_special = true;  /* the space prefix: at the start and after each special token */
+    for (size_t f = 0; f < parts.n && ok; f++) {
+        const struct frag x = parts.f[f];
+        if (x.id >= 0) {
+            ok = tok_push(&o, x.id);
+            prev_special = true;
+            continue;
+        }
+        ok = v->bpe ? tok_bpe(v, text + x.from, x.to - x.from, &o)
+                    : tok_spm(v, text + x.from, x.to - x.from, v->add_space_prefix && prev_special, &o);
+        prev_special = false;
+    }
+    ok = ok && (!add_special || !v->add_eos || tok_push(&o, v->eos));
+    free(parts.f);
     if (!ok) { free(o.ids); fprintf(stderr, "error: out of memory\n"); return -1; }
     *out = o.ids;
     return o.n;

@@ -37,6 +37,11 @@ bool tok_merge(const struct llama_vocab * v, const char * s, size_t n, struct to
 /* One piece of plain text (no special tokens) of each flavour. */
 bool tok_spm(const struct llama_vocab * v, const char * text, size_t len, bool prefix, struct tok_out * o);
 bool tok_bpe(const struct llama_vocab * v, const char * text, size_t len, struct tok_out * o);
+/* The pre-tokenizer's defaults; the names of all, comma-separated (for a message). */
+bool llama_pre_ignore_merges(const struct llama_pre * pre);
+bool llama_pre_add_bos(const struct llama_pre * pre);
+void llama_pre_list(char * buf, size_t cap);
+
 /* GPT-2's byte-to-character map (printable bytes stay, the others move to U+0100..): the character of byte b, and back. */
 unsigned tok_byte_char(unsigned char b);
 int tok_char_byte(unsigned cp);  /* -1 for a character no byte maps to */
