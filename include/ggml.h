@@ -296,7 +296,8 @@ enum ggml_tensor_flag {
     GGML_TENSOR_FLAG_OUTPUT = 2,
     GGML_TENSOR_FLAG_PARAM  = 4,
     GGML_TENSOR_FLAG_LOSS   = 8,
-    GGML_TENSOR_FLAG_COMPUTE = 16  /* the graph computes it (ggml_build_forward_order and _select add without) */
+    GGML_TENSOR_FLAG_COMPUTE = 16, /* the graph computes it (ggml_build_forward_order and _select add without) */
+    GGML_TENSOR_FLAG_CHECKPOINT = 32 /* extension: kept for the backward pass, the activations after it recomputed (ggml_set_checkpoint) */
 };
 
 struct ggml_backend_buffer;
@@ -1136,6 +1137,12 @@ GGML_API void                 ggml_set_param(struct ggml_tensor * tensor);
 GGML_API void                 ggml_set_loss(struct ggml_tensor * tensor);
 GGML_API void                 ggml_set_input(struct ggml_tensor * tensor);
 GGML_API void                 ggml_set_output(struct ggml_tensor * tensor);
+/* extension: gradient checkpointing. A forward tensor so marked is kept for
+ * the backward pass; ggml_build_backward_expand then has the backward read
+ * recomputed copies of the other activations (from the checkpoints before
+ * them) instead of the forward's, so those die during the forward pass.
+ * Gradients are bitwise the same; see docs/autodiff.md. */
+GGML_API void                 ggml_set_checkpoint(struct ggml_tensor * tensor);
 GGML_API void                 ggml_graph_reset(struct ggml_cgraph * graph);
 GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * graph, const struct ggml_tensor * node);
 GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * graph, const struct ggml_tensor * node);

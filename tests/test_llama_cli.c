@@ -1,7 +1,7 @@
 /* test_llama_cli.c -- the ggmlr-llama program end to end on a tiny
  * generated model: tiny, generate (with and without an adapter), finetune
  * (progress lines, the adapter written, a resumed run writing the same
- * adapter bit for bit), and exit status 2 with nothing written for wrong
+ * adapter bit for bit), merge (the same model as finetune --merge-out), --grad-checkpoint (the same adapter), and exit status 2 with nothing written for wrong
  * arguments, missing files and data that is empty or not text. */
 #include "common/test_common.h"
 
@@ -82,10 +82,43 @@ int main(void) {
     /* interrupted after step 5, then resumed: the same adapter bit for bit */
     snprintf(args, sizeof args, "%s -o half.gguf --checkpoint c5.gguf --stop-after 5", ft);
     CHECK(run(args) == 0 && output_has("step     5  validation loss") && exists("c5.gguf") && !same_files("a.gguf", "half.gguf"), "finetune: stop after 5");
-    snprintf(args, sizeof args, "%s -o b.gguf --resume c5.gguf", ft);
-    CHECK(run(args) == 0 && output_has("resumed from c5.gguf at step 5"), "finetune: resume");
+    snprintf(args, sizeof args, "%s -o b.gguf --resume c5.gguf --merge-out fm.gguf", ft);
+    CHECK(run(args) == 0 && output_has("resumed from c5.gguf at step 5") && output_has("wrote the merged model fm.gguf"), "finetune: resume");
     CHECK(same_files("a.gguf", "b.gguf"), "finetune: the resumed run's adapter differs from the uninterrupted run's");
+    snprintf(args, sizeof args, "%s -o gc.gguf --grad-checkpoint", ft);
+    CHECK(run(args) == 0 && same_files("a.gguf", "gc.gguf"), "finetune --grad-checkpoint: the adapter differs from the run without");
     EXPECT_RUN(0, "generate -m m.gguf --lora a.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
+
+    /* merge: the same model as finetune --merge-out; it generates; a wrong
+     * adapter or file is refused with nothing written */
+    EXPECT_RUN(0, "merge --help", "re-quantized");
+    EXPECT_RUN(0, "merge -m m.gguf --lora a.gguf -o merged.gguf", "wrote merged.gguf");
+    CHECK(same_files("fm.gguf", "merged.gguf") && !same_files("m.gguf", "merged.gguf"), "merge: differs from finetune --merge-out or from the base");
+    EXPECT_RUN(0, "generate -m merged.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
+    EXPECT_RUN(0, "tiny -o qwen.gguf --arch qwen2 --embd 64 --ff 64 --layers 2 --ctx 64", "wrote qwen.gguf");
+    EXPECT_RUN(0, "tiny -o narrow.gguf --embd 32 --ff 64 --layers 2 --ctx 64", "wrote narrow.gguf");
+    static const char * const refused[][2] = {  /* arguments, the message expected */
+        {"-m qwen.gguf --lora a.gguf -o y.gguf", "general.architecture is not 'qwen2'"},
+        {"-m narrow.gguf --lora a.gguf -o y.gguf", "blk.0.attn_q.weight.lora_a is missing, not F32 or not [32, 8]"},
+        {"-m m.gguf --lora absent.gguf -o y.gguf", "cannot load absent.gguf"},
+        {"-m absent.gguf --lora a.gguf -o y.gguf", "cannot load absent.gguf"},
+        {"-m m.gguf --lora m.gguf -o y.gguf", "general.type is not 'adapter'"},
+        {"-m m.gguf -o y.gguf", "required"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(args, sizeof args, "merge %s", refused[i][0]);
+        EXPECT_RUN(2, args, refused[i][1]);
+    }
+    CHECK(!exists("y.gguf"), "merge: a file was written after an error");
+
+    /* full training: the model written in its type, it generates; a quantized model or --merge-out refused */
+    snprintf(args, sizeof args, "finetune --full -m narrow.gguf --data text.txt --iters 2 --ctx 16 --batch 2 --eval-every 2 --eval-batches 1 -t 2 -o full.gguf");
+    EXPECT_RUN(0, args, "wrote the model full.gguf");
+    CHECK(output_has("all ") && output_has("weights (21 tensors)"), "finetune --full: the weights named");
+    EXPECT_RUN(0, "generate -m full.gguf -p 'the cat' -n 4 --temp 0 -t 2", "tokens/s");
+    EXPECT_RUN(2, "finetune --full -m m.gguf --data text.txt -o z.gguf", "token_embd.weight is q8_0: full training needs F32, F16 or BF16");
+    EXPECT_RUN(2, "finetune --full -m narrow.gguf --data text.txt -o z.gguf --merge-out z2.gguf", "--merge-out is for LoRA");
+    CHECK(!exists("z.gguf") && !exists("z2.gguf"), "finetune --full: a file was written after an error");
 
     /* prompt/response JSONL, by its extension or --format: the loss on the responses */
     char pairs[4096] = "";

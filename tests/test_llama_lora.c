@@ -25,25 +25,6 @@ static bool load_tiny(struct llama_model * m, const struct llama_tiny_opts * o, 
     return CHECK(llama_tiny_write(path, o) && llama_model_load(m, path), "%s: write and load", name);
 }
 
-/* mean over t of -log softmax(ref logits_t)[targets_t] */
-static double ref_loss(const struct llama_model * m, const struct llama_lora * l, const int32_t * tok, const int32_t * tgt, int T) {
-    const int V = m->hp.n_vocab;
-    double * lg = malloc(sizeof(double) * (size_t) T * (size_t) V);
-    struct llama_ref * r = llama_ref_new(m, l);
-    llama_ref_forward(r, tok, T, lg);
-    double loss = 0.0;
-    for (int t = 0; t < T; t++) {
-        const double * z = lg + (size_t) t * V;
-        double mx = z[0], s = 0.0;
-        for (int i = 1; i < V; i++) if (z[i] > mx) mx = z[i];
-        for (int i = 0; i < V; i++) s += exp(z[i] - mx);
-        loss += mx + log(s) - z[tgt[t]];
-    }
-    llama_ref_free(r);
-    free(lg);
-    return loss / T;
-}
-
 static void test_gradients(void) {
     const struct llama_tiny_opts o = {.arch = "qwen2", .n_embd = 32, .n_ff = 48, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ctx = 16,
                                       .type = GGML_TYPE_F32, .seed = 3};
@@ -53,65 +34,16 @@ static void test_gradients(void) {
     if (!CHECK(llama_lora_init(&l, &m, 2, 4.0f, LLAMA_LORA_ALL, 1), "grad: lora")) { llama_model_free(&m); return; }
     /* B = 0 would make A's gradient zero: give B values */
     tc_seed(17);
+    struct ggml_tensor * params[2 * LLAMA_N_MAT * 2];
+    int n = 0;
     for (int layer = 0; layer < m.hp.n_layer; layer++)
-        for (int k = 0; k < LLAMA_N_MAT; k++) { tc_fill_uniform(l.b[layer][k], -0.2, 0.2); ggml_set_param(l.a[layer][k]); ggml_set_param(l.b[layer][k]); }
-    enum { T = 6 };
-    const int32_t tok[T] = {1, 290, 300, 104, 270, 288}, tgt[T] = {290, 300, 104, 270, 288, 2};
-    struct ggml_context * ctx = tc_ctx(64);
-    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 8192, true);
-    struct llama_batch in;
-    struct ggml_tensor * logits = llama_build(ctx, ctx, gf, &m, &l, NULL, 0, T, 1, false, &in);
-    struct ggml_tensor * targets = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, T);
-    struct ggml_tensor * loss = ggml_cross_entropy_loss(ctx, logits, targets);
-    ggml_set_loss(loss);
-    ggml_build_forward_expand(gf, loss);
-    if (CHECK(ggml_build_backward_expand(ctx, gf, NULL) == GGML_STATUS_SUCCESS, "grad: backward: %s", ggml_last_error())) {
-        memcpy(in.tokens->data, tok, sizeof tok);
-        memcpy(targets->data, tgt, sizeof tgt);
-        llama_batch_fill(&in, 0);
-        ggml_graph_reset(gf);
-        CHECK(ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "grad: compute");
-        const double l0 = ref_loss(&m, &l, tok, tgt, T);
-        CHECK(fabs(*(float *) loss->data - l0) < 1e-5 * fabs(l0), "grad: loss %g, float64 %g", (double) *(float *) loss->data, l0);
-        /* 4 entries of every A and B: analytic against central differences */
-        double num = 0.0, den = 0.0;
-        int n = 0;
-        for (int layer = 0; layer < m.hp.n_layer; layer++)
-            for (int k = 0; k < LLAMA_N_MAT; k++)
-                for (int ab = 0; ab < 2; ab++) {
-                    struct ggml_tensor * w = ab ? l.b[layer][k] : l.a[layer][k];
-                    const float * g = ggml_graph_get_grad(gf, w)->data;
-                    float * x = w->data;
-                    for (int s = 0; s < 4; s++, n++) {
-                        const int64_t i = tc_randint(0, (int) ggml_nelements(w) - 1);
-                        const float x0 = x[i], h = 1e-3f;
-                        x[i] = x0 + h; const double lp = ref_loss(&m, &l, tok, tgt, T); const float xp = x[i];
-                        x[i] = x0 - h; const double lm = ref_loss(&m, &l, tok, tgt, T); const float xm = x[i];
-                        x[i] = x0;
-                        const double fd = (lp - lm) / ((double) xp - (double) xm);
-                        num += (g[i] - fd) * (g[i] - fd);
-                        den += fd * fd;
-                    }
-                }
-        const double e = sqrt(num / den);
-        printf("LoRA gradients (%d entries of A and B) vs float64 central differences: relative error %.2e\n", n, e);
-        CHECK(den > 0.0 && e < 1e-3, "grad: relative error %g", e);
-    }
-    ggml_free(ctx);
+        for (int k = 0; k < LLAMA_N_MAT; k++) { tc_fill_uniform(l.b[layer][k], -0.2, 0.2); params[n++] = l.a[layer][k]; params[n++] = l.b[layer][k]; }
+    int checked = 0;
+    const double e = llama_ref_grad_error(&m, &l, params, n, 4, &checked);
+    printf("LoRA gradients (%d entries of A and B) vs float64 central differences: relative error %.2e\n", checked, e);
+    CHECK(e < 1e-3, "grad: relative error %g", e);
     llama_lora_free(&l);
     llama_model_free(&m);
-}
-
-/* a token stream with structure a LoRA can learn: a cycle of 23 tokens,
- * one in 8 replaced by noise */
-static struct llama_data make_data(int V, int64_t n) {
-    struct llama_data d = {.tokens = malloc(sizeof(int32_t) * (size_t) n), .n = n, .n_train = n * 9 / 10};
-    uint64_t s = 99;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        d.tokens[i] = (s >> 61) == 0 ? (int32_t) ((s >> 33) % (uint64_t) V) : (int32_t) (3 + (i % 23) * 11);
-    }
-    return d;
 }
 
 static struct llama_train_opts opts(void) {
@@ -149,7 +81,7 @@ static bool train(const struct llama_model * m, const struct llama_data * d, int
 static void test_training(void) {
     struct llama_model m;
     if (!load_tiny(&m, &q4k_base, "q4k.gguf")) return;
-    struct llama_data d = make_data(m.hp.n_vocab, 4000);
+    struct llama_data d = llama_test_stream(m.hp.n_vocab, 4000);
     const int N = (int) opts().iters;
     float full[64], resumed[64], val0, val1;
     if (train(&m, &d, 0, N, N / 2, full, &val0, &val1)) {

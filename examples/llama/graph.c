@@ -68,7 +68,7 @@ static struct ggml_tensor * attention(struct ggml_context * ctx, struct ggml_cgr
 
 struct ggml_tensor * llama_build(struct ggml_context * ctx, struct ggml_context * ctx_io, struct ggml_cgraph * gf,
                                  const struct llama_model * m, const struct llama_lora * lora, struct llama_kv * kv,
-                                 int n_past, int T, int B, bool last_only, struct llama_batch * in) {
+                                 int n_past, int T, int B, bool last_only, bool checkpoint, struct llama_batch * in) {
     const struct llama_hparams * hp = &m->hp;
     const int n_kv = kv ? n_past + T : T;
     if (T < 1 || B < 1 || n_past < 0 || (kv && (B != 1 || n_kv > kv->n_ctx)) || (!kv && n_past != 0)) {
@@ -83,11 +83,13 @@ struct ggml_tensor * llama_build(struct ggml_context * ctx, struct ggml_context 
     struct ggml_tensor * x = ggml_get_rows(ctx, m->tok_embd, in->tokens);  /* [C, T*B] */
     for (int l = 0; l < hp->n_layer; l++) {
         const struct llama_layer * L = &m->layers[l];
+        if (checkpoint) ggml_set_checkpoint(x);  /* the residual stream between blocks: kept, the rest recomputed */
         x = ggml_add(ctx, x, attention(ctx, gf, m, lora, kv, l, rms_norm(ctx, m, x, L->attn_norm), in, n_past, T, B));
         struct ggml_tensor * h = rms_norm(ctx, m, x, L->ffn_norm);
         h = ggml_swiglu_split(ctx, linear(ctx, m, lora, l, LLAMA_GATE, h), linear(ctx, m, lora, l, LLAMA_UP, h));
         x = ggml_add(ctx, x, linear(ctx, m, lora, l, LLAMA_DOWN, h));
     }
+    if (checkpoint) ggml_set_checkpoint(x);
     x = rms_norm(ctx, m, x, m->output_norm);
     if (last_only) x = ggml_view_2d(ctx, x, hp->n_embd, 1, x->nb[1], (size_t) ((int64_t) T * B - 1) * x->nb[1]);
     struct ggml_tensor * logits = ggml_mul_mat(ctx, m->output, x);

@@ -56,7 +56,7 @@ bool llama_decode(struct llama_session * s, const int32_t * tokens, int n, bool 
     struct ggml_context * ctx = ggml_init(ip);
     struct ggml_cgraph * gf = ctx ? ggml_new_graph_custom(ctx, graph_size, false) : NULL;
     struct llama_batch in;
-    struct ggml_tensor * logits = gf ? llama_build(ctx, ctx, gf, m, s->lora, &s->kv, s->kv.n_past, n, 1, !all_logits, &in) : NULL;
+    struct ggml_tensor * logits = gf ? llama_build(ctx, ctx, gf, m, s->lora, &s->kv, s->kv.n_past, n, 1, !all_logits, false, &in) : NULL;
     bool ok = logits != NULL;
     if (ok) ggml_build_forward_expand(gf, logits);
     if (ok && !ggml_gallocr_alloc_graph(s->galloc, gf)) { fprintf(stderr, "error: allocating the graph: %s\n", ggml_last_error()); ok = false; }

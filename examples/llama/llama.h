@@ -39,6 +39,7 @@ struct llama_model {
     struct llama_hparams hp;
     struct gguf_context * gguf;     /* the file's metadata (the tokenizer reads it) */
     struct ggml_context * ctx;      /* the weights */
+    struct ggml_context * ctx_f32;  /* F32 copies of F16/BF16 weights being trained (llama_model_make_trainable), else NULL */
     struct ggml_tensor * tok_embd;  /* [n_embd, n_vocab] */
     struct ggml_tensor * output_norm;
     struct ggml_tensor * output;    /* [n_embd, n_vocab]; tok_embd when the file has none (tied) */
@@ -47,6 +48,22 @@ struct llama_model {
 
 bool llama_model_load(struct llama_model * m, const char * path);
 void llama_model_free(struct llama_model * m);
+
+/* ---- full training of the weights (train_full.c) ---- */
+
+#define LLAMA_MAX_WEIGHTS (3 + 12 * LLAMA_MAX_LAYERS)
+/* The model's weights (token_embd, output unless tied, the norms, matrices
+ * and biases), each once; their count (at most LLAMA_MAX_WEIGHTS). */
+int llama_model_weights(const struct llama_model * m, struct ggml_tensor ** out);
+/* Makes every weight an F32 tensor that AdamW can update: F32 ones in place,
+ * F16/BF16 ones as F32 copies (ctx_f32) the model's pointers move to. False,
+ * naming the tensor and its type, for a quantized weight. */
+bool llama_model_make_trainable(struct llama_model * m);
+/* Writes the model's file with the trained weights, each in its file's type
+ * (F16/BF16 rounded from the F32 copies); keys and other tensors unchanged. */
+bool llama_model_save_trained(const struct llama_model * m, const char * path);
+/* The file's keys and tensors with the trained weights as F32 (a checkpoint's base). */
+struct gguf_context * llama_model_gguf_f32(const struct llama_model * m);
 
 /* ---- LoRA adapters (lora.c) ---- */
 
@@ -71,6 +88,38 @@ void llama_lora_free(struct llama_lora * l);
 bool llama_lora_save(const struct llama_lora * l, const struct llama_model * m, const char * path);
 bool llama_lora_load(struct llama_lora * l, const struct llama_model * m, const char * path);  /* also a training checkpoint's */
 
+/* ---- writing a model GGUF (model_write.c) ---- */
+
+/* The tensor to write in place of the file's tensor t (t itself: unchanged;
+ * a new one made in ctx; NULL: failed, with a message). */
+typedef struct ggml_tensor * (*llama_replace_fn)(void * ud, struct ggml_context * ctx, struct ggml_tensor * t);
+/* A GGUF context with every key of m's file and its tensors in the file's
+ * order, each replaced as replace says (ctx passed on to it); the tensors'
+ * data must live until it is written. NULL on failure. */
+struct gguf_context * llama_model_gguf(const struct llama_model * m, struct ggml_context * ctx, llama_replace_fn replace, void * ud);
+/* llama_model_gguf written to path, with a context that has room for a
+ * replacement of every tensor. */
+bool llama_model_write(const struct llama_model * m, const char * path, llama_replace_fn replace, void * ud);
+/* Writes g to path; on failure a message and no file left behind. */
+bool llama_gguf_write(struct gguf_context * g, const char * path);
+/* Whether floats can be stored in this type (F32, F16, BF16, a quantized type
+ * with a quantizer that needs no importance matrix); if not, a message naming
+ * the tensor. */
+bool llama_type_storable(enum ggml_type type, const char * name);
+/* A new tensor in ctx named and shaped as like, of type `type`, holding x
+ * (ggml_nelements(like) floats) converted: rounded or re-quantized. */
+struct ggml_tensor * llama_tensor_from_f32(struct ggml_context * ctx, const struct ggml_tensor * like, enum ggml_type type, const float * x);
+/* t's values as floats (dequantized), ggml_nelements(t) of them. */
+bool llama_tensor_to_f32(const struct ggml_tensor * t, float * out);
+
+/* ---- the merged model (lora_merge.c) ---- */
+
+/* Whether every matrix l adapts can be stored back in its type (a message if not). */
+bool llama_lora_merge_check(const struct llama_model * m, const struct llama_lora * l);
+/* Writes m's file with W' = W + (alpha/r) B A for each adapted matrix, in W's
+ * type (quantized types re-quantized), everything else copied unchanged. */
+bool llama_lora_merge(const struct llama_model * m, const struct llama_lora * l, const char * path);
+
 /* ---- the forward graph (graph.c) ---- */
 
 struct llama_kv;
@@ -85,10 +134,13 @@ struct llama_batch {
 /* Records the forward pass in ctx: logits [V, T*B] (only the last token's,
  * [V, 1], when last_only). With kv (B = 1) the keys and values of the T new
  * tokens are written into the cache at n_past (the copies are expanded into
- * gf first) and attention reads the cache's n_past + T rows. lora may be NULL. */
+ * gf first) and attention reads the cache's n_past + T rows. lora may be NULL.
+ * checkpoint: each block's input (and the last block's output) is marked with
+ * ggml_set_checkpoint, so that a backward pass recomputes the activations
+ * inside the blocks instead of keeping them (gradient checkpointing). */
 struct ggml_tensor * llama_build(struct ggml_context * ctx, struct ggml_context * ctx_io, struct ggml_cgraph * gf,
                                  const struct llama_model * m, const struct llama_lora * lora, struct llama_kv * kv,
-                                 int n_past, int T, int B, bool last_only, struct llama_batch * in);
+                                 int n_past, int T, int B, bool last_only, bool checkpoint, struct llama_batch * in);
 /* Positions and the causal mask (query t sees keys 0 .. n_past + t). */
 void llama_batch_fill(const struct llama_batch * in, int n_past);
 
@@ -236,11 +288,14 @@ struct llama_train_opts {
     int threads;
     uint64_t seed;                  /* of the batches */
     int eval_batches;               /* validation batches per evaluation */
+    bool grad_checkpoint;           /* recompute each block's activations in the backward pass (memory O(layers)) */
 };
 
 struct llama_trainer {
     const struct llama_model * model;
-    struct llama_lora * lora;       /* its A and B are the parameters; the base is frozen */
+    struct llama_lora * lora;       /* its A and B are the parameters, the base frozen; NULL: every weight is (full training) */
+    struct ggml_tensor ** params;   /* the parameters: the adapters' A and B, or the model's weights */
+    int n_params;
     const struct llama_data * data;
     struct llama_train_opts o;
     ggml_backend_t backend;
@@ -253,6 +308,7 @@ struct llama_trainer {
     ggml_opt_context_t opt;
 };
 
+/* lora NULL: full training, m made trainable (llama_model_make_trainable) first. */
 bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, struct llama_lora * lora, const struct llama_data * data,
                         const struct llama_train_opts * o);
 void llama_trainer_free(struct llama_trainer * t);
@@ -261,12 +317,13 @@ void llama_trainer_free(struct llama_trainer * t);
 bool llama_trainer_step(struct llama_trainer * t, int64_t step, float * loss, float * grad_norm);
 /* Mean validation loss over the fixed batches 0 .. eval_batches-1. */
 bool llama_trainer_eval(struct llama_trainer * t, float * loss);
-/* A checkpoint: the adapters (an adapter GGUF), their AdamW moments and the
- * step count, so that training resumes bitwise. */
+/* A checkpoint: the parameters (LoRA: an adapter GGUF; full: the model's
+ * file with F32 weights), their AdamW moments and the step count, so that
+ * training resumes bitwise. */
 bool llama_trainer_save(const struct llama_trainer * t, const char * path, int64_t step);
 /* Loads a checkpoint's adapters into lora (before llama_trainer_init) ... */
 bool llama_checkpoint_load_lora(struct llama_lora * lora, const struct llama_model * m, const char * path);
-/* ... and its moments and step count into the trainer (after it). */
+/* ... and its parameters, moments and step count into the trainer (after it). */
 bool llama_trainer_resume(struct llama_trainer * t, const char * path, int64_t * step);
 
 #endif

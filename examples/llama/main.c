@@ -1,7 +1,9 @@
 /* main.c -- ggmlr-llama: generate text with a llama-family GGUF model (KV
- * cache, sampling, optionally a LoRA adapter), fine-tune LoRA adapters on a
- * text file or prompt/response JSONL, or write a tiny random model to try both. Wrong arguments,
- * missing or unusable files: a message and exit status 2, nothing written. */
+ * cache, sampling, optionally a LoRA adapter), fine-tune LoRA adapters or
+ * (--full) every weight on a text file or prompt/response JSONL, merge an
+ * adapter into its model, or write a tiny random model to try them. Wrong
+ * arguments, missing or unusable files: a message and exit status 2,
+ * nothing written. */
 #include "llama.h"
 
 #include "ggml-cpu.h"
@@ -219,8 +221,10 @@ static unsigned parse_targets(const char * s) {
 }
 
 static int cmd_finetune(int argc, char ** argv) {
-    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL;
+    const char * model = NULL, * data_path = NULL, * out = NULL, * targets = "q,v", * ckpt = NULL, * resume = NULL, * format = NULL,
+               * merge_out = NULL;
     int rank = 8, log_every = 10, eval_every = 50, save_every = 0, stop_after = 0;
+    bool full = false, grad_checkpoint = false;
     float alpha = 16.0f, val_split = 0.1f;
     struct llama_train_opts o = {.batch = 4, .n_ctx = 64, .accum = 1, .iters = 100, .lr = 1e-3f, .min_lr = 1e-4f, .warmup = 10,
                                  .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f, .clip = 1.0f,
@@ -230,7 +234,9 @@ static int cmd_finetune(int argc, char ** argv) {
         {"-m", O_STR, &model, "the base model GGUF, any weight type (required)"},
         {"--data", O_STR, &data_path, "UTF-8 text to train on, tokenized and packed into sequences (required)"},
         {"--format", O_STR, &format, "text or jsonl: {\"prompt\": ..., \"response\": ...} per line, the loss on the response (from --data's extension: .jsonl)"},
-        {"-o", O_STR, &out, "the adapter GGUF to write, llama.cpp's format (required)"},
+        {"-o", O_STR, &out, "the adapter GGUF to write, llama.cpp's format; with --full the model GGUF (required)"},
+        {"--full", O_FLAG, &full, "train every weight (F32, F16 or BF16; F16/BF16 through F32 copies) instead of LoRA adapters"},
+        {"--merge-out", O_STR, &merge_out, "also write the merged model: W + (alpha/r) B A in each matrix's type (quantized: re-quantized)"},
         {"--rank", O_INT, &rank, "LoRA rank r (8)"},
         {"--alpha", O_FLOAT, &alpha, "LoRA alpha: the update is (alpha/r) B A (16)"},
         {"--targets", O_STR, &targets, "q,v (default), all, or a comma list of q k v o gate up down"},
@@ -251,16 +257,19 @@ static int cmd_finetune(int argc, char ** argv) {
         {"--save-every", O_INT, &save_every, "steps between checkpoints; 0: only at the end (0)"},
         {"--stop-after", O_INT, &stop_after, "stop (checkpoint and adapter written) after this step, as if interrupted; 0: run to --iters"},
         {"--resume", O_STR, &resume, "continue from a checkpoint (bitwise the same as without the interruption)"},
+        {"--grad-checkpoint", O_FLAG, &grad_checkpoint, "keep only each block's input and recompute its activations in the backward pass (less memory, one more forward of compute; the same losses bit for bit)"},
         {"--seed", O_U64, &o.seed, "of the adapters' initialisation and the batches (1)"},
         {"-t", O_INT, &o.threads, "threads (all cores)"},
     };
-    const int r = parse(argc, argv, "finetune", "Trains LoRA adapters on a frozen base model and writes them as an adapter GGUF.", opts, sizeof opts / sizeof opts[0]);
+    const int r = parse(argc, argv, "finetune", "Trains LoRA adapters on a frozen base model and writes them as an adapter GGUF,\n"
+                      "or (--full) trains all the weights of an F32/F16/BF16 model and writes the model.", opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : r;
     if (!model || !data_path || !out) { fprintf(stderr, "error: finetune: -m MODEL, --data TEXT and -o ADAPTER are required\n"); return EXIT_USAGE; }
     const size_t dl = strlen(data_path);
     if (!format) format = dl >= 6 && strcmp(data_path + dl - 6, ".jsonl") == 0 ? "jsonl" : "text";
     const bool jsonl = strcmp(format, "jsonl") == 0;
     if (!jsonl && strcmp(format, "text") != 0) { fprintf(stderr, "error: finetune: --format '%s': use text or jsonl\n", format); return EXIT_USAGE; }
+    if (full && merge_out) { fprintf(stderr, "error: finetune: --merge-out is for LoRA (--full writes the model itself to -o)\n"); return EXIT_USAGE; }
     const unsigned mats = parse_targets(targets);
     if (!mats) { fprintf(stderr, "error: finetune: --targets '%s': use all or a comma list of q k v o gate up down\n", targets); return EXIT_USAGE; }
     if (rank < 1 || !(alpha > 0) || iters < 1 || warmup < 0 || !(o.lr > 0) || o.min_lr < 0 || o.clip < 0 || o.weight_decay < 0 ||
@@ -270,6 +279,7 @@ static int cmd_finetune(int argc, char ** argv) {
     }
     o.iters = iters;
     o.warmup = warmup;
+    o.grad_checkpoint = grad_checkpoint;
     struct llama_model m;
     if (!llama_model_load(&m, model)) return EXIT_USAGE;
     struct llama_vocab v;
@@ -289,13 +299,21 @@ static int cmd_finetune(int argc, char ** argv) {
         d.n = n;
     }
     llama_data_split(&d, val_split);
-    if (resume ? !llama_lora_load(&l, &m, resume) : !llama_lora_init(&l, &m, rank, alpha, mats, o.seed)) goto out_text;
-    if (!llama_trainer_init(&t, &m, &l, &d, &o)) goto out_lora;
+    if (full ? !llama_model_make_trainable(&m)
+             : resume ? !llama_lora_load(&l, &m, resume) : !llama_lora_init(&l, &m, rank, alpha, mats, o.seed)) goto out_text;
+    if (merge_out && !llama_lora_merge_check(&m, &l)) goto out_lora;
+    if (!llama_trainer_init(&t, &m, full ? NULL : &l, &d, &o)) goto out_lora;
     int64_t step = 0;
     if (resume && !llama_trainer_resume(&t, resume, &step)) goto out_trainer;
     status = 1;
-    fprintf(stderr, "finetune: %s (%s, %d layers), LoRA rank %d alpha %g on %s; %lld tokens (%lld for training), %d x %d tokens x %d per step\n",
-            model, m.hp.arch, m.hp.n_layer, l.rank, (double) l.alpha, targets, (long long) d.n, (long long) d.n_train, o.batch, o.n_ctx, o.accum);
+    if (full) {
+        int64_t n_weights = 0;
+        for (int i = 0; i < t.n_params; i++) n_weights += ggml_nelements(t.params[i]);
+        fprintf(stderr, "finetune: %s (%s, %d layers), all %lld weights (%d tensors); %lld tokens (%lld for training), %d x %d tokens x %d per step\n",
+                model, m.hp.arch, m.hp.n_layer, (long long) n_weights, t.n_params, (long long) d.n, (long long) d.n_train, o.batch, o.n_ctx, o.accum);
+    } else
+        fprintf(stderr, "finetune: %s (%s, %d layers), LoRA rank %d alpha %g on %s; %lld tokens (%lld for training), %d x %d tokens x %d per step\n",
+                model, m.hp.arch, m.hp.n_layer, l.rank, (double) l.alpha, targets, (long long) d.n, (long long) d.n_train, o.batch, o.n_ctx, o.accum);
     if (jsonl) {
         int64_t n_resp = 0;
         for (int64_t i = 0; i < d.n; i++) n_resp += d.loss_mask[i];
@@ -327,8 +345,12 @@ static int cmd_finetune(int argc, char ** argv) {
         }
         if (ckpt && ((save_every > 0 && (step + 1) % save_every == 0) || last) && !llama_trainer_save(&t, ckpt, step + 1)) goto out_trainer;
     }
-    if (!llama_lora_save(&l, &m, out)) goto out_trainer;
-    fprintf(stderr, "finetune: wrote the adapter %s\n", out);
+    if (!(full ? llama_model_save_trained(&m, out) : llama_lora_save(&l, &m, out))) goto out_trainer;
+    fprintf(stderr, "finetune: wrote the %s %s\n", full ? "model" : "adapter", out);
+    if (merge_out) {
+        if (!llama_lora_merge(&m, &l, merge_out)) goto out_trainer;
+        fprintf(stderr, "finetune: wrote the merged model %s\n", merge_out);
+    }
     status = 0;
 out_trainer:
     llama_trainer_free(&t);
@@ -344,12 +366,44 @@ out_model:
     return status;
 }
 
+/* ---- merge ---- */
+
+static int cmd_merge(int argc, char ** argv) {
+    const char * model = NULL, * adapter = NULL, * out = NULL;
+    const struct opt opts[] = {
+        {"-m", O_STR, &model, "the base model GGUF (required)"},
+        {"--lora", O_STR, &adapter, "the LoRA adapter GGUF, llama.cpp's format or a finetune checkpoint (required)"},
+        {"-o", O_STR, &out, "the merged model GGUF to write (required)"},
+    };
+    const int r = parse(argc, argv, "merge",
+                        "Writes the base model with W + (alpha/r) B A in place of each adapted matrix W, in W's type\n"
+                        "(F32/F16/BF16 stored as such; a quantized W is re-quantized to its own type with ggml_quantize_chunk,\n"
+                        "which adds that type's rounding once more); every other tensor and all metadata are copied unchanged.",
+                        opts, sizeof opts / sizeof opts[0]);
+    if (r) return r == 1 ? 0 : r;
+    if (!model || !adapter || !out) { fprintf(stderr, "error: merge: -m MODEL, --lora ADAPTER and -o OUT are required\n"); return EXIT_USAGE; }
+    struct llama_model m;
+    if (!llama_model_load(&m, model)) return EXIT_USAGE;
+    struct llama_lora l;
+    int status = EXIT_USAGE;
+    if (llama_lora_load(&l, &m, adapter)) {
+        if (!llama_lora_merge_check(&m, &l)) status = EXIT_USAGE;
+        else if (!llama_lora_merge(&m, &l, out)) status = 1;
+        else { status = 0; fprintf(stderr, "merge: wrote %s (%s + %s, rank %d alpha %g)\n", out, model, adapter, l.rank, (double) l.alpha); }
+        llama_lora_free(&l);
+    }
+    llama_model_free(&m);
+    return status;
+}
+
 static void main_usage(FILE * f) {
     fprintf(f, "usage: ggmlr-llama COMMAND [options]    (ggmlr-llama COMMAND --help for its options)\n\n"
                "commands:\n"
                "  generate   continue a prompt with a llama-family GGUF model (and a LoRA adapter)\n"
                "  finetune   train LoRA adapters on a text file or prompt/response JSONL; writes an adapter GGUF that llama.cpp loads\n"
-               "  tiny       write a small random model to try the other two\n");
+               "             (--full: train every weight of an F32/F16/BF16 model and write the model)\n"
+               "  merge      write a base model with a LoRA adapter merged into its weights\n"
+               "  tiny       write a small random model to try the others\n");
 }
 
 int main(int argc, char ** argv) {
@@ -357,6 +411,7 @@ int main(int argc, char ** argv) {
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) { main_usage(stdout); return 0; }
     if (strcmp(argv[1], "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(argv[1], "finetune") == 0) return cmd_finetune(argc - 2, argv + 2);
+    if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "tiny") == 0) return cmd_tiny(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n", argv[1]);
     main_usage(stderr);

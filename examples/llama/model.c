@@ -144,6 +144,7 @@ bool llama_model_load(struct llama_model * m, const char * path) {
 
 void llama_model_free(struct llama_model * m) {
     if (m->gguf) gguf_free(m->gguf);
+    ggml_free(m->ctx_f32);
     ggml_free(m->ctx);
     memset(m, 0, sizeof *m);
 }

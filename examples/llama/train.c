@@ -1,6 +1,7 @@
-/* train.c -- LoRA fine-tuning through ggml-opt: the adapters' A and B are
- * the only parameters (the base weights, of any type, are constants the
- * gradient flows through), the loss is the mean next-token cross-entropy
+/* train.c -- fine-tuning through ggml-opt, of LoRA adapters or of the whole
+ * model: with LoRA the adapters' A and B are the only parameters (the base
+ * weights, of any type, are constants the gradient flows through), in full
+ * training every weight is (train_full.c makes them F32); the loss is the mean next-token cross-entropy
  * (over the response tokens only for prompt/response data), and the
  * optimization context does gradient accumulation (opt_period), clipping,
  * AdamW and the warmup + cosine schedule. Batches are a pure
@@ -54,9 +55,24 @@ bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, 
                 (long long) data->n_train, (long long) (data->n - data->n_train), (long long) need);
         return false;
     }
-    const size_t graph_size = 256 + 512 * (size_t) m->hp.n_layer;
+    /* the parameters: A and B of each adapter, or every weight */
+    t->params = malloc(sizeof *t->params * (lora ? 2 * LLAMA_N_MAT * (size_t) m->hp.n_layer : LLAMA_MAX_WEIGHTS));
+    if (!t->params) { fprintf(stderr, "error: out of memory\n"); return false; }
+    if (!lora) t->n_params = llama_model_weights(m, t->params);
+    for (int l = 0; lora && l < m->hp.n_layer; l++)
+        for (int k = 0; k < LLAMA_N_MAT; k++)
+            if (lora->a[l][k]) { t->params[t->n_params++] = lora->a[l][k]; t->params[t->n_params++] = lora->b[l][k]; }
+    for (int i = 0; i < t->n_params; i++) {
+        if (t->params[i]->type != GGML_TYPE_F32) {
+            fprintf(stderr, "error: %s is %s, not F32 (llama_model_make_trainable first)\n", ggml_get_name(t->params[i]), ggml_type_name(t->params[i]->type));
+            llama_trainer_free(t);
+            return false;
+        }
+        ggml_set_param(t->params[i]);
+    }
+    const size_t graph_size = 256 + 1024 * (size_t) m->hp.n_layer;
     t->backend = ggml_backend_cpu_init();
-    if (!t->backend) return fail("the CPU backend");
+    if (!t->backend) { llama_trainer_free(t); return fail("the CPU backend"); }
     ggml_backend_cpu_set_n_threads(t->backend, o->threads > 0 ? o->threads : ggml_cpu_n_cores());
     t->sched = ggml_backend_sched_new(&t->backend, NULL, 1, graph_size, false, true);
     struct ggml_init_params io_params = {.mem_size = 8 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true};
@@ -64,10 +80,7 @@ bool llama_trainer_init(struct llama_trainer * t, const struct llama_model * m, 
     t->ctx_io = ggml_init(io_params);
     t->ctx_compute = ggml_init(compute_params);
     if (!t->sched || !t->ctx_io || !t->ctx_compute) { llama_trainer_free(t); return fail("ggml_init"); }
-    for (int l = 0; l < m->hp.n_layer; l++)
-        for (int k = 0; k < LLAMA_N_MAT; k++)
-            if (lora->a[l][k]) { ggml_set_param(lora->a[l][k]); ggml_set_param(lora->b[l][k]); }
-    struct ggml_tensor * logits = llama_build(t->ctx_compute, t->ctx_io, NULL, m, lora, NULL, 0, o->n_ctx, o->batch, false, &t->in);
+    struct ggml_tensor * logits = llama_build(t->ctx_compute, t->ctx_io, NULL, m, lora, NULL, 0, o->n_ctx, o->batch, false, o->grad_checkpoint, &t->in);
     /* a loss mask: F32 labels, zero rows for the targets that do not count
      * (cross-entropy of a zero row is 0, and so is its gradient) */
     t->targets = data->loss_mask ? ggml_new_tensor_2d(t->ctx_io, GGML_TYPE_F32, m->hp.n_vocab, (int64_t) o->n_ctx * o->batch)
@@ -101,6 +114,7 @@ void llama_trainer_free(struct llama_trainer * t) {
     ggml_free(t->ctx_io);
     if (t->sched) ggml_backend_sched_free(t->sched);
     if (t->backend) ggml_backend_free(t->backend);
+    free(t->params);
     memset(t, 0, sizeof *t);
 }
 
@@ -156,7 +170,9 @@ static enum ggml_status run(struct llama_trainer * t, bool backward, float * los
     enum ggml_status st = ggml_opt_alloc(t->opt, backward);
     if (st == GGML_STATUS_SUCCESS) {
         st = ggml_opt_eval(t->opt, NULL);
-        *loss = *(const float *) ggml_opt_loss(t->opt)->data;
+        /* ggml-opt divides a mean loss by opt_period (the accumulated gradient
+         * is then the logical batch's): undone for the loss reported */
+        *loss = (float) ((double) *(const float *) ggml_opt_loss(t->opt)->data * t->o.accum);
     }
     return st;
 }
@@ -193,44 +209,54 @@ bool llama_trainer_eval(struct llama_trainer * t, float * loss) {
     return true;
 }
 
-/* ---- checkpoints: the adapter file plus adam_m.<name>, adam_v.<name> and training.step ---- */
+/* ---- checkpoints: the parameters (the adapter file, or the model's file
+ * with F32 weights) plus adam_m.<name>, adam_v.<name> and training.step ---- */
 
-bool llama_trainer_save(const struct llama_trainer * t, const char * path, int64_t step) {
-    const struct llama_lora * l = t->lora;
+static struct gguf_context * checkpoint_base(const struct llama_trainer * t) {
+    if (!t->lora) return llama_model_gguf_f32(t->model);  /* holds the weights */
     struct gguf_context * g = gguf_init_empty();
-    if (!g) return fail("checkpoint");
+    if (!g) { fail("checkpoint"); return NULL; }
     gguf_set_val_str(g, "general.architecture", t->model->hp.arch);
     gguf_set_val_str(g, "general.type", "adapter");
     gguf_set_val_str(g, "adapter.type", "lora");
-    gguf_set_val_f32(g, "adapter.lora.alpha", l->alpha);
+    gguf_set_val_f32(g, "adapter.lora.alpha", t->lora->alpha);
+    for (int i = 0; i < t->n_params; i++) gguf_add_tensor(g, t->params[i]);
+    return g;
+}
+
+bool llama_trainer_save(const struct llama_trainer * t, const char * path, int64_t step) {
+    struct gguf_context * g = checkpoint_base(t);
+    if (!g) return false;
     gguf_set_val_u64(g, "training.step", (uint64_t) step);
     /* the moments are renamed in a context of their own (the optimizer's keep their names) */
-    size_t n = 0;
-    for (int layer = 0; layer < t->model->hp.n_layer; layer++)
-        for (int k = 0; k < LLAMA_N_MAT; k++) n += l->a[layer][k] ? 4 : 0;
-    struct ggml_init_params ip = {.mem_size = n * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true};
+    struct ggml_init_params ip = {.mem_size = 2 * (size_t) t->n_params * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true};
     struct ggml_context * names = ggml_init(ip);
     bool ok = names != NULL;
-    for (int layer = 0; ok && layer < t->model->hp.n_layer; layer++)
-        for (int k = 0; ok && k < LLAMA_N_MAT; k++) {
-            if (!l->a[layer][k]) continue;
-            struct ggml_tensor * w[2] = {l->a[layer][k], l->b[layer][k]};
-            for (int i = 0; i < 2 && ok; i++) {
-                gguf_add_tensor(g, w[i]);
-                struct ggml_tensor * mv[2] = {ggml_opt_grad_m(t->opt, w[i]), ggml_opt_grad_v(t->opt, w[i])};
-                for (int j = 0; j < 2 && ok; j++) {
-                    struct ggml_tensor * alias = mv[j] ? ggml_view_tensor(names, mv[j]) : NULL;
-                    if (!alias) { ok = false; break; }
-                    ggml_format_name(alias, "adam_%c.%s", j ? 'v' : 'm', ggml_get_name(w[i]));
-                    gguf_add_tensor(g, alias);
-                }
-            }
+    for (int i = 0; ok && i < t->n_params; i++) {
+        struct ggml_tensor * mv[2] = {ggml_opt_grad_m(t->opt, t->params[i]), ggml_opt_grad_v(t->opt, t->params[i])};
+        for (int j = 0; j < 2 && ok; j++) {
+            struct ggml_tensor * alias = mv[j] ? ggml_view_tensor(names, mv[j]) : NULL;
+            if (!alias) { ok = false; break; }
+            ggml_format_name(alias, "adam_%c.%s", j ? 'v' : 'm', ggml_get_name(t->params[i]));
+            gguf_add_tensor(g, alias);
         }
-    if (!ok) fprintf(stderr, "error: the optimizer has no moments for the adapters\n");
-    if (ok && !gguf_write_to_file(g, path, false)) { fprintf(stderr, "error: writing %s: %s\n", path, ggml_last_error()); ok = false; }
+    }
+    if (!ok) fprintf(stderr, "error: the optimizer has no moments for the parameters\n");
+    ok = ok && llama_gguf_write(g, path);
     gguf_free(g);
     ggml_free(names);
     return ok;
+}
+
+/* dst = the checkpoint's tensor `name` (F32, dst's shape); false with a message */
+static bool restore(const struct ggml_context * data, const char * path, const char * name, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = ggml_get_tensor((struct ggml_context *) data, name);
+    if (!src || !dst || src->type != GGML_TYPE_F32 || !ggml_are_same_shape(src, dst)) {
+        fprintf(stderr, "error: %s: %s is missing or shaped otherwise\n", path, name);
+        return false;
+    }
+    memcpy(dst->data, src->data, ggml_nbytes(src));
+    return true;
 }
 
 bool llama_trainer_resume(struct llama_trainer * t, const char * path, int64_t * step) {
@@ -241,24 +267,14 @@ bool llama_trainer_resume(struct llama_trainer * t, const char * path, int64_t *
     const int64_t sk = gguf_find_key(g, "training.step");
     bool ok = sk >= 0 && gguf_get_kv_type(g, sk) == GGUF_TYPE_UINT64;
     if (!ok) fprintf(stderr, "error: %s is not a training checkpoint (no training.step)\n", path);
-    const struct llama_lora * l = t->lora;
-    for (int layer = 0; ok && layer < t->model->hp.n_layer; layer++)
-        for (int k = 0; ok && k < LLAMA_N_MAT; k++) {
-            if (!l->a[layer][k]) continue;
-            struct ggml_tensor * w[2] = {l->a[layer][k], l->b[layer][k]};
-            for (int i = 0; i < 2 && ok; i++) {
-                struct ggml_tensor * mv[2] = {ggml_opt_grad_m(t->opt, w[i]), ggml_opt_grad_v(t->opt, w[i])};
-                for (int j = 0; j < 2 && ok; j++) {
-                    char name[GGML_MAX_NAME + 8];
-                    snprintf(name, sizeof name, "adam_%c.%s", j ? 'v' : 'm', ggml_get_name(w[i]));
-                    const struct ggml_tensor * src = ggml_get_tensor(data, name);
-                    if (!src || !mv[j] || src->type != GGML_TYPE_F32 || !ggml_are_same_shape(src, mv[j])) {
-                        fprintf(stderr, "error: %s: %s is missing or shaped otherwise\n", path, name);
-                        ok = false;
-                    } else memcpy(mv[j]->data, src->data, ggml_nbytes(src));
-                }
-            }
+    for (int i = 0; ok && i < t->n_params; i++) {
+        char name[GGML_MAX_NAME + 8];
+        ok = restore(data, path, ggml_get_name(t->params[i]), t->params[i]);
+        for (int j = 0; j < 2 && ok; j++) {
+            snprintf(name, sizeof name, "adam_%c.%s", j ? 'v' : 'm', ggml_get_name(t->params[i]));
+            ok = restore(data, path, name, j ? ggml_opt_grad_v(t->opt, t->params[i]) : ggml_opt_grad_m(t->opt, t->params[i]));
         }
+    }
     if (ok) {
         *step = (int64_t) gguf_get_val_u64(g, sk);
         ggml_opt_set_steps(t->opt, *step);

@@ -7,6 +7,7 @@
  * backward graph adds into and ggml_graph_reset zeroes (upstream semantics).
  * The build is all-or-nothing: a refusal or a failure leaves the graph as it was. */
 #include "ops/grad.h"
+#include "autodiff/recompute.h"
 
 #include <stdlib.h>
 
@@ -101,7 +102,7 @@ static enum ggml_status build_backward(struct ggml_context * ctx, struct ggml_cg
         }
         if (ggml_build_forward_expand_status(g, gr) != GGML_STATUS_SUCCESS) return GGML_STATUS_FAILED;
     }
-    return GGML_STATUS_SUCCESS;
+    return ggmlr_recompute_checkpointed(ctx, g, n);  /* nothing without checkpoints */
 }
 
 enum ggml_status ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * g, struct ggml_tensor ** grad_accs) {

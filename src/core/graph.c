@@ -258,6 +258,7 @@ void ggml_set_param(struct ggml_tensor * t) {
 }
 void ggml_set_input(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_INPUT; }
 void ggml_set_output(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_OUTPUT; }
+void ggml_set_checkpoint(struct ggml_tensor * t) { if (t) t->flags |= GGML_TENSOR_FLAG_CHECKPOINT; }
 
 void ggml_set_loss(struct ggml_tensor * t) {
     if (!t) { ggmlr_set_error("ggml_set_loss: tensor is NULL"); return; }

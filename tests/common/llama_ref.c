@@ -3,6 +3,7 @@
  * adjacent pairs (2i, 2i+1), NEOX pairs (i, i + n_rot/2); query head h reads
  * key/value head h / (H / Hkv)). */
 #include "llama_ref.h"
+#include "test_common.h"
 
 #include "ggml-cpu.h"
 #include "quant/quant.h"
@@ -178,4 +179,78 @@ void llama_ref_forward(const struct llama_ref * r, const int32_t * tokens, int T
         matvec(&r->out, NULL, h, C, V, logits + (int64_t) t * V);
     }
     free(x); free(h); free(q); free(k); free(v); free(y); free(o); free(p); free(g); free(u);
+}
+
+double llama_ref_loss(const struct llama_model * m, const struct llama_lora * lora, const int32_t * tok, const int32_t * tgt, int T) {
+    const int V = m->hp.n_vocab;
+    double * lg = malloc(sizeof(double) * (size_t) T * (size_t) V);
+    struct llama_ref * r = llama_ref_new(m, lora);
+    llama_ref_forward(r, tok, T, lg);
+    double loss = 0.0;
+    for (int t = 0; t < T; t++) {
+        const double * z = lg + (size_t) t * V;
+        double mx = z[0], s = 0.0;
+        for (int i = 1; i < V; i++) if (z[i] > mx) mx = z[i];
+        for (int i = 0; i < V; i++) s += exp(z[i] - mx);
+        loss += mx + log(s) - z[tgt[t]];
+    }
+    llama_ref_free(r);
+    free(lg);
+    return loss / T;
+}
+
+double llama_ref_grad_error(const struct llama_model * m, const struct llama_lora * lora, struct ggml_tensor ** params, int n_params,
+                            int per_param, int * n_checked) {
+    enum { T = 6 };
+    const int32_t tok[T] = {1, 290, 300, 104, 270, 288}, tgt[T] = {290, 300, 104, 270, 288, 2};
+    for (int p = 0; p < n_params; p++) ggml_set_param(params[p]);
+    struct ggml_context * ctx = tc_ctx(64);
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 8192, true);
+    struct llama_batch in;
+    struct ggml_tensor * logits = llama_build(ctx, ctx, gf, m, lora, NULL, 0, T, 1, false, false, &in);
+    struct ggml_tensor * targets = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, T);
+    struct ggml_tensor * loss = ggml_cross_entropy_loss(ctx, logits, targets);
+    ggml_set_loss(loss);
+    ggml_build_forward_expand(gf, loss);
+    double e = INFINITY;
+    *n_checked = 0;
+    if (CHECK(ggml_build_backward_expand(ctx, gf, NULL) == GGML_STATUS_SUCCESS, "grad: backward: %s", ggml_last_error())) {
+        memcpy(in.tokens->data, tok, sizeof tok);
+        memcpy(targets->data, tgt, sizeof tgt);
+        llama_batch_fill(&in, 0);
+        ggml_graph_reset(gf);
+        CHECK(ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "grad: compute");
+        const double l0 = llama_ref_loss(m, lora, tok, tgt, T);
+        CHECK(fabs(*(float *) loss->data - l0) < 1e-5 * fabs(l0), "grad: loss %g, float64 %g", (double) *(float *) loss->data, l0);
+        /* per_param entries of every parameter: analytic against central differences */
+        double num = 0.0, den = 0.0;
+        for (int p = 0; p < n_params; p++) {
+            struct ggml_tensor * w = params[p];
+            const float * g = ggml_graph_get_grad(gf, w)->data;
+            float * x = w->data;
+            for (int s = 0; s < per_param; s++, (*n_checked)++) {
+                const int64_t i = tc_randint(0, (int) ggml_nelements(w) - 1);
+                const float x0 = x[i], h = 1e-3f;
+                x[i] = x0 + h; const double lp = llama_ref_loss(m, lora, tok, tgt, T); const float xp = x[i];
+                x[i] = x0 - h; const double lm = llama_ref_loss(m, lora, tok, tgt, T); const float xm = x[i];
+                x[i] = x0;
+                const double fd = (lp - lm) / ((double) xp - (double) xm);
+                num += (g[i] - fd) * (g[i] - fd);
+                den += fd * fd;
+            }
+        }
+        e = den > 0.0 ? sqrt(num / den) : INFINITY;
+    }
+    ggml_free(ctx);
+    return e;
+}
+
+struct llama_data llama_test_stream(int n_vocab, int64_t n) {
+    struct llama_data d = {.tokens = malloc(sizeof(int32_t) * (size_t) n), .n = n, .n_train = n * 9 / 10};
+    uint64_t s = 99;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        d.tokens[i] = (s >> 61) == 0 ? (int32_t) ((s >> 33) % (uint64_t) n_vocab) : (int32_t) (3 + (i % 23) * 11);
+    }
+    return d;
 }
