@@ -479,6 +479,10 @@ static void test_attention_keeps_precision(void) {
     ggml_flash_attn_ext_set_prec(loss, GGML_PREC_BF16);
     CHECK(ggml_last_error()[0] != '\0', "set_prec of a node that is no attention: refused");
     ggml_clear_error();
+    struct ggml_tensor * back = ggml_flash_attn_back(ctx, q, k, v, NULL, y, 0.25f);
+    ggml_flash_attn_ext_set_prec(back, GGML_PREC_BF16);
+    CHECK(ggml_last_error()[0] == '\0' && ggml_flash_attn_ext_get_prec(back) == GGML_PREC_BF16, "a flash_attn_back node takes it too");
+    ggml_clear_error();
     ggml_free(ctx);
 }
 
