@@ -227,9 +227,15 @@ static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p,
             const int64_t m0 = kb0 * a.KB, m1 = kb1 * a.KB < a.M ? kb1 * a.KB : a.M;
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
-            for (int64_t j = 0; j < m1 - m0; j++) {
+            for (int64_t j = 0; j < m1 - m0 && !a.bf16; j++) {
                 for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * bs.dk[j * a.DKp + i];  /* dK = scale dS^T Q */
                 memcpy(dv + j * a.DV, bs.dv + j * a.DVp, (size_t) a.DV * sizeof(float));
+            }
+            /* bf16: the accumulators are transposed per tile, [DKp][KB] and [DVp][KB] */
+            for (int64_t j = 0; j < m1 - m0 && a.bf16; j++) {
+                const float * tk = bs.dk + j / a.KB * a.KB * a.DKp + j % a.KB, * tv = bs.dv + j / a.KB * a.KB * a.DVp + j % a.KB;
+                for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * tk[i * a.KB];
+                for (int64_t i = 0; i < a.DV; i++) dv[j * a.DV + i] = tv[i * a.KB];
             }
         }
     }

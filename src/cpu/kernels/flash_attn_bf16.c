@@ -18,8 +18,12 @@
  *     vt: V as vnni [DVp/2][KB][2]   (backward dP = dO V^T)
  *     kp: K as vnni [KB/2][DKp][2]   (backward dQ += dS K)
  *   per block of query rows: Q and dO as rows [QB][DKp], [QB][DVp], and
- *   (backward) as vnni [QB/2][DKp][2], [QB/2][DVp][2] for dK and dV;
- *   per tile: P and dS as rows [QB][KB] and transposed [KB][QB].
+ *   (backward) transposed, rows [DKp][QB], [DVp][QB];
+ *   per tile: P and dS as vnni [QB/2][KB][2], dS as rows [QB][KB].
+ * The backward accumulates dK and dV transposed, dK^T = Q^T dS and
+ * dV^T = dO^T P ([D][KB] per tile): then every per-tile operand is packed
+ * with contiguous stores, and only the query block (once per span of tiles)
+ * is transposed.
  * Padding (features past D, keys past the tile, rows past the block) is zero. */
 #include "cpu/kernels/flash_attn_bf16.h"
 
@@ -59,19 +63,26 @@ void ggmlr_fa_bf16_rows(const struct row_block * rb, int64_t nr, int64_t dim, in
     for (int64_t r = nr; r < round_up(nr, 8); r++) memset(out + r * dimp, 0, (size_t) dimp * sizeof(uint16_t));
 }
 
-/* rows [0, nr) of rb as a vnni operand [nr/2][dimp][2] (an odd last row paired with zeros) */
-static void pair_rows(const struct row_block * rb, int64_t nr, int64_t dim, int64_t dimp, uint16_t * out) {
+/* rows [0, nr) of x (rows of ld, ncols of them read, np written) transposed
+ * into the rows operand out [np][ldo] (ldo >= nr rounded to 2; an odd last
+ * row paired with zeros) */
+static void transpose_rows(const float * x, int64_t ld, int64_t nr, int64_t ncols, int64_t np, uint16_t * out, int64_t ldo) {
     for (int64_t r = 0; r < nr; r += 2)
-        ggmlr_bf16_pair_words((uint32_t *) out + r / 2 * dimp, 1, rb->base + r * rb->ld, r + 1 < nr ? rb->base + (r + 1) * rb->ld : NULL,
-                              dim, dimp);
+        ggmlr_bf16_pair_words((uint32_t *) out + r / 2, ldo / 2, x + r * ld, r + 1 < nr ? x + (r + 1) * ld : NULL, ncols, np);
+}
+
+/* rows [0, nr) of x (rows of ld) as a vnni operand [nr/2][ldo][2] of ncols columns */
+static void pair_rows(const float * x, int64_t ld, int64_t nr, int64_t ncols, uint16_t * out, int64_t ldo) {
+    for (int64_t r = 0; r < nr; r += 2)
+        ggmlr_bf16_pair_words((uint32_t *) out + r / 2 * ldo, 1, x + r * ld, r + 1 < nr ? x + (r + 1) * ld : NULL, ncols, ncols);
 }
 
 void ggmlr_fa_bf16_query_block(const struct fa * a, const struct row_block * q, const struct row_block * dO, int64_t nr,
                                const struct bf16_query * bq) {
     ggmlr_fa_bf16_rows(q, nr, a->DK, a->DKp, bq->q);
     ggmlr_fa_bf16_rows(dO, nr, a->DV, a->DVp, bq->dO);
-    pair_rows(q, nr, a->DK, a->DKp, bq->q_pairs);
-    pair_rows(dO, nr, a->DV, a->DVp, bq->dO_pairs);
+    transpose_rows(q->base, q->ld, nr, a->DK, a->DKp, bq->qt, a->QB);
+    transpose_rows(dO->base, dO->ld, nr, a->DV, a->DVp, bq->dot, a->QB);
 }
 
 /* S[r][j] = scale * sum_d q16[r][d] K[m0 + j][d] for r < nr, j < ncols (rows of KB) */
@@ -95,23 +106,20 @@ void ggmlr_fa_bf16_pv(const struct fa * a, const struct fa_shared * sh, int64_t 
     ggmlr_bf16_gemm(nr, a->DVp, ncols, p16, KB, tile16(sh->vp, t, KB * a->DVp), a->DVp, o, a->DVp, true);
 }
 
-/* rows [0, nr) of x (rows of ld) transposed into the rows operand out [ncols][ldo] (ldo >= nr rounded to 2) */
-static void transpose_rows(const float * x, int64_t ld, int64_t nr, int64_t ncols, uint16_t * out, int64_t ldo) {
-    for (int64_t r = 0; r < nr; r += 2)
-        ggmlr_bf16_pair_words((uint32_t *) out + r / 2, ldo / 2, x + r * ld, r + 1 < nr ? x + (r + 1) * ld : NULL, ncols, ncols);
-}
-
 void ggmlr_fa_bf16_backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bf16_query * bq, const struct bf16_tile * bt,
                                  int64_t t, int64_t nr, int64_t ncols, const float * mx, const float * lsum, const float * D,
                                  const float * mt, float * dk, float * dv, float * dq) {
     const int64_t KB = a->KB, nr2 = round_up(nr, 2);
     float * p = bt->s, * ds = bt->dp;
     /* P = exp((scale S + mask - mx) - lsum), as the F32 kernel forms it; rows with nothing attended: 0 */
-    scores(a, sh, t, bq->q, nr, ncols, p);
+    ggmlr_bf16_gemm(nr, ncols, a->DKp, bq->q, a->DKp, tile16(sh->kt, t, a->DKp * KB), KB, p, KB, false);
     for (int64_t r = 0; r < nr; r++) {
         float * pr = p + r * KB;
         const float * mr = mt ? mt + r * KB : NULL;
-        for (int64_t j = 0; j < ncols; j++) pr[j] = mx[r] == -INFINITY ? -INFINITY : (mr ? pr[j] + mr[j] : pr[j]) - mx[r];
+        const float m = mx[r], sc = a->scale;
+        if (m == -INFINITY) for (int64_t j = 0; j < ncols; j++) pr[j] = -INFINITY;
+        else if (mr) for (int64_t j = 0; j < ncols; j++) pr[j] = (sc * pr[j] + mr[j]) - m;
+        else for (int64_t j = 0; j < ncols; j++) pr[j] = sc * pr[j] - m;
         float sum;
         a->vec->tile_exp_rows(1, ncols, KB, pr, &lsum[r], &sum);
     }
@@ -119,11 +127,11 @@ void ggmlr_fa_bf16_backward_tile(const struct fa * a, const struct fa_shared * s
     ggmlr_bf16_gemm(nr, ncols, a->DVp, bq->dO, a->DVp, tile16(sh->vt, t, a->DVp * KB), KB, ds, KB, false);
     for (int64_t r = 0; r < nr; r++)
         for (int64_t j = 0; j < ncols; j++) ds[r * KB + j] = p[r * KB + j] * (ds[r * KB + j] - D[r]);
-    /* dV += P^T dO and dK += dS^T Q over the block's rows; dQ += dS K over the tile's keys */
-    transpose_rows(p, KB, nr, ncols, bt->pt, a->QB);
-    transpose_rows(ds, KB, nr, ncols, bt->dst, a->QB);
-    ggmlr_bf16_gemm(ncols, a->DVp, nr2, bt->pt, a->QB, bq->dO_pairs, a->DVp, dv, a->DVp, true);
-    ggmlr_bf16_gemm(ncols, a->DKp, nr2, bt->dst, a->QB, bq->q_pairs, a->DKp, dk, a->DKp, true);
+    /* dV^T += dO^T P and dK^T += Q^T dS over the block's rows; dQ += dS K over the tile's keys */
+    pair_rows(p, KB, nr, ncols, bt->p_pairs, KB);
+    pair_rows(ds, KB, nr, ncols, bt->ds_pairs, KB);
+    ggmlr_bf16_gemm(a->DVp, ncols, nr2, bq->dot, a->QB, bt->p_pairs, KB, dv, KB, true);
+    ggmlr_bf16_gemm(a->DKp, ncols, nr2, bq->qt, a->QB, bt->ds_pairs, KB, dk, KB, true);
     for (int64_t r = 0; r < round_up(nr, 8); r++) {
         if (r < nr) ggmlr_bf16_row(bt->ds16 + r * KB, ds + r * KB, ncols, ncols);
         else memset(bt->ds16 + r * KB, 0, (size_t) ncols * sizeof(uint16_t));

@@ -10,11 +10,11 @@
 #include "cpu/kernels/flash_attn_impl.h"
 
 /* a block of query rows rounded to bf16 (backward): rows of q and dO for S
- * and dP, and the same as vnni pairs of rows for dK and dV */
-struct bf16_query { uint16_t * q, * dO, * q_pairs, * dO_pairs; };
+ * and dP, and transposed (qt [DKp][QB], dot [DVp][QB]) for dK^T and dV^T */
+struct bf16_query { uint16_t * q, * dO, * qt, * dot; };
 /* one tile's scores and gradients: s, dp (F32, rows of KB) and the rounded
- * operands P^T, dS^T (rows of QB) and dS (rows of KB) */
-struct bf16_tile { float * s, * dp; uint16_t * pt, * dst, * ds16; };
+ * operands P, dS as vnni pairs of rows ([QB/2][KB][2]) and dS as rows [QB][KB] */
+struct bf16_tile { float * s, * dp; uint16_t * p_pairs, * ds_pairs, * ds16; };
 
 /* u16 of per-thread scratch: the backward's query block and tile */
 static inline int64_t ggmlr_fa_bf16_bwd_u16(const struct fa * a) { return 3 * a->QB * a->KB + 2 * a->QB * (a->DKp + a->DVp); }
@@ -34,8 +34,8 @@ void ggmlr_fa_bf16_scores(const struct fa * a, const struct fa_shared * sh, int6
 void ggmlr_fa_bf16_pv(const struct fa * a, const struct fa_shared * sh, int64_t t, const float * p, int64_t nr, int64_t ncols,
                       uint16_t * p16, float * o);
 /* backward of tile t against a query block of nr rows (statistics mx, lsum,
- * D; mask mt or NULL): dk, dv (the tile's accumulators) and dq (the block's
- * rows of this chunk's partial sums) += their products */
+ * D; mask mt or NULL): dk, dv (the tile's accumulators, transposed: [DKp][KB],
+ * [DVp][KB]) and dq (the block's rows of this chunk's partial sums) += their products */
 void ggmlr_fa_bf16_backward_tile(const struct fa * a, const struct fa_shared * sh, const struct bf16_query * bq, const struct bf16_tile * bt,
                                  int64_t t, int64_t nr, int64_t ncols, const float * mx, const float * lsum, const float * D,
                                  const float * mt, float * dk, float * dv, float * dq);
