@@ -8,8 +8,9 @@
  *   s_m = scale sum_d bf16(q_d) bf16(k_md) + mask,
  *   out = sum_m bf16(e^(s_m - mt)) e^(mt - mx) bf16(v_m) / sum_m e^(s_m - mx),
  * mt the row's reference max when key m's tile was added (the kernel's online
- * softmax: tiles of 64 keys at these shapes, M < 256; the reference moves to
- * a tile's max when it passes the old one by more than 8), mx the final one.
+ * softmax: tiles of 64 keys, 128 for heads of <= 64 over >= 256 keys; the
+ * reference moves to a tile's max when it passes the old one by more than 8),
+ * mx the final one.
  * The reference below is that, in float64. Forward tolerance: relative
  * 2-norm error 2e-4. The FP32 kernel and the float64 reference form P and dS
  * an ulp or so apart, and a value that close to a bf16 rounding boundary
@@ -32,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_TILE 64          /* the kernel's keys per tile at M < 256 (flash_attn.c) */
 #define RESCALE_MARGIN 8.0   /* how far a tile's max may pass the reference max before it moves */
 
 struct fa_params { bool bf16, mask; float max_bias; };
@@ -57,11 +57,14 @@ static void s_fa(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
 static double rnd(bool round, double x) { return round ? ops_round_bf16(x) : x; }
 
 /* the problem in float64, shapes from the inputs */
-struct fa_ref { const double * q, * k, * v, * mask; int64_t DK, DV, N, M, H, Hkv, B; double scale, max_bias; bool round; };
+struct fa_ref { const double * q, * k, * v, * mask; int64_t DK, DV, N, M, H, Hkv, B, key_tile; double scale, max_bias; bool round; };
+
+/* the kernel's keys per tile (flash_attn.c): 128 for heads of <= 64 over >= 256 keys, else 64 */
+static int64_t key_tile(int64_t DK, int64_t DV, int64_t M) { return DK <= 64 && DV <= 64 && M >= 256 ? 128 : 64; }
 
 static struct fa_ref ref_of(const double * const * in, const int64_t (*ne)[4], const struct fa_params * p, bool round) {
     return (struct fa_ref) {in[0], in[1], in[2], p->mask ? in[3] : NULL, ne[0][0], ne[2][0], ne[0][1], ne[1][1], ne[0][2], ne[1][2],
-                            ne[0][3], scale_of(ne[0][0]), p->max_bias, round};
+                            ne[0][3], key_tile(ne[0][0], ne[2][0], ne[1][1]), scale_of(ne[0][0]), p->max_bias, round};
 }
 
 static bool rounds(const struct fa_params * p) { return p->bf16 && strcmp(ggml_cpu_bf16_name(), "f32") != 0; }
@@ -91,11 +94,11 @@ static void forward(const struct fa_ref * r, double * out) {
         const int64_t hk = h / (r->H / r->Hkv);
         scores(r, n, h, b, s);
         double ref = -INFINITY;  /* the kernel's reference max, tile by tile */
-        for (int64_t m0 = 0; m0 < r->M; m0 += KEY_TILE) {
+        for (int64_t m0 = 0; m0 < r->M; m0 += r->key_tile) {
             double tmax = -INFINITY;
-            for (int64_t m = m0; m < r->M && m < m0 + KEY_TILE; m++) tmax = s[m] > tmax ? s[m] : tmax;
+            for (int64_t m = m0; m < r->M && m < m0 + r->key_tile; m++) tmax = s[m] > tmax ? s[m] : tmax;
             if (tmax > ref + RESCALE_MARGIN) ref = tmax;
-            for (int64_t m = m0; m < r->M && m < m0 + KEY_TILE; m++) mt[m] = ref;
+            for (int64_t m = m0; m < r->M && m < m0 + r->key_tile; m++) mt[m] = ref;
         }
         double l = 0;
         for (int64_t m = 0; m < r->M; m++) l += s[m] == -INFINITY ? 0 : exp(s[m] - ref);
@@ -231,6 +234,7 @@ static void check_refs(void) {
     if (strcmp(ggml_cpu_bf16_name(), "f32") == 0) return;  /* nothing rounds here */
     check_case(48, 40, 37, 150, 2, 1, 1);
     check_case(32, 32, 70, 150, 2, 2, 2);
+    check_case(64, 64, 50, 300, 1, 1, 1);  /* tiles of 128 keys */
 }
 
 #define IN(D0, D1, D2, D3, LAYOUT) {.ne = {D0, D1, D2, D3}, .lo = -1, .hi = 1, .layout = LAYOUT}
@@ -253,6 +257,11 @@ static const struct ops_row rows[] = {
     FWD(p_bf16_mask, 4, "bf16, causal, DK 40 != DV 24 (padded), odd rows", 40, 24, 9, 130, 3, 1, 1),
     FWD(p_bf16_mask, 4, "bf16, D 128, a partial last tile", 128, 128, 30, 100, 1, 1, 1),
     FWD(p_bf16, 3, "bf16, N = M = 1", 16, 8, 1, 1, 1, 1, 1),
+    FWD(p_bf16_mask, 4, "bf16, causal, tiles of 128 keys", 64, 64, 40, 300, 1, 1, 1),
+    {.op = "FLASH_ATTN_EXT", .variant = "bf16, K and V F16", .build = b_fa, .params = &p_bf16_mask, .n_in = 4,
+     .in = {IN(32, 20, 2, 1, 0), {.ne = {32, 90, 1, 1}, .lo = -1, .hi = 1, .type = GGML_TYPE_F16},
+            {.ne = {24, 90, 1, 1}, .lo = -1, .hi = 1, .type = GGML_TYPE_F16}, MASK(90, 20)},
+     .shape = s_fa, .ref = r_fa, .tol = 2e-4},
     FWD(p_f32_mask, 4, "f32 (nothing rounded), causal", 40, 24, 9, 130, 3, 1, 1),
     GRAD(p_bf16, 3, "bf16 gradient", 16, 8, 7, 9, 2, 1),
     GRAD(p_bf16_mask, 4, "bf16 gradient, causal, 2 key tiles", 8, 8, 5, 70, 1, 1),
