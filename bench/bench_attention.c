@@ -5,8 +5,10 @@
  * Flops are counted the way the field does: forward 4*N*M*D*H*B, backward
  * 10*N*M*D*H*B (with D = DK = DV).
  *
- *   bench_attention [threads] [rounds] [n_max]  (defaults: all cores, 5, every shape)
- * n_max skips the shapes with more than n_max queries. The fused graphs of
+ *   bench_attention [threads] [rounds] [n_max] [f32|bf16]  (defaults: all cores, 5, every shape, f32)
+ * n_max skips the shapes with more than n_max queries. bf16: the attention
+ * nodes at GGML_PREC_BF16 (bf16 operands, FP32 sums; docs/precision.md), the
+ * yardstick the peak of the bf16 path (VDPBF16PS) where the CPU has one. The fused graphs of
  * every shape are timed once per round, the rounds in turn; each figure is
  * the median over the rounds. */
 #include "ggml.h"
@@ -17,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define MAX_ROUNDS 31
@@ -136,17 +139,20 @@ struct fused {
     double t[3][MAX_ROUNDS], c[3][MAX_ROUNDS];  /* wall and CPU seconds: forward, flash_attn_back, autodiff backward */
 };
 
-static void build_fused(struct fused * f, struct shape s, int nth) {
+static void build_fused(struct fused * f, struct shape s, int nth, enum ggml_prec prec) {
     f->s = s;
     f->ctx = new_ctx(512);
     const struct inputs in = make_inputs(f->ctx, s);
     struct ggml_tensor * out = ggml_flash_attn_ext(f->ctx, in.q, in.k, in.v, in.mask, 1.0f / sqrtf((float) s.D), 0.0f, 0.0f);
+    ggml_flash_attn_ext_set_prec(out, prec);
     f->fwd = ggml_new_graph(f->ctx);
     ggml_build_forward_expand(f->fwd, out);
     struct ggml_tensor * d = ggml_new_tensor_4d(f->ctx, GGML_TYPE_F32, s.D, s.H, s.N, 1);
     bench_fill(d);
     f->bwd = ggml_new_graph(f->ctx);
-    ggml_build_forward_expand(f->bwd, ggml_flash_attn_back(f->ctx, in.q, in.k, in.v, in.mask, d, 1.0f / sqrtf((float) s.D)));
+    struct ggml_tensor * back = ggml_flash_attn_back(f->ctx, in.q, in.k, in.v, in.mask, d, 1.0f / sqrtf((float) s.D));
+    ggml_flash_attn_ext_set_prec(back, prec);
+    ggml_build_forward_expand(f->bwd, back);
     struct ggml_tensor * loss = ggml_sum(f->ctx, out);
     ggml_set_loss(loss);
     f->all = ggml_new_graph_custom(f->ctx, 256, true);
@@ -169,16 +175,18 @@ static void time_fused_round(struct fused * f, int nth, int r) {
     f->t[2][r] = time_backward(f->ctx, f->fwd, f->all, nth, 1, &f->c[2][r]);
 }
 
-/* The unfused baseline of a shape, S = K^T Q, P = softmax, O = V P and its
- * autodiff backward: median seconds of reps forward computes (*fwd) and of
+/* The unfused baseline of a shape, S = K^T Q, P = softmax, O = V P (products
+ * at prec) and its autodiff backward: median seconds of reps forward computes (*fwd) and of
  * reps backward differences (*bwd), in a context of its own that is freed
  * after (it holds N x M matrices). */
-static void time_unfused(struct shape s, int nth, int reps, double * fwd, double * bwd) {
+static void time_unfused(struct shape s, int nth, int reps, enum ggml_prec prec, double * fwd, double * bwd) {
     struct ggml_context * ctx = new_ctx(2048);
     const struct inputs in = make_inputs(ctx, s);
     struct ggml_tensor * S = ggml_mul_mat(ctx, in.k, in.q);                          /* [M, N, H] */
+    ggml_mul_mat_set_prec(S, prec);
     struct ggml_tensor * P = ggml_soft_max_ext(ctx, S, in.mask, 1.0f / sqrtf((float) s.D), 0.0f);
     struct ggml_tensor * O = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, in.v)), P); /* [D, N, H] */
+    ggml_mul_mat_set_prec(O, prec);
     struct ggml_tensor * loss = ggml_sum(ctx, ggml_cont(ctx, ggml_permute(ctx, O, 0, 2, 1, 3)));
     ggml_set_loss(loss);
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
@@ -238,7 +246,13 @@ int main(int argc, char ** argv) {
     if (rounds < 1) rounds = 1;
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
     const int n_max = argc > 3 ? atoi(argv[3]) : 1 << 30;
-    const char * simd = ggml_cpu_simd_name();
+    const bool bf16 = argc > 4 && strcmp(argv[4], "bf16") == 0;
+    if (argc > 4 && !bf16 && strcmp(argv[4], "f32") != 0) {
+        fprintf(stderr, "usage: bench_attention [threads] [rounds] [n_max] [f32|bf16]\n");
+        return 2;
+    }
+    /* the yardstick: the peak of the path the products run on */
+    const char * simd = bf16 && strcmp(ggml_cpu_bf16_name(), "f32") != 0 ? ggml_cpu_bf16_name() : ggml_cpu_simd_name();
     /* H = 8 heads, N = M in {1024, 2048}, D in {64, 128}, dense and causal */
     const struct shape shapes[] = {
         {64, 1024, 1024, 8, 8, false},  {64, 1024, 1024, 8, 8, true},
@@ -250,7 +264,7 @@ int main(int argc, char ** argv) {
     static struct fused fused[n_shapes];
     int n_done = 0;
     for (int i = 0; i < n_shapes; i++)
-        if (shapes[i].N <= n_max) build_fused(&fused[n_done++], shapes[i], nth);
+        if (shapes[i].N <= n_max) build_fused(&fused[n_done++], shapes[i], nth, bf16 ? GGML_PREC_BF16 : GGML_PREC_DEFAULT);
     struct peak peak = {0, 0};
     measure_peak(simd, nth, 5, &peak);
     /* every shape once a round, rounds in turn: a burst of load on the shared
@@ -266,10 +280,11 @@ int main(int argc, char ** argv) {
     for (int i = 0; i < n_done; i++) {
         fprintf(stderr, "unfused D=%d N=%d %s ...\n", fused[i].s.D, fused[i].s.N, fused[i].s.causal ? "causal" : "full");
         double t_uf, t_ub;
-        time_unfused(fused[i].s, nth, rounds, &t_uf, &t_ub);
+        time_unfused(fused[i].s, nth, rounds, bf16 ? GGML_PREC_BF16 : GGML_PREC_DEFAULT, &t_uf, &t_ub);
         results[i] = result_of(&fused[i], rounds, t_uf, t_ub);
         ggml_free(fused[i].ctx);
     }
+    printf("precision %s; ", bf16 ? "bf16" : "f32");
     printf("SIMD path %s, %d thread(s); FMA peak for %d thread(s) at once: %.1f GFLOP/s (%.1f per thread),"
            " per CPU-second x %d: %.1f (the best of %d measurements through the run)\n",
            simd, nth, nth, peak.wall, peak.wall / nth, nth, peak.cpu, 5 + 3 * rounds);

@@ -1084,7 +1084,11 @@ enum ggml_op_hint {
 };
 GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint);
-/* recorded (get_prec reads it back), no effect: the attention accumulates in F32 */
+/* The attention accumulates in F32 at every setting; GGML_PREC_BF16 also rounds the operands of
+ * its products (Q K^T, P V, and the backward's five) to bf16 where the CPU multiplies bf16, as
+ * mul_mat; softmax statistics stay F32, and autodiff gives the backward the same (docs/precision.md).
+ * Both also take a ggml_flash_attn_back node. A value outside the enum, or a node of another op:
+ * a message, the node unchanged. */
 GGML_API void           ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
 /* Attention sinks: one more logit per query head, sinks[h] (F32 [H = q->ne[2]]), in the softmax

@@ -6,6 +6,7 @@
 #include "common/test_common.h"
 
 #include "ggml-cpu.h"
+#include "core/op_list.h"  /* white-box: the precision a FLASH_ATTN_BACK node carries */
 
 #include <stdlib.h>
 #include <string.h>
@@ -446,9 +447,49 @@ static void test_products_keep_precision(void) {
     ggml_free(ctx);
 }
 
+/* attention at GGML_PREC_BF16: the backward autodiff builds (FLASH_ATTN_BACK)
+ * carries the forward's precision; a precision outside the enum is refused */
+static void test_attention_keeps_precision(void) {
+    struct ggml_context * ctx = tc_ctx(16);
+    struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 16, 5, 2, 1), * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 16, 7, 1, 1);
+    struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 8, 7, 1, 1);
+    struct ggml_tensor * all[] = {q, k, v};
+    for (int i = 0; i < 3; i++) { tc_fill_uniform(all[i], -1, 1); ggml_set_param(all[i]); }
+    struct ggml_tensor * y = ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.25f, 0.0f, 0.0f);
+    CHECK(ggml_flash_attn_ext_get_prec(y) == GGML_PREC_DEFAULT, "attention starts at GGML_PREC_DEFAULT");
+    ggml_flash_attn_ext_set_prec(y, GGML_PREC_BF16);
+    CHECK(ggml_flash_attn_ext_get_prec(y) == GGML_PREC_BF16, "set_prec is read back");
+    struct ggml_tensor * loss = ggml_sum(ctx, y);
+    ggml_set_loss(loss);
+    struct ggml_cgraph * g = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(g, loss);
+    CHECK(ggml_build_backward_expand(ctx, g, NULL) == GGML_STATUS_SUCCESS, "backward: %s", ggml_last_error());
+    int backs = 0, bf16 = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        const struct ggml_tensor * t = ggml_graph_node(g, i);
+        if (t->op != GGML_OP_FLASH_ATTN_BACK) continue;
+        backs++;
+        bf16 += ggmlr_flash_attn_prec_decode(t) == GGML_PREC_BF16;
+    }
+    CHECK(backs == 1 && bf16 == 1, "one FLASH_ATTN_BACK, at GGML_PREC_BF16: %d of %d", bf16, backs);
+    ggml_clear_error();
+    ggml_flash_attn_ext_set_prec(y, (enum ggml_prec) 3);
+    CHECK(ggml_last_error()[0] != '\0' && ggml_flash_attn_ext_get_prec(y) == GGML_PREC_BF16, "set_prec 3: refused, the node keeps BF16");
+    ggml_clear_error();
+    ggml_flash_attn_ext_set_prec(loss, GGML_PREC_BF16);
+    CHECK(ggml_last_error()[0] != '\0', "set_prec of a node that is no attention: refused");
+    ggml_clear_error();
+    struct ggml_tensor * back = ggml_flash_attn_back(ctx, q, k, v, NULL, y, 0.25f);
+    ggml_flash_attn_ext_set_prec(back, GGML_PREC_BF16);
+    CHECK(ggml_last_error()[0] == '\0' && ggml_flash_attn_ext_get_prec(back) == GGML_PREC_BF16, "a flash_attn_back node takes it too");
+    ggml_clear_error();
+    ggml_free(ctx);
+}
+
 int main(void) {
     tc_seed(3);
     test_products_keep_precision();
+    test_attention_keeps_precision();
     test_reset_and_accumulation();
     test_build_errors();
     test_flash_attn_back_refusal();

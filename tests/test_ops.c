@@ -14,7 +14,6 @@
 /* Ops whose checks live elsewhere, each with where and why. */
 static const struct { const char * op, * reason; } exempt[] = {
     {"NONE", "no op: a leaf or parameter, nothing to compute"},
-    {"FLASH_ATTN_EXT", "fused attention: test_flash_attn_forward/graph (its own reference and masks)"},
     {"FLASH_ATTN_BACK", "fused attention backward: test_flash_attn_backward"},
     {"OPT_STEP_ADAMW", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},
     {"OPT_STEP_SGD", "optimizer step, a state update in place with no gradient: test_opt_steps, test_opt"},

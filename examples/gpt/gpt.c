@@ -178,6 +178,7 @@ static struct ggml_tensor * attention(struct ggml_context * ctx, const struct gp
     struct ggml_tensor * y;  /* [D, H, T, B] */
     if (o->fused) {
         y = ggml_flash_attn_ext(ctx, q, k, ggml_permute(ctx, v, 0, 2, 1, 3), mask, scale, 0.0f, 0.0f);
+        if (y) ggml_flash_attn_ext_set_prec(y, o->prec);  /* its products (and, by autodiff, its backward's) */
     } else {
         /* scores [T_k, T_q, H, B] = k^T q; probabilities; out [D, T_q, H, B] = v p */
         struct ggml_tensor * p = ggml_soft_max_ext(ctx, product(ctx, k, q, o->prec), mask, scale, 0.0f);

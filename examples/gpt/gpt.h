@@ -66,8 +66,9 @@ struct gpt_graph {
 
 /* How the forward pass computes: attention fused through ggml_flash_attn_ext
  * (or mul_mat + soft_max_ext + mul_mat), and the precision of the matrix
- * products (GGML_PREC_BF16: bf16 operands, FP32 sums, where the CPU has them;
- * autodiff gives the backward's products the same). */
+ * products, the fused attention's included (GGML_PREC_BF16: bf16 operands,
+ * FP32 sums, where the CPU has them; autodiff gives the backward's products
+ * the same). */
 struct gpt_build_opts {
     bool fused;
     enum ggml_prec prec;

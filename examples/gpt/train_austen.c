@@ -73,7 +73,7 @@ static void usage(FILE * f) {
         "\nmodel:\n"
         "  --layers N (4)  --heads N (4)  --kv-heads N (= heads; fewer for grouped-query attention)\n"
         "  --embd N (128)  --ctx N (64)   --attn fused|unfused (fused: ggml_flash_attn_ext)\n"
-        "  --precision f32|bf16 (f32; bf16: matrix products of bf16 operands, FP32 sums, where the CPU has them)\n"
+        "  --precision f32|bf16 (f32; bf16: matrix products, fused attention's included, of bf16 operands, FP32 sums, where the CPU has them)\n"
         "training:\n"
         "  --batch N (12)  --iters N (2000)  --lr X (1e-3)  --min-lr X (1e-4)  --warmup N (100)\n"
         "  --decay-iters N (2000)  --beta1 X (0.9)  --beta2 X (0.99)  --weight-decay X (0.1)  --clip X (1.0)\n"

@@ -405,8 +405,10 @@ static inline struct ggmlr_flash_attn_params ggmlr_flash_attn_params_decode(cons
     struct ggmlr_flash_attn_params p; ggmlr_params_get(t, &p, sizeof p); return p;
 }
 
-/* FLASH_ATTN_EXT's precision (upstream's word 3, after the floats above): kept
- * for ggml_flash_attn_ext_get_prec; the kernel accumulates in F32 whatever it says */
+/* The precision (upstream's word 3, after the floats above): FLASH_ATTN_EXT's
+ * from ggml_flash_attn_ext_set_prec, FLASH_ATTN_BACK's its forward's (0 when
+ * built on its own). GGML_PREC_BF16 rounds the products' operands to bf16
+ * (cpu/kernels/flash_attn_bf16.c); the sums are F32 whatever it says. */
 static inline void ggmlr_flash_attn_prec_encode(struct ggml_tensor * t, int32_t prec) {
     memcpy((char *) t->op_params + sizeof(struct ggmlr_flash_attn_params), &prec, sizeof prec);
 }

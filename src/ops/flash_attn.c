@@ -98,6 +98,7 @@ struct ggml_tensor * ggmlr_flash_attn_back_saved(struct ggml_context * ctx, stru
     srcs.d = d;
     srcs.saved_out = fwd;
     ggmlr_flash_attn_srcs_encode(t, &srcs);  /* srcs.stats: the forward's */
+    ggmlr_flash_attn_prec_encode(t, ggmlr_flash_attn_prec_decode(fwd));  /* the backward's products at the forward's precision */
     return t;
 }
 
@@ -167,13 +168,24 @@ RULE(grad_flash_attn_ext) {
 
 GRAD_RULE(flash_attn_ext, refuse_flash_attn_ext, grad_flash_attn_ext);
 
-/* Upstream's precision switch: recorded and read back; ggmlr's attention
- * accumulates in F32 (or wider) always. A node other than FLASH_ATTN_EXT is
- * left as it is, with a message (upstream asserts). */
+/* Upstream's precision switch, kept on the node: GGML_PREC_DEFAULT and
+ * GGML_PREC_F32 accumulate in F32 (ggmlr always does); GGML_PREC_BF16 (ggmlr's)
+ * rounds the operands of the attention's products to bf16 where the CPU
+ * multiplies bf16 (docs/precision.md), and autodiff gives the backward the
+ * same (a FLASH_ATTN_BACK of ggml_flash_attn_back takes it too). A node
+ * other than these two, or a value outside the enum, is refused with a
+ * message and the node left as it was (upstream asserts). */
 void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec) {
     const char * fn = "ggml_flash_attn_ext_set_prec";
     if (!a) { ggmlr_null_input(fn, "a"); return; }
-    if (a->op != GGML_OP_FLASH_ATTN_EXT) { ggmlr_set_error("%s: a must be a flash_attn_ext result (got op %s)", fn, ggml_op_name(a->op)); return; }
+    if (a->op != GGML_OP_FLASH_ATTN_EXT && a->op != GGML_OP_FLASH_ATTN_BACK) {
+        ggmlr_set_error("%s: a must be a flash_attn_ext or flash_attn_back result (got op %s)", fn, ggml_op_name(a->op));
+        return;
+    }
+    if (prec != GGML_PREC_DEFAULT && prec != GGML_PREC_F32 && prec != GGML_PREC_BF16) {
+        ggmlr_set_error("%s: precision %d is not GGML_PREC_DEFAULT, GGML_PREC_F32 or GGML_PREC_BF16", fn, (int) prec);
+        return;
+    }
     ggmlr_flash_attn_prec_encode(a, (int32_t) prec);
 }
 
@@ -192,8 +204,8 @@ void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * 
 }
 
 enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a) {
-    if (!a || a->op != GGML_OP_FLASH_ATTN_EXT) {
-        ggmlr_set_error("ggml_flash_attn_ext_get_prec: a must be a flash_attn_ext result");
+    if (!a || (a->op != GGML_OP_FLASH_ATTN_EXT && a->op != GGML_OP_FLASH_ATTN_BACK)) {
+        ggmlr_set_error("ggml_flash_attn_ext_get_prec: a must be a flash_attn_ext or flash_attn_back result");
         return GGML_PREC_DEFAULT;
     }
     return (enum ggml_prec) ggmlr_flash_attn_prec_decode(a);

@@ -29,6 +29,13 @@ static uint16_t ref_bf16(float f) {
     return (uint16_t) ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+double ops_round_bf16(double x) {
+    const uint32_t u = (uint32_t) ref_bf16((float) x) << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 static double raw_get(const struct ggml_tensor * t, int64_t k) {
     const char * p = elem_ptr(t, k);
     if (t->type == GGML_TYPE_F16) { uint16_t h; memcpy(&h, p, 2); return tc_ref_fp16_to_f64(h); }

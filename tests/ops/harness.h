@@ -121,6 +121,9 @@ void ops_expect_refused(const struct ggml_tensor * t, const char * what);
 /* Run every check of one row; the failures are counted by test_common. */
 void ops_run_row(const struct ops_row * row);
 
+/* x rounded to bf16, to nearest even, through float (as the kernels pack it; x finite) */
+double ops_round_bf16(double x);
+
 /* Logical-order helpers for references. */
 static inline int64_t ops_nel(const int64_t ne[4]) { return ne[0] * ne[1] * ne[2] * ne[3]; }
 static inline int64_t ops_at(const int64_t ne[4], int64_t i0, int64_t i1, int64_t i2, int64_t i3) {

@@ -30,16 +30,6 @@ static struct ggml_tensor * b_mm(struct ggml_context * ctx, struct ggml_tensor *
     return y;
 }
 
-/* x rounded to bf16, to nearest even (through float, as the kernel packs it) */
-static double bf16_of(double x) {
-    float f = (float) x;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* mul_mat [a1, b1, b2, b3], out_prod [a0, b0, b2, b3] */
 static void s_mm(const int64_t (*ne)[4], const void * params, int64_t no[4]) {
     const struct mm_params * p = params;
@@ -63,7 +53,7 @@ static void r_mm(const double * const * in, const int64_t (*ne)[4], const void *
         for (int64_t k = 0; k < K; k++) {
             const double x = p->out_prod ? a[ops_at(na, i, k, i2 / r2, i3 / r3)] : a[ops_at(na, k, i, i2 / r2, i3 / r3)];
             const double y = p->out_prod ? b[ops_at(nb, j, k, i2, i3)] : b[ops_at(nb, k, j, i2, i3)];
-            s += round ? bf16_of(x) * bf16_of(y) : x * y;
+            s += round ? ops_round_bf16(x) * ops_round_bf16(y) : x * y;
         }
         out[ops_at(no, i, j, i2, i3)] = s;
     }

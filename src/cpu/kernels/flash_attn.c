@@ -32,7 +32,8 @@
  * the query heads of its group: every dK/dV row has one writer. dQ gets one
  * private partial sum per key chunk, added in chunk order in phase 3. The chunk
  * count depends on the shape only, so results never depend on the thread count. */
-#include "cpu/kernels/flash_attn_impl.h"
+#include "cpu/kernels/flash_attn_bf16.h"
+#include "cpu/simd/bf16_gemm.h"
 
 #include <math.h>
 
@@ -77,6 +78,8 @@ struct fa ggmlr_fa_of(const struct ggml_tensor * dst) {
     a.scale = prm.scale;
     a.max_bias = prm.max_bias;
     a.softcap = prm.logit_softcap;
+    /* GGML_PREC_BF16 (FLASH_ATTN_BACK: its forward's, docs/precision.md) where the CPU multiplies bf16 */
+    a.bf16 = ggmlr_flash_attn_prec_decode(dst) == GGML_PREC_BF16 && ggmlr_bf16_path() != NULL;
     return a;
 }
 
@@ -217,9 +220,12 @@ static int64_t n_mask_blocks(const struct fa * a) {
 /* Bytes of shared scratch; with sh, also points its arrays into base. */
 size_t ggmlr_fa_shared_bytes(const struct fa * a, bool backward, struct fa_shared * sh, void * base) {
     const int64_t rows = a->B * a->H * a->N, KB = a->KB;
+    /* bf16 tiles: two values per float, every slot packed, features padded */
+    const int64_t kt = a->bf16 ? a->DKp * KB / 2 : a->DK * KB, vt = a->bf16 ? a->DVp * KB / 2 : a->DV * KB;
+    const int64_t vp = a->bf16 ? KB * a->DVp / 2 : a->v_in_place ? 0 : KB * a->DVp;
+    const int64_t kp = a->bf16 ? KB * a->DKp / 2 : a->k_in_place ? 0 : KB * a->DKp;
     const int64_t sizes[8] = {
-        tiles_floats(a, a->DK * KB), a->v_in_place ? 0 : tiles_floats(a, KB * a->DVp),
-        backward && !a->k_in_place ? tiles_floats(a, KB * a->DKp) : 0, backward ? tiles_floats(a, a->DV * KB) : 0,
+        tiles_floats(a, kt), tiles_floats(a, vp), backward ? tiles_floats(a, kp) : 0, backward ? tiles_floats(a, vt) : 0,
         backward ? rows : 0, backward ? rows : 0, backward ? rows : 0, backward ? ggmlr_fa_n_chunks(a) * rows * a->DKp : 0,
     };
     size_t off = (size_t) round_up((int64_t) sizeof(struct fa_shared), 64);
@@ -321,6 +327,10 @@ void ggmlr_fa_pack_all(const struct ggmlr_compute_params * p, const struct fa * 
     while (next_task(&sh->counter[0], n_pack + n_rows, &task)) {
         if (task < n_pack) {
             const int64_t kb = task % nkb, hk = (task / nkb) % a->Hkv, b = task / (nkb * a->Hkv);
+            if (a->bf16) {
+                ggmlr_fa_bf16_pack_tile(a, sh, backward, b, hk, kb, tmp);
+                continue;
+            }
             const int64_t m0 = kb * KB, nk = a->M - m0 < KB ? a->M - m0 : KB, t = tile_index(a, b, hk, kb);
             /* K^T carries the scale: S = q (scale k) */
             pack_rows(a, a->k, a->DK, a->DKp, b, hk, m0, nk, sh->kt + t * a->DK * KB, a->scale,
@@ -350,7 +360,8 @@ int64_t ggmlr_fa_row_floats(const struct fa * a) { return a->DKp > a->DVp ? a->D
 
 size_t ggmlr_fa_fwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
-    return (size_t) (a->QB * a->DKp + (a->QB * KB + TR) + a->QB * KB + a->QB * a->DVp + 2 * a->QB + wide + (2 * wide + 64));
+    const int64_t bf16 = a->bf16 ? (a->QB * a->DKp + a->QB * KB) / 2 : 0;  /* q16, p16 */
+    return (size_t) (a->QB * a->DKp + (a->QB * KB + TR) + a->QB * KB + a->QB * a->DVp + 2 * a->QB + wide + (2 * wide + 64) + bf16);
 }
 
 struct fwd_scratch ggmlr_fa_fwd_layout(const struct fa * a, float * w) {
@@ -363,7 +374,9 @@ struct fwd_scratch ggmlr_fa_fwd_layout(const struct fa * a, float * w) {
     s.mx = w;   w += a->QB;
     s.l = w;    w += a->QB;
     s.zero = w; w += ggmlr_fa_row_floats(a);
-    s.tmp = w;
+    s.tmp = w;  w += 2 * ggmlr_fa_row_floats(a) + 64;
+    s.q16 = a->bf16 ? (uint16_t *) w : NULL;
+    s.p16 = a->bf16 ? s.q16 + a->QB * a->DKp : NULL;
     memset(s.zero, 0, (size_t) ggmlr_fa_row_floats(a) * sizeof(float));
     return s;
 }
@@ -395,6 +408,7 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
     const int64_t KB = a->KB, hk = h / a->group;
     const float slope = ggmlr_alibi_slope(a->max_bias, h, a->H);
     const struct row_block q = ggmlr_fa_query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp);
+    if (a->bf16) ggmlr_fa_bf16_rows(&q, nr, a->DK, a->DKp, s->q16);
     for (int64_t r = 0; r < a->QB; r++) {
         memset(s->o + r * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         s->mx[r] = -INFINITY;
@@ -409,7 +423,9 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
         /* keys [0, group_live[g]) matter to the rows of group g: their S and
          * exponentials run over nl[g] of them (whole half tiles) */
         int64_t nl[GROUPS];
-        group_columns(a, &bi, nl);
+        const int64_t live = group_columns(a, &bi, nl);
+        /* bf16: one width for every row, the block's live keys in whole 32s */
+        for (int g = 0; g < GROUPS && a->bf16; g++) nl[g] = round_up(live, 32);
         int64_t ldv;
         const float * kt = sh->kt + t * a->DK * KB, * vp = ggmlr_fa_tile_rows(a, a->v, a->v_in_place, sh->vp, a->DVp, b, hk, kb, &ldv);
         /* S = Q K^T + mask and each row's max in one pass; a softcap comes
@@ -418,7 +434,8 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
         const float * add = kind == TILE_MASKED && !capped ? s->mt : NULL;
         float tile_max[QB_MAX];
         for (int64_t r = 0; r < a->QB; r++) tile_max[r] = -INFINITY;
-        for (int64_t r0 = 0; r0 < nr; r0 += TR) {
+        if (a->bf16) ggmlr_fa_bf16_scores(a, sh, t, s->q16, nr, nl[0], s->s, add, capped ? NULL : tile_max);
+        for (int64_t r0 = 0; r0 < nr && !a->bf16; r0 += TR) {
             const float * rows[TR];
             tile_row_ptrs(&q, r0, nr, rows);
             store_rows(a, a->DK, rows, kt, KB, s->s + r0 * KB, KB, add ? add + r0 * KB : NULL, capped ? NULL : tile_max + r0, nl[r0 / TR]);
@@ -448,7 +465,8 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
         float tile_sum[QB_MAX];
         for (int64_t r0 = 0; r0 < nr; r0 += TR) a->vec->tile_exp_rows(TR, nl[r0 / TR], KB, s->s + r0 * KB, s->mx + r0, tile_sum + r0);
         for (int64_t r = 0; r < nr; r++) s->l[r] += tile_sum[r];
-        for (int64_t r0 = 0; r0 < nr; r0 += TR) {
+        if (a->bf16) ggmlr_fa_bf16_pv(a, sh, t, s->s, nr, nl[0], s->p16, s->o);
+        for (int64_t r0 = 0; r0 < nr && !a->bf16; r0 += TR) {
             float * out[TR];
             for (int r = 0; r < TR; r++) out[r] = s->o + (r0 + r) * a->DVp;
             ggmlr_fa_acc_rows(a, bi.group_live[r0 / TR], s->s + r0 * KB, KB, 1, vp, ldv, out, a->DVp);

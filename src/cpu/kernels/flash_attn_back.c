@@ -2,7 +2,7 @@
  * flash_attn.c): per-row statistics (phase 1), then per key chunk P, dS and
  * the dV, dK, dQ products (phase 2), then dQ's chunk partials summed in a
  * fixed order (phase 3). */
-#include "cpu/kernels/flash_attn_impl.h"
+#include "cpu/kernels/flash_attn_bf16.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,13 +13,14 @@
 #define SPAN 4
 
 /* per thread: dK/dV accumulators of a span of key tiles, a block of query rows
- * (q, dO: when not read in place), scores and gradients of one tile, a zero row */
-struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; };
+ * (q, dO: when not read in place), scores and gradients of one tile, a zero
+ * row; with bf16, the rounded query block and tile operands */
+struct bwd_scratch { float * dk, * dv, * q, * dO, * s, * dp, * mt, * dummy, * zero, * tmp; struct bf16_query bq; struct bf16_tile bt; };
 
 static size_t bwd_floats(const struct fa * a) {
     const int64_t KB = a->KB, wide = a->DKp > a->DVp ? a->DKp : a->DVp;
     return (size_t) (SPAN * KB * (a->DKp + a->DVp) + a->QB * a->DKp + a->QB * a->DVp + 2 * (a->QB * KB + TR) + a->QB * KB +
-                     (wide + a->TC) + wide + (2 * wide + 64));
+                     (wide + a->TC) + wide + (2 * wide + 64) + (a->bf16 ? ggmlr_fa_bf16_bwd_u16(a) / 2 : 0));
 }
 
 static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
@@ -34,8 +35,14 @@ static struct bwd_scratch bwd_layout(const struct fa * a, float * w) {
     s.mt = w;     w += a->QB * KB;
     s.dummy = w;  w += wide + a->TC;
     s.zero = w;   w += wide;
-    s.tmp = w;
+    s.tmp = w;    w += 2 * wide + 64;
     memset(s.zero, 0, (size_t) wide * sizeof(float));
+    if (a->bf16) {
+        uint16_t * u = (uint16_t *) w;
+        s.bq = (struct bf16_query) {u, u + a->QB * a->DKp, u + a->QB * (a->DKp + a->DVp), u + a->QB * (2 * a->DKp + a->DVp)};
+        u += 2 * a->QB * (a->DKp + a->DVp);
+        s.bt = (struct bf16_tile) {s.s, s.dp, u, u + a->KB * a->QB, u + 2 * a->KB * a->QB};
+    }
     return s;
 }
 
@@ -59,6 +66,7 @@ static struct query_rows load_query_block(const struct fa * a, const struct fa_s
     const int64_t row0 = (b * a->H + h) * a->N + n0;
     const struct query_rows qr = {ggmlr_fa_query_rows(a->q, a->q_in_place, 1, b, h, n0, nr, a->DKp, s->q, s->zero, s->tmp),
                                   ggmlr_fa_query_rows(a->d, a->d_in_place, 2, b, h, n0, nr, a->DVp, s->dO, s->zero, s->tmp)};
+    if (a->bf16) ggmlr_fa_bf16_query_block(a, &qr.q, &qr.dO, nr, &s->bq);
     for (int64_t r = 0; r < a->QB; r++) {
         mx[r] = r < nr ? sh->mx[row0 + r] : -INFINITY;
         lsum[r] = r < nr ? sh->lsum[row0 + r] : 0.0f;
@@ -77,6 +85,10 @@ static void backward_tile(const struct fa * a, const struct fa_shared * sh, cons
                           const float * lsum, const float * D, const float * mt, float * dk, float * dv, float * dq) {
     int64_t gnl[GROUPS];  /* columns of S, dP per group of rows */
     const int64_t KB = a->KB, t = tile_index(a, b, hk, kb), live = group_columns(a, bi, gnl), nl = round_up(live, a->TC / 2);
+    if (a->bf16) {  /* every row over the block's live keys in whole 32s */
+        ggmlr_fa_bf16_backward_tile(a, sh, &s->bq, &s->bt, t, nr, round_up(live, 32), mx, lsum, D, mt, dk, dv, dq);
+        return;
+    }
     int64_t ldk;
     const float * kt = sh->kt + t * a->DK * KB, * vt = sh->vt + t * a->DV * KB;
     const float * kp = ggmlr_fa_tile_rows(a, a->k, a->k_in_place, sh->kp, a->DKp, b, hk, kb, &ldk);
@@ -215,9 +227,15 @@ static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p,
             const int64_t m0 = kb0 * a.KB, m1 = kb1 * a.KB < a.M ? kb1 * a.KB : a.M;
             float * dk = gk + a.DK * (m0 + a.M * (hk + a.Hkv * b));
             float * dv = gv + a.DV * (m0 + a.M * (hk + a.Hkv * b));
-            for (int64_t j = 0; j < m1 - m0; j++) {
+            for (int64_t j = 0; j < m1 - m0 && !a.bf16; j++) {
                 for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * bs.dk[j * a.DKp + i];  /* dK = scale dS^T Q */
                 memcpy(dv + j * a.DV, bs.dv + j * a.DVp, (size_t) a.DV * sizeof(float));
+            }
+            /* bf16: the accumulators are transposed per tile, [DKp][KB] and [DVp][KB] */
+            for (int64_t j = 0; j < m1 - m0 && a.bf16; j++) {
+                const float * tk = bs.dk + j / a.KB * a.KB * a.DKp + j % a.KB, * tv = bs.dv + j / a.KB * a.KB * a.DVp + j % a.KB;
+                for (int64_t i = 0; i < a.DK; i++) dk[j * a.DK + i] = a.scale * tk[i * a.KB];
+                for (int64_t i = 0; i < a.DV; i++) dv[j * a.DV + i] = tv[i * a.KB];
             }
         }
     }

@@ -27,6 +27,7 @@ struct fa {
     bool k_in_place, v_in_place; /* K / V rows read where they lie instead of packed row-major copies */
     bool q_in_place, d_in_place; /* the same for query rows and their output gradients */
     float scale, max_bias, softcap;
+    bool bf16;               /* GGML_PREC_BF16 where the CPU multiplies bf16: the products in flash_attn_bf16.c */
     const struct ggmlr_vec_ops * vec;
 };
 
@@ -87,7 +88,9 @@ enum { TILE_EMPTY, TILE_PLAIN, TILE_MASKED };
  *   vt [DV][KB]   V transposed (backward: dP = dO V^T)
  * Keys past M are zero. Packing once costs O(M D); every query block reuses it.
  * vp and kp are skipped when V's / K's own rows will do (rows_in_place): the
- * products that read them run over the tile's nk keys only. */
+ * products that read them run over the tile's nk keys only.
+ * With bf16 the four slots hold bf16 tiles instead (always packed; layouts:
+ * flash_attn_bf16.c). */
 
 struct fa_shared {
     atomic_long counter[3];
@@ -110,8 +113,9 @@ static inline struct query_block query_block(const struct fa * a, int64_t t) {
 
 static inline int64_t tile_index(const struct fa * a, int64_t b, int64_t hk, int64_t kb) { return (b * a->Hkv + hk) * n_key_tiles(a) + kb; }
 
-/* per thread; zero: a zero row; tmp: 2 * max(DKp, DVp) floats, for converting rows */
-struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * zero, * tmp; };
+/* per thread; zero: a zero row; tmp: 2 * max(DKp, DVp) floats, for converting rows;
+ * with bf16: the query rows and one tile's P rounded (q16 [QB][DKp], p16 [QB][KB]) */
+struct fwd_scratch { float * q, * s, * mt, * o, * mx, * l, * zero, * tmp; uint16_t * q16, * p16; };
 
 /* GCC takes a function that only prefetches for one without side effects and
  * deletes the calls; noipa keeps them. */

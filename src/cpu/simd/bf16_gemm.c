@@ -158,16 +158,17 @@ static T_AMX void gemm_amx(int64_t Kp, const uint16_t * a_0, const uint16_t * a_
 }
 
 /* c[r * ldc + i] (+)= the products over k < kn of 8 rows r of a (lda apart)
- * and 32 columns (b_0, b_1); acc: add to c, else write it */
-static T_BF16 void dp_8x32(int64_t kn, const uint16_t * a, int64_t lda, const uint16_t * b_0, const uint16_t * b_1, float * c, int64_t ldc,
-                           bool acc_c) {
+ * and 32 columns of a vnni operand (b_0: columns 0..15, b_1: 16..31; the pair
+ * row of k at k * ldb); acc: add to c, else write it */
+static T_BF16 void dp_8x32(int64_t kn, const uint16_t * a, int64_t lda, const uint16_t * b_0, const uint16_t * b_1, int64_t ldb,
+                           float * c, int64_t ldc, bool acc_c) {
     __m512 acc[8][2];
     for (int r = 0; r < 8; r++) {
         acc[r][0] = acc_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
         acc[r][1] = acc_c ? _mm512_loadu_ps(c + r * ldc + 16) : _mm512_setzero_ps();
     }
     for (int64_t k = 0; k < kn; k += 2) {
-        const __m512bh w0 = (__m512bh) _mm512_loadu_si512(b_0 + k * 16), w1 = (__m512bh) _mm512_loadu_si512(b_1 + k * 16);
+        const __m512bh w0 = (__m512bh) _mm512_loadu_si512(b_0 + k * ldb), w1 = (__m512bh) _mm512_loadu_si512(b_1 + k * ldb);
         for (int r = 0; r < 8; r++) {
             int32_t pair;
             memcpy(&pair, a + r * lda + k, sizeof pair);
@@ -179,6 +180,72 @@ static T_BF16 void dp_8x32(int64_t kn, const uint16_t * a, int64_t lda, const ui
     for (int r = 0; r < 8; r++) {
         _mm512_storeu_ps(c + r * ldc, acc[r][0]);
         _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
+    }
+}
+
+/* the same on 16 columns (b) */
+static T_BF16 void dp_8x16(int64_t kn, const uint16_t * a, int64_t lda, const uint16_t * b, int64_t ldb, float * c, int64_t ldc,
+                           bool acc_c) {
+    __m512 acc[8];
+    for (int r = 0; r < 8; r++) acc[r] = acc_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+    for (int64_t k = 0; k < kn; k += 2) {
+        const __m512bh w = (__m512bh) _mm512_loadu_si512(b + k * ldb);
+        for (int r = 0; r < 8; r++) {
+            int32_t pair;
+            memcpy(&pair, a + r * lda + k, sizeof pair);
+            acc[r] = _mm512_dpbf16_ps(acc[r], (__m512bh) _mm512_set1_epi32(pair), w);
+        }
+    }
+    for (int r = 0; r < 8; r++) _mm512_storeu_ps(c + r * ldc, acc[r]);
+}
+
+/* 8 rows of c (ldc apart) against columns [0, n) of b, 32 then 16 at a time */
+static void dp_8xn(int64_t K, const uint16_t * a, int64_t lda, const uint16_t * b, int64_t ldb, int64_t n, float * c, int64_t ldc,
+                   bool acc_c) {
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) dp_8x32(K, a, lda, b + 2 * j, b + 2 * j + 32, ldb, c + j, ldc, acc_c);
+    if (j < n) dp_8x16(K, a, lda, b + 2 * j, ldb, c + j, ldc, acc_c);
+}
+
+void ggmlr_bf16_gemm(int64_t m, int64_t n, int64_t K, const uint16_t * a, int64_t lda, const uint16_t * b, int64_t ldb, float * c,
+                     int64_t ldc, bool acc_c) {
+    int64_t r0 = 0;
+    for (; r0 + 8 <= m; r0 += 8) dp_8xn(K, a + r0 * lda, lda, b, ldb, n, c + r0 * ldc, ldc, acc_c);
+    if (r0 == m) return;
+    /* the last rows (< 8) through a block of 8 rows of 16 columns at a time: c has no room past row m */
+    float part[8 * 16];
+    const int64_t rows = m - r0;
+    memset(part, 0, sizeof part);
+    for (int64_t j = 0; j < n; j += 16) {
+        for (int64_t r = 0; r < rows && acc_c; r++) memcpy(part + r * 16, c + (r0 + r) * ldc + j, 16 * sizeof(float));
+        dp_8x16(K, a + r0 * lda, lda, b + 2 * j, ldb, part, 16, acc_c);
+        for (int64_t r = 0; r < rows; r++) memcpy(c + (r0 + r) * ldc + j, part + r * 16, 16 * sizeof(float));
+    }
+}
+
+void ggmlr_bf16_row(uint16_t * out, const float * x, int64_t n, int64_t np) { row_to_bf16(out, x, n, np); }
+
+T_BF16 void ggmlr_bf16_pair_words(uint32_t * out, int64_t stride, const float * x0, const float * x1, int64_t n, int64_t np) {
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+                                                23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (int64_t c = 0; c < np; c += 16) {
+        const __mmask16 m = n - c >= 16 ? (__mmask16) 0xffff : n > c ? (__mmask16) ((1u << (n - c)) - 1) : 0;
+        const __m512 v0 = _mm512_maskz_loadu_ps(m, x0 + c), v1 = x1 ? _mm512_maskz_loadu_ps(m, x1 + c) : _mm512_setzero_ps();
+        const __m512i words = _mm512_permutexvar_epi16(interleave, (__m512i) _mm512_cvtne2ps_pbh(v1, v0));
+        if (stride == 1) { _mm512_storeu_si512(out + c, words); continue; }
+        uint32_t w[16];
+        _mm512_storeu_si512(w, words);
+        for (int64_t i = 0; i < 16; i++) out[(c + i) * stride] = w[i];
+    }
+}
+
+void ggmlr_bf16_row_words(uint32_t * out, int64_t stride, const float * x, int64_t n, int64_t np) {
+    uint16_t row[512];
+    for (int64_t c0 = 0; c0 < np; c0 += 512) {
+        const int64_t len = np - c0 < 512 ? np - c0 : 512;
+        row_to_bf16(row, x + c0, n - c0 < 0 ? 0 : n - c0 < len ? n - c0 : len, len);
+        const uint32_t * w = (const uint32_t *) row;  /* the pair (2i, 2i + 1) as one word */
+        for (int64_t i = 0; i < len / 2; i++) out[(c0 / 2 + i) * stride] = w[i];
     }
 }
 
@@ -197,13 +264,24 @@ void ggmlr_bf16_gemm_32x32(int64_t Kp, const uint16_t * a_0, const uint16_t * a_
     for (int64_t k0 = 0; k0 < Kp; k0 += KB) {
         const int64_t kn = Kp - k0 < KB ? Kp - k0 : KB;
         for (int h = 0; h < 4; h++)
-            dp_8x32(kn, (h < 2 ? a_0 : a_1) + (h % 2) * 8 * lda + k0, lda, b_0 + k0 * 16, b_1 + k0 * 16, c + h * 8 * ldc, ldc, k0 > 0);
+            dp_8x32(kn, (h < 2 ? a_0 : a_1) + (h % 2) * 8 * lda + k0, lda, b_0 + k0 * 16, b_1 + k0 * 16, 16, c + h * 8 * ldc, ldc, k0 > 0);
     }
 }
 
 #else
 
 const char * ggmlr_bf16_path(void) { return NULL; }
+void ggmlr_bf16_gemm(int64_t m, int64_t n, int64_t K, const uint16_t * a, int64_t lda, const uint16_t * b, int64_t ldb, float * c,
+                     int64_t ldc, bool acc_c) {
+    (void) m; (void) n; (void) K; (void) a; (void) lda; (void) b; (void) ldb; (void) c; (void) ldc; (void) acc_c;
+}
+void ggmlr_bf16_row(uint16_t * out, const float * x, int64_t n, int64_t np) { (void) out; (void) x; (void) n; (void) np; }
+void ggmlr_bf16_pair_words(uint32_t * out, int64_t stride, const float * x0, const float * x1, int64_t n, int64_t np) {
+    (void) out; (void) stride; (void) x0; (void) x1; (void) n; (void) np;
+}
+void ggmlr_bf16_row_words(uint32_t * out, int64_t stride, const float * x, int64_t n, int64_t np) {
+    (void) out; (void) stride; (void) x; (void) n; (void) np;
+}
 void ggmlr_bf16_pack_rows(uint16_t * out, const struct ggmlr_bf16_view * v, int64_t r0, int64_t nr, int64_t K, int64_t Kp, float * tmp) {
     (void) out; (void) v; (void) r0; (void) nr; (void) K; (void) Kp; (void) tmp;
 }

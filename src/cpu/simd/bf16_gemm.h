@@ -47,4 +47,27 @@ void ggmlr_bf16_pack_vnni(uint16_t * out, const struct ggmlr_bf16_view * v, int6
 void ggmlr_bf16_gemm_32x32(int64_t Kp, const uint16_t * a_0, const uint16_t * a_1, int64_t lda, const uint16_t * b_0,
                            const uint16_t * b_1, float * c, int64_t ldc);
 
+/* ---- the operands of fused attention (cpu/kernels/flash_attn_bf16.c) ----
+ * A vnni operand of width ldb: element (k, j) at b[(k / 2) * 2 * ldb + 2 * j + k % 2],
+ * i.e. pair row k / 2 holds ldb words (bf16(x(k, j)) low, bf16(x(k + 1, j)) high). */
+
+/* c[r * ldc + j] (+)= sum_{k < K} a[r * lda + k] b(k, j) for r < m, j < n (a
+ * multiple of 16), b a vnni operand of width ldb; K even; the rows of a are
+ * read in groups of 8 (round_up(m, 8) rows readable), c only for r < m.
+ * acc_c: add to c, else write it. Each sum in increasing k: the result does
+ * not depend on how a caller splits m or n. */
+void ggmlr_bf16_gemm(int64_t m, int64_t n, int64_t K, const uint16_t * a, int64_t lda, const uint16_t * b, int64_t ldb, float * c,
+                     int64_t ldc, bool acc_c);
+/* out[j] = bf16(x[j]) for j < n, 0 for n <= j < np (np a multiple of 16) */
+void ggmlr_bf16_row(uint16_t * out, const float * x, int64_t n, int64_t np);
+/* Two rows as words (bf16(x0[j]) low, bf16(x1[j]) high; x1 NULL: zeros) at
+ * out[j * stride] for j < n, zero words for n <= j < np (np a multiple of 16):
+ * stride 1 writes a pair row of a vnni operand, stride lda / 2 a column of
+ * pairs of a rows operand (its transpose). */
+void ggmlr_bf16_pair_words(uint32_t * out, int64_t stride, const float * x0, const float * x1, int64_t n, int64_t np);
+/* One row's adjacent pairs as words: word i = (bf16(x[2i]), bf16(x[2i + 1]))
+ * at out[i * stride], i < np / 2 (zero past n; np a multiple of 16): a row of
+ * x becomes a column of a vnni operand (stride: its width). */
+void ggmlr_bf16_row_words(uint32_t * out, int64_t stride, const float * x, int64_t n, int64_t np);
+
 #endif
