@@ -171,8 +171,10 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
 }
 
 # x [C, T*N] (rows of the batch's positions) -> attention output [C, T*N]
-# (see ggml_layer_multihead_attention).
-.build_attention <- function(ctx, cfg, d, w, x, t_len, att) {
+# (see ggml_layer_multihead_attention). With a KV cache (generation, one
+# position: T = N = 1), k and v are written into the cache's row att$pos
+# and the queries attend to the whole cache, its rows after pos masked.
+.build_attention <- function(ctx, cfg, d, w, x, t_len, att, cache = NULL) {
   nb <- ggml_tensor_shape(x)[2] %/% t_len; h <- cfg$num_heads; hkv <- cfg$num_kv_heads
   if (.fused_qkv(cfg)) {  # views [D, heads, T, N] of the rows [Q K V] of one product
     e <- (h + 2 * hkv) * d
@@ -187,6 +189,15 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
   if (cfg$rope) {
     q <- ggml_rope_ext(ctx, q, att$pos, n_dims = d)
     k <- ggml_rope_ext(ctx, k, att$pos, n_dims = d)
+  }
+  if (!is.null(cache)) {  # cache rows [D * Hkv, T_max]: one position a row
+    t_max <- ggml_tensor_shape(cache$k)[2]
+    into_cache <- function(cache_t, y) {
+      rows <- ggml_set_rows(ctx, cache_t, ggml_reshape_2d(ctx, ggml_cont(ctx, y), d * hkv, 1), att$pos)
+      ggml_reshape_4d(ctx, rows, d, hkv, t_max, 1)
+    }
+    k <- into_cache(cache$k, k)
+    v <- into_cache(cache$v, v)
   }
   heads_first <- function(y) ggml_permute(ctx, y, 0L, 2L, 1L, 3L)  # [D, T, heads, N]
   y <- ggml_flash_attn_ext(ctx, heads_first(q), heads_first(k), heads_first(v), if (cfg$causal) att$mask,
@@ -207,15 +218,18 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
 # [C, T, N] takes one per datapoint and sums them (repeat_back).
 .build_transformer <- function(ctx, l, x, att, masks) {
   w <- l$weights; cfg <- l$config
-  if (l$type == "positional_embedding") return(ggml_add(ctx, x, w$weight))
+  cache <- att$cache[[l$name]]
+  if (l$type == "positional_embedding") {  # generation with a KV cache: the vector of position att$pos
+    return(ggml_add(ctx, x, if (is.null(att$cache)) w$weight else ggml_reshape(ctx, ggml_get_rows(ctx, w$weight, att$pos), x)))
+  }
   ne <- ggml_tensor_shape(x)
   rows <- ggml_reshape_2d(ctx, x, ne[1], ne[2] * ne[3])
   plus_bias <- function(t, b) if (is.null(b)) t else ggml_add(ctx, t, b)
   drop <- function(t, key) if (is.null(masks[[key]])) t else ggml_mul(ctx, t, ggml_reshape(ctx, masks[[key]], t))
   y <- switch(l$type,
-    multihead_attention = .build_attention(ctx, cfg, .key_dim(l), w, rows, ne[2], att),
+    multihead_attention = .build_attention(ctx, cfg, .key_dim(l), w, rows, ne[2], att, cache),
     transformer_block = {
-      a <- .build_attention(ctx, cfg, .key_dim(l), w, .apply_norm(ctx, rows, cfg$norm, w, "ln1_", cfg$eps), ne[2], att)
+      a <- .build_attention(ctx, cfg, .key_dim(l), w, .apply_norm(ctx, rows, cfg$norm, w, "ln1_", cfg$eps), ne[2], att, cache)
       rows <- ggml_add(ctx, rows, drop(a, paste0(l$name, ".attn")))
       hn <- .apply_norm(ctx, rows, cfg$norm, w, "ln2_", cfg$eps)
       f <- if (cfg$activation == "swiglu") {

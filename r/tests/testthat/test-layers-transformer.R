@@ -222,6 +222,20 @@ test_that("the bias-free fused-QKV model learns the pattern and keeps its option
   expect_equal(predict(m2, matrix(pattern[1:8], 1)), predict(m, matrix(pattern[1:8], 1)))
 })
 
+test_that("generate with a KV cache draws the tokens of the recomputed windows", {
+  for (make in list(tiny_gpt, bias_free_gpt)) {  # RoPE and biases; learned positions and fused QKV
+    set.seed(6)
+    m <- fit(make(), pattern, epochs = 2, batch_size = 16, stride = 1, verbose = 0)
+    # 3 + 20 ids pass the 8 positions: the cache serves the first ones, the sliding window the rest
+    greedy <- generate(m, c(0L, 1L, 2L), n = 20, temperature = 0, kv_cache = FALSE)
+    expect_identical(generate(m, c(0L, 1L, 2L), n = 20, temperature = 0), greedy)
+    drawn <- generate(m, 4L, n = 20, temperature = 1.5, seed = 11, kv_cache = FALSE)
+    expect_identical(generate(m, 4L, n = 20, temperature = 1.5, seed = 11), drawn)
+    expect_identical(generate(m, pattern[1:8], n = 3, temperature = 0), generate(m, pattern[1:8], n = 3, temperature = 0, kv_cache = FALSE))
+  }
+  expect_error(generate(m, 1L, kv_cache = NA), "kv_cache")
+})
+
 test_that("transformer layers refuse bad arguments with messages", {
   s <- ggml_model_sequential()
   expect_error(ggml_layer_multihead_attention(s, 0), "num_heads")
