@@ -7,6 +7,7 @@
 
 .norms <- c("layer_norm", "rms_norm")
 .ff_activations <- c("gelu", "swiglu")
+.qkv_products <- c("separate", "fused")
 
 .check_flag <- function(x, what) {
   if (!is.logical(x) || length(x) != 1 || is.na(x)) stop(sprintf("'%s' must be TRUE or FALSE", what), call. = FALSE)
@@ -33,7 +34,7 @@
 }
 
 # The attention configuration shared by both layers; key_dim NULL: C / num_heads.
-.attention_config <- function(num_heads, key_dim, num_kv_heads, causal, rope) {
+.attention_config <- function(num_heads, key_dim, num_kv_heads, causal, rope, qkv) {
   num_heads <- .check_count(num_heads, "num_heads")
   num_kv_heads <- .check_count(num_kv_heads, "num_kv_heads")
   if (num_heads %% num_kv_heads != 0) {
@@ -42,8 +43,13 @@
   if (!is.null(key_dim)) key_dim <- .check_count(key_dim, "key_dim")
   rope <- .check_flag(rope, "rope")
   if (rope && !is.null(key_dim) && key_dim %% 2 != 0) stop("'key_dim' must be even with rope = TRUE", call. = FALSE)
-  list(num_heads = num_heads, key_dim = key_dim, num_kv_heads = num_kv_heads, causal = .check_flag(causal, "causal"), rope = rope)
+  list(num_heads = num_heads, key_dim = key_dim, num_kv_heads = num_kv_heads, causal = .check_flag(causal, "causal"), rope = rope,
+       qkv = .check_choice(qkv, .qkv_products, "qkv"))
 }
+
+# Configurations written before qkv and bias existed mean "separate" and TRUE.
+.fused_qkv <- function(cfg) identical(cfg$qkv, "fused")
+.has_bias <- function(cfg) !identical(cfg$bias, FALSE)
 
 # Learned position vectors added to a sequence c(T, C): x[t, ] + P[t, ].
 ggml_layer_positional_embedding <- function(model, name = NULL, trainable = TRUE) {
@@ -55,28 +61,32 @@ ggml_layer_positional_embedding <- function(model, name = NULL, trainable = TRUE
 #   RoPE on q and k (rope = TRUE), y_h = softmax(q_h k_g^T / sqrt(key_dim) + M) v_g with
 #   g = the kv head of query head h (h %/% (num_heads / num_kv_heads)), M the causal mask
 #   (0 where the key is not after the query, -Inf after), out = concat_h(y_h) Wo.
+# qkv = "fused": one weight Wqkv = [Wq Wk Wv] and one product, q, k, v its views.
 ggml_layer_multihead_attention <- function(model, num_heads, key_dim = NULL, causal = TRUE, num_kv_heads = num_heads,
-                                           rope = TRUE, name = NULL, trainable = TRUE) {
-  .add_layer(model, "multihead_attention", .attention_config(num_heads, key_dim, num_kv_heads, causal, rope), name, trainable)
+                                           rope = TRUE, qkv = "separate", name = NULL, trainable = TRUE) {
+  .add_layer(model, "multihead_attention", .attention_config(num_heads, key_dim, num_kv_heads, causal, rope, qkv), name, trainable)
 }
 
 # A pre-norm block: x = x + attention(norm1(x)); x = x + ff(norm2(x)), with
 # ff(h) = gelu(h W1 + b1) W2 + b2 or swiglu: (silu(h Wg) * (h Wu)) Wd, and
 # inverted dropout (rate `dropout`) on both branches while training.
+# bias = FALSE: no b1, b2 and no layer-norm betas (GPT's bias-free variant).
 ggml_layer_transformer_block <- function(model, num_heads, ff_dim, activation = "gelu", norm = "layer_norm", dropout = 0,
                                          key_dim = NULL, num_kv_heads = num_heads, causal = TRUE, rope = TRUE, eps = 1e-5,
-                                         name = NULL, trainable = TRUE) {
-  config <- c(.attention_config(num_heads, key_dim, num_kv_heads, causal, rope),
+                                         bias = TRUE, qkv = "separate", name = NULL, trainable = TRUE) {
+  config <- c(.attention_config(num_heads, key_dim, num_kv_heads, causal, rope, qkv),
               list(ff_dim = .check_count(ff_dim, "ff_dim"), activation = .check_choice(activation, .ff_activations, "activation"),
-                   norm = .check_choice(norm, .norms, "norm"), dropout = .check_rate(dropout), eps = .check_eps(eps)))
+                   norm = .check_choice(norm, .norms, "norm"), dropout = .check_rate(dropout), eps = .check_eps(eps),
+                   bias = .check_flag(bias, "bias")))
   .add_layer(model, "transformer_block", config, name, trainable)
 }
 
 # The output head of a language model: a final norm, then logits over the
-# vocabulary at every position: c(T, C) -> c(T, vocab_size).
-ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-5, name = NULL, trainable = TRUE) {
+# vocabulary at every position: c(T, C) -> c(T, vocab_size). bias = FALSE: a
+# layer norm without beta.
+ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-5, bias = TRUE, name = NULL, trainable = TRUE) {
   config <- list(vocab_size = .check_count(vocab_size, "vocab_size"), norm = .check_choice(norm, .norms, "norm"),
-                 eps = .check_eps(eps))
+                 eps = .check_eps(eps), bias = .check_flag(bias, "bias"))
   .add_layer(model, "lm_head", config, name, trainable)
 }
 
@@ -100,17 +110,18 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
   if (l$type == "lm_head") c(shape[1], l$config$vocab_size) else shape
 }
 
-.norm_weight_shapes <- function(prefix, norm, c_dim) {
+.norm_weight_shapes <- function(prefix, cfg, c_dim) {
   s <- list(c_dim)
   names(s) <- paste0(prefix, "gamma")
-  if (norm == "layer_norm") s[[paste0(prefix, "beta")]] <- c_dim
+  if (cfg$norm == "layer_norm" && .has_bias(cfg)) s[[paste0(prefix, "beta")]] <- c_dim
   s
 }
 
 .attention_weight_shapes <- function(l) {
-  c_dim <- l$input_shape[2]; d <- .key_dim(l)
-  list(wq = c(c_dim, l$config$num_heads * d), wk = c(c_dim, l$config$num_kv_heads * d),
-       wv = c(c_dim, l$config$num_kv_heads * d), wo = c(l$config$num_heads * d, c_dim))
+  c_dim <- l$input_shape[2]; d <- .key_dim(l); h <- l$config$num_heads; hkv <- l$config$num_kv_heads
+  qkv <- if (.fused_qkv(l$config)) list(wqkv = c(c_dim, (h + 2 * hkv) * d))
+         else list(wq = c(c_dim, h * d), wk = c(c_dim, hkv * d), wv = c(c_dim, hkv * d))
+  c(qkv, list(wo = c(h * d, c_dim)))
 }
 
 .transformer_weight_shapes <- function(l) {
@@ -121,11 +132,12 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
     transformer_block = {
       f <- l$config$ff_dim
       ff <- if (l$config$activation == "swiglu") list(ff_gate = c(c_dim, f), ff_up = c(c_dim, f), ff_down = c(f, c_dim))
-            else list(ff_w1 = c(c_dim, f), ff_b1 = f, ff_w2 = c(f, c_dim), ff_b2 = c_dim)
-      c(.norm_weight_shapes("ln1_", l$config$norm, c_dim), .attention_weight_shapes(l),
-        .norm_weight_shapes("ln2_", l$config$norm, c_dim), ff)
+            else if (.has_bias(l$config)) list(ff_w1 = c(c_dim, f), ff_b1 = f, ff_w2 = c(f, c_dim), ff_b2 = c_dim)
+            else list(ff_w1 = c(c_dim, f), ff_w2 = c(f, c_dim))
+      c(.norm_weight_shapes("ln1_", l$config, c_dim), .attention_weight_shapes(l),
+        .norm_weight_shapes("ln2_", l$config, c_dim), ff)
     },
-    lm_head = c(.norm_weight_shapes("", l$config$norm, c_dim), list(weight = c(c_dim, l$config$vocab_size))))
+    lm_head = c(.norm_weight_shapes("", l$config, c_dim), list(weight = c(c_dim, l$config$vocab_size))))
 }
 
 # A matrix of n values of a transformer layer: N(0, 0.02), the projections
@@ -150,26 +162,47 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
 # Bytes .attention_inputs takes in its context.
 .attention_inputs_bytes <- function(t_len) 4 * (t_len + t_len^2) + 2 * (ggml_tensor_overhead() + 64)
 
+# The norm's gain, and its beta where the layer has one (bias = TRUE).
 .apply_norm <- function(ctx, x, norm, w, prefix, eps) {
   y <- if (norm == "layer_norm") ggml_norm(ctx, x, eps) else ggml_rms_norm(ctx, x, eps)
   y <- ggml_mul(ctx, y, w[[paste0(prefix, "gamma")]])
-  if (norm == "layer_norm") ggml_add(ctx, y, w[[paste0(prefix, "beta")]]) else y
+  beta <- w[[paste0(prefix, "beta")]]
+  if (is.null(beta)) y else ggml_add(ctx, y, beta)
 }
 
-# x [C, T, N] -> attention output [C, T, N] (see ggml_layer_multihead_attention).
-.build_attention <- function(ctx, cfg, d, w, x, att) {
-  ne <- ggml_tensor_shape(x)
-  t_len <- ne[2]; nb <- ne[3]; h <- cfg$num_heads; hkv <- cfg$num_kv_heads
-  heads <- function(wt, n, rope) {
-    y <- ggml_reshape_4d(ctx, ggml_mul_mat(ctx, wt, x), d, n, t_len, nb)  # [D, heads, T, N]
-    if (rope) y <- ggml_rope_ext(ctx, y, att$pos, n_dims = d)
-    ggml_permute(ctx, y, 0L, 2L, 1L, 3L)                                    # [D, T, heads, N]
+# x [C, T*N] (rows of the batch's positions) -> attention output [C, T*N]
+# (see ggml_layer_multihead_attention). With a KV cache (generation, one
+# position: T = N = 1), k and v are written into the cache's row att$pos
+# and the queries attend to the whole cache, its rows after pos masked.
+.build_attention <- function(ctx, cfg, d, w, x, t_len, att, cache = NULL) {
+  nb <- ggml_tensor_shape(x)[2] %/% t_len; h <- cfg$num_heads; hkv <- cfg$num_kv_heads
+  if (.fused_qkv(cfg)) {  # views [D, heads, T, N] of the rows [Q K V] of one product
+    e <- (h + 2 * hkv) * d
+    qkv <- ggml_mul_mat(ctx, w$wqkv, x)
+    split <- function(n, first) ggml_view_4d(ctx, qkv, d, n, t_len, nb, 4 * d, 4 * e, 4 * e * t_len, 4 * first * d)
+    q <- split(h, 0); k <- split(hkv, h); v <- split(hkv, h + hkv)
+  } else {
+    q <- ggml_reshape_4d(ctx, ggml_mul_mat(ctx, w$wq, x), d, h, t_len, nb)
+    k <- ggml_reshape_4d(ctx, ggml_mul_mat(ctx, w$wk, x), d, hkv, t_len, nb)
+    v <- ggml_reshape_4d(ctx, ggml_mul_mat(ctx, w$wv, x), d, hkv, t_len, nb)
   }
-  q <- heads(w$wq, h, cfg$rope)
-  k <- heads(w$wk, hkv, cfg$rope)
-  v <- heads(w$wv, hkv, FALSE)
-  y <- ggml_flash_attn_ext(ctx, q, k, v, if (cfg$causal) att$mask, scale = 1 / sqrt(d))  # [D, H, T, N]
-  ggml_mul_mat(ctx, w$wo, ggml_reshape_3d(ctx, y, h * d, t_len, nb))
+  if (cfg$rope) {
+    q <- ggml_rope_ext(ctx, q, att$pos, n_dims = d)
+    k <- ggml_rope_ext(ctx, k, att$pos, n_dims = d)
+  }
+  if (!is.null(cache)) {  # cache rows [D * Hkv, T_max]: one position a row
+    t_max <- ggml_tensor_shape(cache$k)[2]
+    into_cache <- function(cache_t, y) {
+      rows <- ggml_set_rows(ctx, cache_t, ggml_reshape_2d(ctx, ggml_cont(ctx, y), d * hkv, 1), att$pos)
+      ggml_reshape_4d(ctx, rows, d, hkv, t_max, 1)
+    }
+    k <- into_cache(cache$k, k)
+    v <- into_cache(cache$v, v)
+  }
+  heads_first <- function(y) ggml_permute(ctx, y, 0L, 2L, 1L, 3L)  # [D, T, heads, N]
+  y <- ggml_flash_attn_ext(ctx, heads_first(q), heads_first(k), heads_first(v), if (cfg$causal) att$mask,
+                           scale = 1 / sqrt(d))  # [D, H, T, N]
+  ggml_mul_mat(ctx, w$wo, ggml_reshape_2d(ctx, y, h * d, t_len * nb))
 }
 
 # The dropout masks a layer reads while training: list(key = list(shape, rate)), shapes in R order.
@@ -180,22 +213,32 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
   stats::setNames(rep(list(list(shape = l$input_shape, rate = rate)), length(keys)), keys)
 }
 
+# A layer on x [C, T, N]. Its products take the positions as rows [C, T*N]:
+# the gradient of a weight is then one outer product, where a product with
+# [C, T, N] takes one per datapoint and sums them (repeat_back).
 .build_transformer <- function(ctx, l, x, att, masks) {
   w <- l$weights; cfg <- l$config
-  drop <- function(t, key) if (is.null(masks[[key]])) t else ggml_mul(ctx, t, masks[[key]])
-  switch(l$type,
-    positional_embedding = ggml_add(ctx, x, w$weight),
-    multihead_attention = .build_attention(ctx, cfg, .key_dim(l), w, x, att),
+  cache <- att$cache[[l$name]]
+  if (l$type == "positional_embedding") {  # generation with a KV cache: the vector of position att$pos
+    return(ggml_add(ctx, x, if (is.null(att$cache)) w$weight else ggml_reshape(ctx, ggml_get_rows(ctx, w$weight, att$pos), x)))
+  }
+  ne <- ggml_tensor_shape(x)
+  rows <- ggml_reshape_2d(ctx, x, ne[1], ne[2] * ne[3])
+  plus_bias <- function(t, b) if (is.null(b)) t else ggml_add(ctx, t, b)
+  drop <- function(t, key) if (is.null(masks[[key]])) t else ggml_mul(ctx, t, ggml_reshape(ctx, masks[[key]], t))
+  y <- switch(l$type,
+    multihead_attention = .build_attention(ctx, cfg, .key_dim(l), w, rows, ne[2], att, cache),
     transformer_block = {
-      a <- .build_attention(ctx, cfg, .key_dim(l), w, .apply_norm(ctx, x, cfg$norm, w, "ln1_", cfg$eps), att)
-      x <- ggml_add(ctx, x, drop(a, paste0(l$name, ".attn")))
-      hn <- .apply_norm(ctx, x, cfg$norm, w, "ln2_", cfg$eps)
+      a <- .build_attention(ctx, cfg, .key_dim(l), w, .apply_norm(ctx, rows, cfg$norm, w, "ln1_", cfg$eps), ne[2], att, cache)
+      rows <- ggml_add(ctx, rows, drop(a, paste0(l$name, ".attn")))
+      hn <- .apply_norm(ctx, rows, cfg$norm, w, "ln2_", cfg$eps)
       f <- if (cfg$activation == "swiglu") {
         ggml_mul_mat(ctx, w$ff_down, ggml_swiglu_split(ctx, ggml_mul_mat(ctx, w$ff_gate, hn), ggml_mul_mat(ctx, w$ff_up, hn)))
       } else {
-        ggml_add(ctx, ggml_mul_mat(ctx, w$ff_w2, ggml_gelu(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w$ff_w1, hn), w$ff_b1))), w$ff_b2)
+        plus_bias(ggml_mul_mat(ctx, w$ff_w2, ggml_gelu(ctx, plus_bias(ggml_mul_mat(ctx, w$ff_w1, hn), w$ff_b1))), w$ff_b2)
       }
-      ggml_add(ctx, x, drop(f, paste0(l$name, ".ff")))
+      ggml_add(ctx, rows, drop(f, paste0(l$name, ".ff")))
     },
-    lm_head = ggml_mul_mat(ctx, w$weight, .apply_norm(ctx, x, cfg$norm, w, "", cfg$eps)))
+    lm_head = ggml_mul_mat(ctx, w$weight, .apply_norm(ctx, rows, cfg$norm, w, "", cfg$eps)))
+  ggml_reshape_3d(ctx, y, ggml_tensor_shape(y)[1], ne[2], ne[3])
 }

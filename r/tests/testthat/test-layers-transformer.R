@@ -18,8 +18,14 @@ rope_ref <- function(z) {
 
 # Multi-head attention of x [C, T, N] (ggml order) with weights w (R
 # matrices in ggml order, [in, out]): out = Wo^T concat_h softmax(...) v.
+# A fused wqkv is [Wq Wk Wv] side by side.
 mha_ref <- function(w, x, cfg, d) {
   h <- cfg$num_heads; hkv <- cfg$num_kv_heads
+  if (!is.null(w$wqkv)) {
+    w$wq <- w$wqkv[, seq_len(h * d), drop = FALSE]
+    w$wk <- w$wqkv[, h * d + seq_len(hkv * d), drop = FALSE]
+    w$wv <- w$wqkv[, (h + hkv) * d + seq_len(hkv * d), drop = FALSE]
+  }
   t_len <- dim(x)[2]
   out <- array(0, dim(x))
   for (b in seq_len(dim(x)[3])) {
@@ -57,10 +63,12 @@ attention_setup <- function(ctx, args, t_len, c_dim, nb) {
   list(l = l, x = x, y = ggmlR:::.build_transformer(ctx, l, x, ggmlR:::.attention_inputs(ctx, t_len), NULL))
 }
 
-test_that("multihead attention computes its formula (GQA, RoPE, causal mask or none)", {
+test_that("multihead attention computes its formula (GQA, RoPE, causal mask or none, fused QKV)", {
   cases <- list(list(num_heads = 4, key_dim = 4, num_kv_heads = 2, causal = TRUE, rope = TRUE),
                 list(num_heads = 2, num_kv_heads = 2, causal = FALSE, rope = FALSE),
-                list(num_heads = 4, key_dim = 2, num_kv_heads = 1, causal = TRUE, rope = FALSE))
+                list(num_heads = 4, key_dim = 2, num_kv_heads = 1, causal = TRUE, rope = FALSE),
+                list(num_heads = 4, key_dim = 4, num_kv_heads = 2, causal = TRUE, rope = TRUE, qkv = "fused"),
+                list(num_heads = 2, num_kv_heads = 1, causal = TRUE, rope = FALSE, qkv = "fused"))
   for (args in cases) {
     set.seed(3)
     ctx <- ggml_init(16 * 1024^2)
@@ -73,11 +81,11 @@ test_that("multihead attention computes its formula (GQA, RoPE, causal mask or n
   }
 })
 
-test_that("multihead attention's gradients match central differences", {
+check_attention_gradients <- function(args) {
   set.seed(5)
   ctx <- ggml_init(32 * 1024^2)
   on.exit(ggml_free(ctx))
-  s <- attention_setup(ctx, list(num_heads = 4, key_dim = 2, num_kv_heads = 2), 4, 6, 2)
+  s <- attention_setup(ctx, args, 4, 6, 2)
   r <- array(stats::rnorm(6 * 4 * 2), c(6, 4, 2))
   loss <- ggml_sum(ctx, ggml_mul(ctx, s$y, tensor_of(ctx, r)))
   ggml_set_loss(loss)
@@ -98,6 +106,14 @@ test_that("multihead attention's gradients match central differences", {
   }
   num <- fd(function(i, e) { if (is.null(i)) return(x); x2 <- x; x2[i] <- x2[i] + e; f(w, x2) })
   expect_equal(ggml_get_f32(ggml_graph_get_grad(g, s$x)), num, tolerance = 1e-4, info = "x")
+}
+
+test_that("multihead attention's gradients match central differences", {
+  check_attention_gradients(list(num_heads = 4, key_dim = 2, num_kv_heads = 2))
+})
+
+test_that("fused QKV attention's gradients (through its views and RoPE) match central differences", {
+  check_attention_gradients(list(num_heads = 4, key_dim = 2, num_kv_heads = 2, qkv = "fused"))
 })
 
 # 0 1 2 3 4 2 1 repeated: from two tokens of context the next one is
@@ -163,6 +179,63 @@ test_that("swiglu, rms_norm, dropout, learned positions and windows as a matrix 
   expect_true(is.finite(m$history$train_loss))
 })
 
+# The C main job's architecture: learned positions, no biases, fused QKV.
+bias_free_gpt <- function() {
+  ggml_model_sequential() |>
+    ggml_layer_embedding(5, 16, input_shape = 8) |>
+    ggml_layer_positional_embedding() |>
+    ggml_layer_transformer_block(num_heads = 2, ff_dim = 32, rope = FALSE, bias = FALSE, qkv = "fused") |>
+    ggml_layer_lm_head(5, bias = FALSE) |>
+    compile(optimizer = "adam", learning_rate = 1e-2)
+}
+
+test_that("bias = FALSE leaves out the betas and MLP biases, qkv = 'fused' has one QKV weight", {
+  set.seed(4)
+  m <- bias_free_gpt()
+  block <- m$layers[[3]]
+  expect_identical(names(block$weights), c("ln1_gamma", "wqkv", "wo", "ln2_gamma", "ff_w1", "ff_w2"))
+  expect_equal(dim(ggml_get_array(block$weights$wqkv)), c(16, 48))
+  expect_identical(names(m$layers[[4]]$weights), c("gamma", "weight"))
+  utils::capture.output(s <- summary(m))
+  expect_equal(s$params, c(5 * 16, 8 * 16, 16 + 16 * 48 + 16 * 16 + 16 + 16 * 32 + 32 * 16, 16 + 16 * 5))
+  # zero-initialised biases change nothing: with the same seed (ones and
+  # zeros draw no random numbers) both models compute the same logits
+  set.seed(4)
+  with_bias <- ggml_model_sequential() |> ggml_layer_embedding(5, 16, input_shape = 8) |> ggml_layer_positional_embedding() |>
+    ggml_layer_transformer_block(num_heads = 2, ff_dim = 32, rope = FALSE, qkv = "fused") |> ggml_layer_lm_head(5) |> compile()
+  x <- matrix(pattern[1:16], 2, byrow = TRUE)
+  expect_equal(predict(m, x), predict(with_bias, x), tolerance = 1e-6)
+})
+
+test_that("the bias-free fused-QKV model learns the pattern and keeps its options through save and load", {
+  set.seed(1)
+  m <- fit(bias_free_gpt(), pattern, epochs = 12, batch_size = 16, stride = 1, verbose = 0, clip_norm = 1,
+           lr_schedule = ggml_opt_lr_schedule("warmup_cosine", warmup = 10, decay_steps = 300, min_lr = 1e-3))
+  expect_lt(tail(m$history$train_loss, 1), 0.15)
+  expect_identical(generate(m, c(0L, 1L, 2L), n = 7, temperature = 0), c(3L, 4L, 2L, 1L, 0L, 1L, 2L))
+  path <- tempfile(fileext = ".gguf")
+  on.exit(unlink(path))
+  ggml_save_model(m, path)
+  m2 <- ggml_load_model(path)
+  expect_identical(m2$layers[[3]]$config$qkv, "fused")
+  expect_false(m2$layers[[3]]$config$bias)
+  expect_equal(predict(m2, matrix(pattern[1:8], 1)), predict(m, matrix(pattern[1:8], 1)))
+})
+
+test_that("generate with a KV cache draws the tokens of the recomputed windows", {
+  for (make in list(tiny_gpt, bias_free_gpt)) {  # RoPE and biases; learned positions and fused QKV
+    set.seed(6)
+    m <- fit(make(), pattern, epochs = 2, batch_size = 16, stride = 1, verbose = 0)
+    # 3 + 20 ids pass the 8 positions: the cache serves the first ones, the sliding window the rest
+    greedy <- generate(m, c(0L, 1L, 2L), n = 20, temperature = 0, kv_cache = FALSE)
+    expect_identical(generate(m, c(0L, 1L, 2L), n = 20, temperature = 0), greedy)
+    drawn <- generate(m, 4L, n = 20, temperature = 1.5, seed = 11, kv_cache = FALSE)
+    expect_identical(generate(m, 4L, n = 20, temperature = 1.5, seed = 11), drawn)
+    expect_identical(generate(m, pattern[1:8], n = 3, temperature = 0), generate(m, pattern[1:8], n = 3, temperature = 0, kv_cache = FALSE))
+  }
+  expect_error(generate(m, 1L, kv_cache = NA), "kv_cache")
+})
+
 test_that("transformer layers refuse bad arguments with messages", {
   s <- ggml_model_sequential()
   expect_error(ggml_layer_multihead_attention(s, 0), "num_heads")
@@ -174,6 +247,10 @@ test_that("transformer layers refuse bad arguments with messages", {
   expect_error(ggml_layer_transformer_block(s, 2, 16, dropout = 1), "dropout")
   expect_error(ggml_layer_transformer_block(s, 2, 0), "ff_dim")
   expect_error(ggml_layer_lm_head(s, 0), "vocab_size")
+  expect_error(ggml_layer_lm_head(s, 5, bias = NA), "bias")
+  expect_error(ggml_layer_transformer_block(s, 2, 16, bias = "no"), "bias")
+  expect_error(ggml_layer_transformer_block(s, 2, 16, qkv = "joint"), "qkv")
+  expect_error(ggml_layer_multihead_attention(s, 2, qkv = c("fused", "separate")), "qkv")
   emb <- ggml_model_sequential() |> ggml_layer_embedding(5, 6, input_shape = 8)
   expect_error(compile(emb |> ggml_layer_multihead_attention(4)), "not a multiple of num_heads")
   expect_error(compile(ggml_model_sequential() |> ggml_layer_dense(4, input_shape = 6) |> ggml_layer_multihead_attention(2)),
