@@ -83,18 +83,25 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_erf1)(AF 
 
 /* GLU's gates x / (1 + e^t): SWIGLU, GEGLU_QUICK and SWIGLU_OAI (t = -k x)
  * and GEGLU (t = -2u). A shorter e^t than expv's, for the GLU forward only
- * (the unary ops keep expv's bits): 1 + e^t needs no NaN or underflow care.
- * t is clamped to [-86, 88] (a NaN to 88: a NaN x is the numerator and
- * reaches y anyway), and t > 88 (not a NaN) gives e = +Inf, so that
- * x / (1 + e) is -0 there as with expf. t = n ln2 + r, |r| <= ln2/2 (n by
- * the 1.5 2^23 rounding trick, whose low mantissa bits then hold n);
- * e^r = 1 + r P(r), P of degree 4 fitted by Remez exchange to the least
- * maximal relative error of e^r on |r| <= ln2/2 (9.2e-8 before rounding);
- * 2^n added to p's exponent field (n in [-125, 127] keeps the result normal). */
+ * (the unary ops keep expv's bits): 1 + e^t needs no NaN care (t is a NaN
+ * only where x is, and x, the numerator, carries it into y).
+ * t = n ln2 + r, |r| <= ln2/2 (n by the 1.5 2^23 rounding trick, whose low
+ * mantissa bits then hold n); e^r = 1 + r P(r), P of degree 4 fitted by
+ * Remez exchange to the least maximal relative error of e^r on
+ * |r| <= ln2/2 (9.2e-8 before rounding). Then 2^n:
+ *  - AVX-512: vscalefps, which saturates to +Inf above the float range and
+ *    to 0 below it (t kept in [-104, 89] by min/max, so n stays exact);
+ *  - elsewhere: n added to p's exponent field, which needs n in [-125, 127]:
+ *    t clamped to [-86, 88] (where e^-86 vanishes beside 1), and above 88
+ *    (a NaN aside) e = +Inf, so that x / (1 + e) is -0 there as with expf. */
 VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(glu_gate)(AF x, AF t) {
+#if TILE_VEC_BYTES == 64
+    t = (AF) _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps((__m512) t, _mm512_set1_ps(-104.0f)));
+#else
     const AI finite = t < 88.0f;
     t = SEL(finite, t, (AF) {0} + 88.0f);
     t = SEL(t > -86.0f, t, (AF) {0} - 86.0f);
+#endif
     const AF z = t * 1.44269504088896341f + 12582912.0f, n = z - 12582912.0f;
     const AF r = (t - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
     AF p = r * 0x1.0fa7ep-7f + 0x1.573ac2p-5f;
@@ -102,8 +109,12 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(glu_gate)(AF x
     p = p * r + 0x1.fffdc4p-2f;
     p = p * r + 0x1.fffff6p-1f;
     p = p * r + 1.0f;
+#if TILE_VEC_BYTES == 64
+    return x / (1.0f + (AF) _mm512_scalef_ps((__m512) p, (__m512) n));
+#else
     const AF e = (AF) ((AI) p + ((AI) z << 23));
     return x / (1.0f + SEL(finite, e, (AF) {0} + __builtin_inff()));
+#endif
 }
 
 /* The loops: whole vectors, then the tail through a zero-padded vector. */
