@@ -16,7 +16,10 @@
 #     (upstream's build lines: scripts/upstream-build.sh, which
 #     compare-upstream-gguf.sh shares);
 # then runs, op by op, upstream's binary and then ours (one after the other,
-# never at once; both on nproc threads, test-backend-ops' default):
+# never at once; both on nproc threads, test-backend-ops' default), ROUNDS
+# times (default 1) interleaved (upstream, ours, upstream, ...), and keeps
+# each case's least us/run over the rounds (on a loaded host the least is
+# the run least disturbed by other work):
 #   test-backend-ops perf -o OP  for CONV_2D, IM2COL, SWIGLU (its GLU cases)
 #   upstream_ops THREADS OP      for NORM, RMS_NORM, L2_NORM, RMS_NORM_BACK,
 #                                GROUP_NORM, POOL_2D, GLU (upstream's perf
@@ -24,7 +27,9 @@
 # TBO_OPS and BENCH_OPS (space-separated) replace those lists; PARAMS, a
 # regular expression, keeps the test-backend-ops cases whose parameters match
 # (test-backend-ops -p; its CONV_2D set alone runs minutes on 2 cores).
-# It prints one line per case: op, case, upstream us/run, ours us/run and
+# BENCH_CLOCK=cpu makes upstream_ops time the process's CPU time instead of
+# wall-clock time (bench/upstream_ops.c). It prints one line per case: op,
+# case, upstream us/run, ours us/run and
 # upstream / ours (> 1: ggmlr is faster). A case either side does not run
 # (not supported, or a constructor we refuse) shows "-".
 set -eu
@@ -32,6 +37,8 @@ if [ $# -lt 1 ] || [ ! -f "$1/tests/test-backend-ops.cpp" ]; then
   echo "usage: $0 UPSTREAM_CHECKOUT [WORK_DIR]   (UPSTREAM_CHECKOUT/tests/test-backend-ops.cpp must exist)" >&2
   exit 2
 fi
+ROUNDS=${ROUNDS:-1}
+case $ROUNDS in ''|*[!0-9]*|0) echo "$0: ROUNDS must be a whole number >= 1 (got '$ROUNDS')" >&2; exit 2;; esac
 UP=$(cd "$1" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 2 ]; then
@@ -66,15 +73,24 @@ figures() {
 }
 : > "$W/up.tsv"; : > "$W/ours.tsv"
 set -- ${PARAMS:+-p "$PARAMS"}
-for op in ${TBO_OPS:-CONV_2D IM2COL SWIGLU}; do
-  "$W/up/bin/test-backend-ops" perf -b CPU -o "$op" "$@" | figures >> "$W/up.tsv"
-  "$W/tbo-ours" perf -b CPU -o "$op" "$@" | figures >> "$W/ours.tsv"
+round=0
+while [ "$round" -lt "$ROUNDS" ]; do
+  round=$((round + 1))
+  for op in ${TBO_OPS:-CONV_2D IM2COL SWIGLU}; do
+    "$W/up/bin/test-backend-ops" perf -b CPU -o "$op" "$@" | figures >> "$W/up.tsv"
+    "$W/tbo-ours" perf -b CPU -o "$op" "$@" | figures >> "$W/ours.tsv"
+  done
+  for op in ${BENCH_OPS:-NORM RMS_NORM L2_NORM RMS_NORM_BACK GROUP_NORM POOL_2D GLU}; do
+    "$W/upstream_ops-up" "$THREADS" "$op" | figures >> "$W/up.tsv"
+    "$W/upstream_ops-ours" "$THREADS" "$op" | figures >> "$W/ours.tsv"
+  done
 done
-for op in ${BENCH_OPS:-NORM RMS_NORM L2_NORM RMS_NORM_BACK GROUP_NORM POOL_2D GLU}; do
-  "$W/upstream_ops-up" "$THREADS" "$op" | figures >> "$W/up.tsv"
-  "$W/upstream_ops-ours" "$THREADS" "$op" | figures >> "$W/ours.tsv"
+# each case's least us/run over the rounds
+for side in up ours; do
+  awk -F '\t' '{ k = $1 "\t" $2 } !(k in m) || $3 + 0 < m[k] { m[k] = $3 + 0 }
+                END { for (k in m) printf "%s\t%.2f\n", k, m[k] }' "$W/$side.tsv" | sort > "$W/$side.min"
+  mv "$W/$side.min" "$W/$side.tsv"
 done
-sort -u "$W/up.tsv" -o "$W/up.tsv"; sort -u "$W/ours.tsv" -o "$W/ours.tsv"
 
 printf 'op\tcase\tupstream us/run\tours us/run\tupstream/ours\n'
 awk -F '\t' 'NR == FNR { ours[$1 "\t" $2] = $3; next }

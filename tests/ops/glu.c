@@ -154,6 +154,19 @@ static const struct ops_row rows[] = {
     GLU_("swiglu [64,37,1,1]: rows over threads", swiglu, 1, IN_((64, 37, 1, 1), -3, 3)),
     GLU_("swiglu odd ne0 [9,3,2,1]: the last element not read", swiglu, 1, IN_((9, 3, 2, 1), -3, 3)),
     GLU_("geglu_quick swapped, odd ne0", geglu_quick_sw, 1, IN_((7, 4, 1, 1), -3, 3)),
+    /* the GLU gate's own exp (cpu/simd/act_impl.h) over its whole range, up to
+     * where 1 + e^t overflows (x < -88): each element within 1e-6 of float64
+     * (x sigmoid(x) has no rounded constant in its exponent: SWIGLU's relative
+     * error is the exp's), and the others' saturation in the 2-norm */
+    {.op = "GLU", .variant = "swiglu split, x over [-100, 100]: each element", .build = b_glu, .params = &swiglu_split, .n_in = 2,
+     .in = {IN_((67, 5, 1, 1), -100, 100), IN_((67, 5, 1, 1), -2, 2)}, .shape = s_glu, .ref = r_glu, .cmp = OPS_ELEMENTS,
+     .tol = 1e-6, .atol = 1e-30},
+    {.op = "GLU", .variant = "geglu, x over [-12, 12]", .build = b_glu, .params = &geglu, .n_in = 1, .in = {IN_((68, 5, 1, 1), -12, 12)},
+     .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6},
+    {.op = "GLU", .variant = "geglu_quick split, x over [-60, 60]", .build = b_glu, .params = &geglu_quick_split, .n_in = 2,
+     .in = {IN_((67, 5, 1, 1), -60, 60), IN_((67, 5, 1, 1), -2, 2)}, .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6},
+    {.op = "GLU", .variant = "swiglu_oai, x over [-60, 0.9]", .build = b_glu, .params = &oai, .n_in = 2,
+     .in = {IN_((67, 5, 1, 1), -60, 0.9), IN_((67, 5, 1, 1), -0.9, 0.9)}, .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6},
     /* F16 a and result: relu(x) g of halves is exact in F32, rounded once */
     {.op = "GLU", .variant = "reglu F16", .build = b_glu, .params = &reglu, .n_in = 1,
      .in = {{.ne = {10, 3, 2, 1}, .lo = -3, .hi = 3, .type = GGML_TYPE_F16, .layout = OPS_CONTIG | OPS_TRANSPOSED}}, .shape = s_glu,

@@ -180,6 +180,9 @@ static const struct ops_row rows[] = {
     GN("[2,3,3,2] 8 groups of 1 (5 empty)", 8, 1e-5f, (2, 3, 3, 2), -2, 2, 0, OPS_FORWARD_ONLY),
     GN("[6,5,4,1] 1 group, offset 1000, eps 0", 1, 0.0f, (6, 5, 4, 1), 999, 1001, 0, OPS_FORWARD_ONLY),
     GN("[9,7,8,3] 4 groups", 4, 1e-5f, (9, 7, 8, 3), -4, 4, 0, OPS_REFUSED),  /* 12 units over the threads */
+    /* groups of 1,386 and 2,048 elements: one pass over each packed group, vector tails at its end */
+    GN("[33,7,12,2] 2 groups, offset 100", 2, 1e-5f, (33, 7, 12, 2), 99, 101, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
+    GN("[32,32,6,1] 3 groups", 3, 1e-6f, (32, 32, 6, 1), -3, 3, OPS_ANY_LAYOUT, OPS_FORWARD_ONLY),
     GRAD_GN("gradient 2 groups", 2, 1e-5f, (4, 3, 4, 2), 0), GRAD_GN("gradient 2 groups of 2 and 1", 2, 1e-3f, (3, 2, 3, 1), 0),
     GRAD_GN("gradient of transposed", 3, 1e-5f, (3, 4, 6, 1), OPS_TRANSPOSED),
 };

@@ -89,18 +89,40 @@ static struct group group_of(const struct ggml_tensor * dst, int64_t u) {
     return (struct group) {c0 < nc ? c0 : nc, c0 + per < nc ? c0 + per : nc, u / ng};
 }
 
+/* A group is ne1 (c1 - c0) rows of ne0 elements, taken in runs of `run`
+ * rows: the whole group at once where every tensor it reads or writes holds
+ * it as one packed F32 stretch (the usual layout: the passes then go over
+ * long vectors instead of short rows, e.g. 32-element rows of a 32x32
+ * image), else row by row. */
+static bool packed_f32(const struct ggml_tensor * t) {
+    if (!t) return true;  /* the forward has no g */
+    return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] == t->ne[0] * t->nb[0] && t->nb[2] == t->ne[1] * t->nb[1];
+}
+
+static int64_t run_rows(const struct ggml_tensor * x, const struct ggml_tensor * g, const struct ggml_tensor * dst, struct group gr) {
+    return packed_f32(x) && packed_f32(g) && packed_f32(dst) ? x->ne[1] * (gr.c1 - gr.c0) : 1;
+}
+
+/* the q-th run of a group: its first row's (i1, i2) and its n elements */
+struct run { int64_t i1, i2, n; };
+
+static struct run run_of(const struct ggml_tensor * t, struct group gr, int64_t run, int64_t q) {
+    const int64_t row = q * run;
+    return (struct run) {row % t->ne[1], gr.c0 + row / t->ne[1], run * t->ne[0]};
+}
+
 /* mean and 1 / sqrt(var + eps) of a group (0 where undefined), the variance in a second pass */
-static struct row_stats group_stats(const struct ggml_tensor * x, struct group gr, double eps, float * buf) {
-    const int64_t n = x->ne[0], cnt = n * x->ne[1] * (gr.c1 - gr.c0);
+static struct row_stats group_stats(const struct ggml_tensor * x, struct group gr, int64_t run, double eps, float * buf) {
+    const int64_t cnt = x->ne[0] * x->ne[1] * (gr.c1 - gr.c0), n_runs = x->ne[1] * (gr.c1 - gr.c0) / run;
     const struct ggmlr_vec_ops * v = ggmlr_vec();
     double mu = 0.0, ss = 0.0;
     for (int pass = 0; pass < 2; pass++) {
-        for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
-            for (int64_t i1 = 0; i1 < x->ne[1]; i1++) {
-                const float * r = ggmlr_row_f32(x, i1, i2, gr.i3, buf);
-                if (pass == 0) mu += v->dot_dev(n, r, 0.0, NULL, 0.0);
-                else ss += v->dot_dev(n, r, mu, r, mu);
-            }
+        for (int64_t q = 0; q < n_runs; q++) {
+            const struct run rn = run_of(x, gr, run, q);
+            const float * r = ggmlr_row_f32(x, rn.i1, rn.i2, gr.i3, buf);
+            if (pass == 0) mu += v->dot_dev(rn.n, r, 0.0, NULL, 0.0);
+            else ss += v->dot_dev(rn.n, r, mu, r, mu);
+        }
         if (pass == 0) mu /= (double) cnt;
     }
     const double var = ss / (double) cnt + eps;
@@ -113,29 +135,30 @@ static void ggmlr_compute_group_norm(const struct ggmlr_compute_params * p, stru
     const struct ggml_tensor * x = back ? dst->src[1] : dst->src[0], * ga = back ? dst->src[0] : NULL;
     const double eps = ggmlr_group_norm_params_decode(dst).eps;
     const int64_t n = dst->ne[0];
-    if (n == 0) return;
+    if (n == 0 || dst->ne[1] == 0) return;
     float * xbuf = p->wdata, * gbuf = xbuf + n;
     int64_t u0, u1;
     ggmlr_split(n_units(dst), p->ith, p->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
         const struct group gr = group_of(dst, u);
         if (gr.c1 <= gr.c0) continue;
-        const struct row_stats s = group_stats(x, gr, eps, xbuf);
+        const int64_t run = run_rows(x, ga, dst, gr), n_runs = dst->ne[1] * (gr.c1 - gr.c0) / run;
+        const struct row_stats s = group_stats(x, gr, run, eps, xbuf);
         const struct ggmlr_vec_ops * v = ggmlr_vec();
         double mean_g = 0.0, mean_gz = 0.0;  /* backward: mean(g), mean(g x̂) over the group */
-        for (int64_t i2 = gr.c0; back && i2 < gr.c1; i2++)
-            for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
-                const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf), * g = ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf);
-                mean_g += v->dot_dev(n, g, 0.0, NULL, 0.0);
-                mean_gz += v->dot_dev(n, g, 0.0, xr, s.mu);
-            }
+        for (int64_t q = 0; back && q < n_runs; q++) {
+            const struct run rn = run_of(x, gr, run, q);
+            const float * xr = ggmlr_row_f32(x, rn.i1, rn.i2, gr.i3, xbuf), * g = ggmlr_row_f32(ga, rn.i1, rn.i2, gr.i3, gbuf);
+            mean_g += v->dot_dev(rn.n, g, 0.0, NULL, 0.0);
+            mean_gz += v->dot_dev(rn.n, g, 0.0, xr, s.mu);
+        }
         mean_g *= s.k; mean_gz *= s.k * s.inv;
-        for (int64_t i2 = gr.c0; i2 < gr.c1; i2++)
-            for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
-                const float * xr = ggmlr_row_f32(x, i1, i2, gr.i3, xbuf);
-                float * y = ggmlr_elem_ptr(dst, 0, i1, i2, gr.i3);
-                v->norm_apply(n, xr, s.mu, s.inv, back ? ggmlr_row_f32(ga, i1, i2, gr.i3, gbuf) : NULL, mean_g, mean_gz, y);
-            }
+        for (int64_t q = 0; q < n_runs; q++) {
+            const struct run rn = run_of(x, gr, run, q);
+            const float * xr = ggmlr_row_f32(x, rn.i1, rn.i2, gr.i3, xbuf);
+            float * y = ggmlr_elem_ptr(dst, 0, rn.i1, rn.i2, gr.i3);
+            v->norm_apply(rn.n, xr, s.mu, s.inv, back ? ggmlr_row_f32(ga, rn.i1, rn.i2, gr.i3, gbuf) : NULL, mean_g, mean_gz, y);
+        }
     }
 }
 

@@ -39,11 +39,14 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(expv)(AF x) {
     return SEL(nan, x + __builtin_nanf(""), SEL(dead, (AF) {0}, y));
 }
 
-/* e^(-2u), u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) = 1 / (1 + e^(-2u)) */
-VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_e)(AF x) {
+/* 2u, u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) = 1 / (1 + e^(-2u)) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_2u)(AF x) {
     const AF k2 = (AF) {0} + 2.0f * 0.79788456080286535588f;
-    return VEC_FN(expv)(-(k2 * x + (k2 * 0.044715f) * x * (x * x)));
+    return k2 * x + (k2 * 0.044715f) * x * (x * x);
 }
+
+/* e^(-2u) */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_e)(AF x) { return VEC_FN(expv)(-VEC_FN(gelu_2u)(x)); }
 
 /* y = x / (1 + e^(-2u)) = x/2 (1 + tanh u) */
 VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu1)(AF x) { return x / (1.0f + VEC_FN(gelu_e)(x)); }
@@ -76,6 +79,42 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(gelu_erf1)(AF 
     p = p * t - 1.26551223f;
     const AF e = t * VEC_FN(expv)(p - z * z);
     return 0.5f * x * SEL(x >= 0.0f, 2.0f - e, e);
+}
+
+/* GLU's gates x / (1 + e^t): SWIGLU, GEGLU_QUICK and SWIGLU_OAI (t = -k x)
+ * and GEGLU (t = -2u). A shorter e^t than expv's, for the GLU forward only
+ * (the unary ops keep expv's bits): 1 + e^t needs no NaN care (t is a NaN
+ * only where x is, and x, the numerator, carries it into y).
+ * t = n ln2 + r, |r| <= ln2/2 (n by the 1.5 2^23 rounding trick, whose low
+ * mantissa bits then hold n); e^r = 1 + r P(r), P of degree 4 fitted by
+ * Remez exchange to the least maximal relative error of e^r on
+ * |r| <= ln2/2 (9.2e-8 before rounding). Then 2^n:
+ *  - AVX-512: vscalefps, which saturates to +Inf above the float range and
+ *    to 0 below it (t kept in [-104, 89] by min/max, so n stays exact);
+ *  - elsewhere: n added to p's exponent field, which needs n in [-125, 127]:
+ *    t clamped to [-86, 88] (where e^-86 vanishes beside 1), and above 88
+ *    (a NaN aside) e = +Inf, so that x / (1 + e) is -0 there as with expf. */
+VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(glu_gate)(AF x, AF t) {
+#if TILE_VEC_BYTES == 64
+    t = (AF) _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps((__m512) t, _mm512_set1_ps(-104.0f)));
+#else
+    const AI finite = t < 88.0f;
+    t = SEL(finite, t, (AF) {0} + 88.0f);
+    t = SEL(t > -86.0f, t, (AF) {0} - 86.0f);
+#endif
+    const AF z = t * 1.44269504088896341f + 12582912.0f, n = z - 12582912.0f;
+    const AF r = (t - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+    AF p = r * 0x1.0fa7ep-7f + 0x1.573ac2p-5f;
+    p = p * r + 0x1.555a6cp-3f;
+    p = p * r + 0x1.fffdc4p-2f;
+    p = p * r + 0x1.fffff6p-1f;
+    p = p * r + 1.0f;
+#if TILE_VEC_BYTES == 64
+    return x / (1.0f + (AF) _mm512_scalef_ps((__m512) p, (__m512) n));
+#else
+    const AF e = (AF) ((AI) p + ((AI) z << 23));
+    return x / (1.0f + SEL(finite, e, (AF) {0} + __builtin_inff()));
+#endif
 }
 
 /* The loops: whole vectors, then the tail through a zero-padded vector. */
@@ -116,10 +155,10 @@ ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
 VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y) {
     switch (act) {
         case GGML_UNARY_OP_RELU:       GLU_LOOP(SEL(xv > 0.0f, xv, (AF) {0})); break;
-        case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(gelu1)(xv)); break;
-        case GGML_UNARY_OP_GELU_QUICK: GLU_LOOP(VEC_FN(xsig1)(xv, 1.702f)); break;
+        case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(glu_gate)(xv, -VEC_FN(gelu_2u)(xv))); break;
+        case GGML_UNARY_OP_GELU_QUICK: GLU_LOOP(VEC_FN(glu_gate)(xv, -1.702f * xv)); break;
         case GGML_UNARY_OP_GELU_ERF:   GLU_LOOP(VEC_FN(gelu_erf1)(xv)); break;
-        default:                       GLU_LOOP(VEC_FN(xsig1)(xv, 1.0f)); break;
+        default:                       GLU_LOOP(VEC_FN(glu_gate)(xv, -xv)); break;
     }
 }
 
@@ -129,7 +168,7 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF
     const AF xc = SEL(x < limit, x, (AF) {0} + limit);
     AF gc = SEL(g > -limit, g, (AF) {0} - limit);
     gc = SEL(gc < limit, gc, (AF) {0} + limit);
-    return VEC_FN(xsig1)(xc, alpha) * (gc + 1.0f);
+    return VEC_FN(glu_gate)(xc, -alpha * xc) * (gc + 1.0f);
 }
 
 VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y) {
