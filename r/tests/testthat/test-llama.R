@@ -164,6 +164,46 @@ test_that("prompt/response JSONL data trains, and a bad line is named", {
   expect_error(ggml_llama_finetune(m, pairs, iters = 1), ":2: column")
 })
 
+# The repository's ggmlr-llama program (the CMake build's), or a skip.
+llama_cli <- function() {
+  exe <- normalizePath(file.path("..", "..", "..", "build", "ggmlr-llama"), mustWork = FALSE)
+  if (!file.exists(exe)) skip("the C program is not built at build/ggmlr-llama of the repository")
+  exe
+}
+
+test_that("the model, the generated text and the adapter are the ggmlr-llama program's, byte for byte", {
+  exe <- llama_cli()
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  at <- function(f) file.path(dir, f)
+  sizes <- c("--embd", "64", "--ff", "128", "--layers", "2", "--ctx", "128", "--seed", "3")
+  expect_identical(system2(exe, c("tiny", "-o", at("cli.gguf"), sizes), stdout = FALSE), 0L)
+  tiny_model <- ggml_llama_tiny(at("r.gguf"), n_embd = 64, n_ff = 128, n_layer = 2, n_ctx = 128, seed = 3)
+  expect_identical(unname(tools::md5sum(at("r.gguf"))), unname(tools::md5sum(at("cli.gguf"))))
+  m <- ggml_llama_load(tiny_model)
+  # generate prints the prompt, the continuation and a newline; an R string
+  # holds no NUL byte, so the R text has the NUL tokens' bytes dropped
+  cli_text <- function(args) {
+    system2(exe, c("generate", "-m", at("cli.gguf"), "-p", shQuote("It is a truth"), "-t", "2", args),
+            stdout = at("out.txt"), stderr = FALSE)
+    bytes <- readBin(at("out.txt"), "raw", 4096)
+    bytes[bytes != as.raw(0)]
+  }
+  r_text <- function(...) charToRaw(paste0("It is a truth", ggml_llama_generate(m, "It is a truth", threads = 2, ...), "\n"))
+  expect_identical(r_text(n_predict = 24), cli_text(c("-n", "24")))
+  expect_identical(r_text(n_predict = 16, temperature = 0), cli_text(c("-n", "16", "--temp", "0")))
+  expect_identical(r_text(n_predict = 16, temperature = 1.2, top_k = 5, top_p = 0.9, seed = 11),
+                   cli_text(c("-n", "16", "--temp", "1.2", "--top-k", "5", "--top-p", "0.9", "--seed", "11")))
+  writeLines(training_text, at("data.txt"))
+  expect_identical(system2(exe, c("finetune", "-m", at("cli.gguf"), "--data", at("data.txt"), "-o", at("cli-lora.gguf"),
+                                  "--iters", "3", "--ctx", "32", "--targets", "all", "--rank", "4", "-t", "2"),
+                           stderr = FALSE), 0L)
+  ggml_llama_finetune(m, at("data.txt"), iters = 3, n_ctx = 32, targets = "all", rank = 4, adapter_out = at("r-lora.gguf"),
+                      threads = 2)
+  expect_identical(unname(tools::md5sum(at("r-lora.gguf"))), unname(tools::md5sum(at("cli-lora.gguf"))))
+})
+
 test_that("hostile input is refused with R errors", {
   path <- tiny_model_file()
   other <- tiny_model_file(seed = 4)
