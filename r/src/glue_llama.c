@@ -120,7 +120,7 @@ SEXP R_ggml_llama_info(SEXP model) {
     const struct rg_llama * r = llama_arg(model);
     const struct llama_hparams * hp = &r->model.hp;
     const char * names[] = {"arch", "n_layer", "n_embd", "n_ff", "n_head", "n_head_kv", "n_vocab", "n_ctx", "n_rot", "rope_base",
-                            "rms_eps", "type_embd", "type_blocks", "type_output", "tied", "tokenizer", "bos", "eos", "add_bos"};
+                            "rms_eps", "type_embd", "type_blocks", "type_output", "tied", "tokenizer", "bos", "eos", "add_bos", "add_eos"};
     const int n = (int) (sizeof names / sizeof names[0]);
     SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
     SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));
@@ -139,12 +139,14 @@ SEXP R_ggml_llama_info(SEXP model) {
     SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(r->vocab.bos));
     SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(r->vocab.eos));
     SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(r->vocab.add_bos));
+    SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(r->vocab.add_eos));
     UNPROTECT(2);
     return out;
 }
 
 /* ---- tokens ---- */
 
+/* add_bos: the vocabulary's BOS first and EOS last when it adds them (llama.cpp's add_special). */
 SEXP R_ggml_llama_tokenize(SEXP model, SEXP text, SEXP add_bos, SEXP special) {
     const struct rg_llama * r = llama_arg(model);
     const char * s = rg_string(text, "text");
@@ -264,7 +266,8 @@ static double seconds_now(void) {
 
 /* list(text, ids, n_prompt, prompt_seconds, generation_seconds): the prompt
  * in one batch, then one token at a time until n_predict or EOS (as the
- * ggmlr-llama CLI does; the text is the continuation only). */
+ * ggmlr-llama CLI does: BOS and EOS around the prompt as the vocabulary
+ * adds them; the text is the continuation only). */
 SEXP R_ggml_llama_generate(SEXP model, SEXP prompt, SEXP n_predict, SEXP temperature, SEXP top_k, SEXP top_p, SEXP seed, SEXP lora,
                            SEXP n_ctx, SEXP threads) {
     const struct rg_llama * r = llama_arg(model);
@@ -296,7 +299,7 @@ SEXP R_ggml_llama_generate(SEXP model, SEXP prompt, SEXP n_predict, SEXP tempera
     double t0 = 0, t1 = 0, t2 = 0;
     llama_msg_clear();
     if (!lora_open(adapter, r, &l)) stop = 1;
-    if (!stop && (n_prompt = llama_tokenize(&r->vocab, text, strlen(text), r->vocab.add_bos, true, &tok)) < 1) {
+    if (!stop && (n_prompt = llama_tokenize(&r->vocab, text, strlen(text), true, true, &tok)) < 1) {
         if (n_prompt == 0) llama_note("error: the prompt has no tokens\n");
         stop = 1;
     }
@@ -408,7 +411,7 @@ SEXP R_ggml_llama_finetune(SEXP model, SEXP text, SEXP jsonl, SEXP data_name, SE
     if (is_jsonl) {
         if (!llama_jsonl_data(&r->vocab, name, data, strlen(data), &d)) stop = 1;
     } else {
-        const int n = llama_tokenize(&r->vocab, data, strlen(data), r->vocab.add_bos, false, &d.tokens);
+        const int n = llama_tokenize(&r->vocab, data, strlen(data), true, false, &d.tokens);
         if (n < 0) stop = 1;
         else d.n = n;
     }
