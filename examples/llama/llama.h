@@ -321,9 +321,9 @@ bool llama_trainer_eval(struct llama_trainer * t, float * loss);
  * file with F32 weights), their AdamW moments and the step count, so that
  * training resumes bitwise. */
 bool llama_trainer_save(const struct llama_trainer * t, const char * path, int64_t step);
-/* Loads a checkpoint's adapters into lora (before llama_trainer_init) ... */
-bool llama_checkpoint_load_lora(struct llama_lora * lora, const struct llama_model * m, const char * path);
-/* ... and its parameters, moments and step count into the trainer (after it). */
+/* Loads a checkpoint's parameters, moments and step count into the trainer
+ * (after llama_trainer_init; the adapters come from llama_lora_load of the
+ * same file, before it). */
 bool llama_trainer_resume(struct llama_trainer * t, const char * path, int64_t * step);
 
 #endif
