@@ -1,5 +1,5 @@
 /* test_llama_cli.c -- the ggmlr-llama program end to end on a tiny
- * generated model: tiny, generate (with and without an adapter), finetune
+ * generated model: tiny, generate (with and without an adapter), logits, finetune
  * (progress lines, the adapter written, a resumed run writing the same
  * adapter bit for bit), merge (the same model as finetune --merge-out), --grad-checkpoint (the same adapter), and exit status 2 with nothing written for wrong
  * arguments, missing files and data that is empty or not text. */
@@ -20,14 +20,19 @@ static int run(const char * args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool output_has(const char * what) {
-    char path[300], buf[65536];
+/* The last run's output (at most cap - 1 bytes), NUL-terminated. */
+static void read_output(char * buf, size_t cap) {
+    char path[300];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     FILE * f = fopen(path, "rb");
-    if (!f) return false;
-    const size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
+    const size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    if (f) fclose(f);
     buf[n] = '\0';
+}
+
+static bool output_has(const char * what) {
+    char buf[65536];
+    read_output(buf, sizeof buf);
     return strstr(buf, what) != NULL;
 }
 
@@ -132,6 +137,23 @@ int main(void) {
     snprintf(args, sizeof args, "%s --data pairs.txt --format jsonl -o j2.gguf", fj);
     EXPECT_RUN(0, args, "the loss is on those only");
     CHECK(same_files("j.gguf", "j2.gguf"), "finetune: --format jsonl differs from the .jsonl extension");
+
+    /* logits: --all prints a line of n_vocab (306, tiny's) numbers per
+     * token; the last one is what the run without --all prints */
+    char all[65536], last[16384];
+    EXPECT_RUN(0, "logits -m m.gguf --tokens 1,76,107 --all -t 1", "\n");
+    read_output(all, sizeof all);
+    EXPECT_RUN(0, "logits -m m.gguf --tokens 1,76,107 -t 1", "\n");
+    read_output(last, sizeof last);
+    const char * third = strchr(all, '\n');
+    third = third ? strchr(third + 1, '\n') : NULL;
+    CHECK(third && strcmp(third + 1, last) == 0, "logits: the last of --all's lines is not the run without --all");
+    int numbers = 0, lines = 0;
+    for (const char * p = all; *p; p++) { numbers += *p == ' ' || *p == '\n'; lines += *p == '\n'; }
+    CHECK(lines == 3 && numbers == 3 * 306, "logits --all: %d lines, %d numbers (want 3, 918)", lines, numbers);
+    EXPECT_RUN(2, "logits -m m.gguf --tokens 1,306", "below n_vocab 306");
+    EXPECT_RUN(2, "logits -m m.gguf --tokens 1,,2", "comma list");
+    EXPECT_RUN(2, "logits -m m.gguf", "required");
 
     /* bad data and arguments: status 2, nothing written */
     write_file("empty.txt", "", 0);

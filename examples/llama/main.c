@@ -176,6 +176,64 @@ out_model:
     return status;
 }
 
+/* ---- logits ---- */
+
+/* Token ids given directly (the tokenizer out of the way), evaluated in one
+ * batch; the logits printed as text, one line per position, so that another
+ * implementation's can be set beside them (scripts/compare-llama-cpp.sh). */
+static int cmd_logits(int argc, char ** argv) {
+    const char * model = NULL, * adapter = NULL, * ids = NULL;
+    int threads = 0;
+    bool all = false;
+    const struct opt opts[] = {
+        {"-m", O_STR, &model, "the model GGUF (required)"},
+        {"--lora", O_STR, &adapter, "a LoRA adapter GGUF (llama.cpp's format)"},
+        {"--tokens", O_STR, &ids, "the token ids, a comma list such as 1,72,101 (required)"},
+        {"--all", O_FLAG, &all, "every position's logits, not only the last one's"},
+        {"-t", O_INT, &threads, "threads (all cores)"},
+    };
+    const int r = parse(argc, argv, "logits", "Prints the logits of token ids evaluated in one batch: n_vocab numbers a line, one line per position.", opts, sizeof opts / sizeof opts[0]);
+    if (r) return r == 1 ? 0 : r;
+    if (!model || !ids) { fprintf(stderr, "error: logits: -m MODEL.gguf and --tokens IDS are required\n"); return EXIT_USAGE; }
+    if (threads < 0) { fprintf(stderr, "error: logits: -t must be >= 0\n"); return EXIT_USAGE; }
+    struct llama_model m;
+    if (!llama_model_load(&m, model)) return EXIT_USAGE;
+    struct llama_lora l = {0};
+    struct llama_session s = {0};
+    const size_t cap = strlen(ids) / 2 + 1;  /* a comma list of n ids has at least 2n - 1 characters */
+    int32_t * tok = malloc(sizeof *tok * cap);
+    int n = 0, status = EXIT_USAGE;
+    for (const char * p = ids; tok && *p;) {
+        char * end;
+        errno = 0;
+        const long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 0 || v >= m.hp.n_vocab || (*end && *end != ',') || (size_t) n == cap) {
+            fprintf(stderr, "error: logits: --tokens '%s' is not a comma list of ids below n_vocab %d\n", ids, m.hp.n_vocab);
+            goto out;
+        }
+        tok[n++] = (int32_t) v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0 || n > m.hp.n_ctx) { fprintf(stderr, "error: logits: %d tokens: need 1 to the model's context of %d\n", n, m.hp.n_ctx); goto out; }
+    if (adapter && !llama_lora_load(&l, &m, adapter)) goto out;
+    if (!llama_session_init(&s, &m, adapter ? &l : NULL, n, threads)) goto out;
+    status = 1;
+    if (llama_decode(&s, tok, n, all)) {
+        for (int i = 0; i < s.n_logits; i++) {
+            const float * row = s.logits + (size_t) i * (size_t) m.hp.n_vocab;
+            for (int k = 0; k < m.hp.n_vocab; k++) printf("%s%.9g", k ? " " : "", (double) row[k]);
+            printf("\n");
+        }
+        status = 0;
+    }
+    llama_session_free(&s);
+out:
+    if (l.ctx) llama_lora_free(&l);
+    free(tok);
+    llama_model_free(&m);
+    return status;
+}
+
 /* ---- finetune ---- */
 
 /* The whole file, which must be non-empty UTF-8 text without NUL bytes. */
@@ -403,7 +461,8 @@ static void main_usage(FILE * f) {
                "  finetune   train LoRA adapters on a text file or prompt/response JSONL; writes an adapter GGUF that llama.cpp loads\n"
                "             (--full: train every weight of an F32/F16/BF16 model and write the model)\n"
                "  merge      write a base model with a LoRA adapter merged into its weights\n"
-               "  tiny       write a small random model to try the others\n");
+               "  tiny       write a small random model to try the others\n"
+               "  logits     print the logits of given token ids (to compare with another implementation)\n");
 }
 
 int main(int argc, char ** argv) {
@@ -413,6 +472,7 @@ int main(int argc, char ** argv) {
     if (strcmp(argv[1], "finetune") == 0) return cmd_finetune(argc - 2, argv + 2);
     if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "tiny") == 0) return cmd_tiny(argc - 2, argv + 2);
+    if (strcmp(argv[1], "logits") == 0) return cmd_logits(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n", argv[1]);
     main_usage(stderr);
     return EXIT_USAGE;
