@@ -108,7 +108,7 @@ static void test_ties(void) {
  * following U+2581: "a▁" here, so "a a" must merge across the word start. */
 static void test_word_start(void) {
     struct gguf_context * g = gguf_init_empty();
-    const char * tokens[] = {"<unk>", "a", "\xe2\x96\x81", "a\xe2\x96\x81", "\xe2\x96\x81" "a"};
+    const char * tokens[] = {"<unk>", "a", "\xe2\x96\x81", "a\xe2\x96\x81", ("\xe2\x96\x81" "a")};
     const float scores[] = {0, -10, -10, -1, -2};
     const int32_t types[] = {2, 1, 1, 1, 1};
     enum { A = 1, SP_ = 2, A_SP = 3, SP_A = 4 };
