@@ -121,30 +121,50 @@ VEC_TARGET static void VEC_FN(gemm_6xh_store)(int64_t K, const float * const * a
  * for nv = TILE_NV (gemm_6xc_acc) or TILE_NV / 2 (gemm_6xh_acc): a constant
  * once inlined, so the accumulators stay in registers. mul_mat's kernel;
  * attention: O += P V, dQ += dS K, and with a transposed (ars = 1)
- * dV += P^T dO, dK += dS^T Q. */
+ * dV += P^T dO, dK += dS^T Q.
+ * Each output lives in one lane, so its sum is one chain of additions, and
+ * the rounding error of a chain grows with its length (about n eps |terms|).
+ * So the reduction is summed in runs of TILE_RUN products started from zero,
+ * the runs into a block sum (on the stack, in L1), and the block sum is added
+ * to c once: with mul_mat's blocks of 256, K = 4096 gives running sums of
+ * 32 + 8 + 16 terms instead of 4096, for one add per output per run. */
+#define TILE_RUN 32
 VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(gemm_6xn_acc)(const int nv, int64_t K, const float * a, int64_t ars,
                                                                                 int64_t aks, const float * b, int64_t ldb, float * const * c) {
-    TV acc[TILE_R][TILE_NV];
+    TV block[TILE_R][TILE_NV];
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < nv; j++) acc[r][j] = *(const TV *) (c[r] + j * TL);
-    for (int64_t k = 0; k < K; k++) {
-        TV bk[TILE_NV];
+        for (int j = 0; j < nv; j++) block[r][j] = (TV) {0};
+    for (int64_t k0 = 0; k0 < K; k0 += TILE_RUN) {
+        const int64_t k1 = K - k0 < TILE_RUN ? K : k0 + TILE_RUN;
+        TV acc[TILE_R][TILE_NV];
 #pragma GCC unroll 8
-        for (int j = 0; j < nv; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
+        for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int r = 0; r < TILE_R; r++) {
-            const float x = a[r * ars + k * aks];
+            for (int j = 0; j < nv; j++) acc[r][j] = (TV) {0};
+        for (int64_t k = k0; k < k1; k++) {
+            TV bk[TILE_NV];
 #pragma GCC unroll 8
-            for (int j = 0; j < nv; j++) acc[r][j] += x * bk[j];
+            for (int j = 0; j < nv; j++) bk[j] = *(const TV *) (b + k * ldb + j * TL);
+#pragma GCC unroll 8
+            for (int r = 0; r < TILE_R; r++) {
+                const float x = a[r * ars + k * aks];
+#pragma GCC unroll 8
+                for (int j = 0; j < nv; j++) acc[r][j] += x * bk[j];
+            }
         }
+#pragma GCC unroll 8
+        for (int r = 0; r < TILE_R; r++)
+#pragma GCC unroll 8
+            for (int j = 0; j < nv; j++) block[r][j] += acc[r][j];
     }
 #pragma GCC unroll 8
     for (int r = 0; r < TILE_R; r++)
 #pragma GCC unroll 8
-        for (int j = 0; j < nv; j++) *(TV *) (c[r] + j * TL) = acc[r][j];
+        for (int j = 0; j < nv; j++) *(TV *) (c[r] + j * TL) += block[r][j];
 }
+#undef TILE_RUN
 
 _Static_assert(TILE_NV % 2 == 0, "a half tile needs an even number of vectors");
 
