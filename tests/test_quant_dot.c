@@ -67,6 +67,21 @@ static void fill_x(float * x, int n) {
     if (n >= 64) memset(x + 32, 0, 32 * sizeof *x);
 }
 
+/* Q4_1 and Q5_1 (x = d q + m per block) against Q8_1 activations: upstream's
+ * dot takes the min's term m sum y from the block's stored fp16 sum s, so
+ * x . y = sum over blocks of (sum_e (x_e - m) y_e + m s). Both x block types
+ * begin with the fp16 pair {d, m}. */
+static double dot_with_stored_sums(enum ggml_type type, int n, const float * xd, const float * yd, const char * xq, const char * yq) {
+    double total = 0;
+    for (int b = 0; b < n / QK8_1; b++) {
+        const double m = ggml_fp16_to_fp32(((const ggml_fp16_t *) (xq + (size_t) b * ggml_type_size(type)))[1]);
+        double part = 0;
+        for (int e = b * QK8_1; e < (b + 1) * QK8_1; e++) part += ((double) xd[e] - m) * yd[e];
+        total += part + m * ggml_fp16_to_fp32(((const block_q8_1 *) yq)[b].s);
+    }
+    return total;
+}
+
 static void check_type(const struct type_case * tc, int n) {
     const struct ggml_type_traits_cpu * cpu = ggml_get_type_traits_cpu(tc->type);
     const struct ggml_type_traits * tx = ggmlr_type_traits_own(tc->type), * ty = ggmlr_type_traits_own(tc->dot_type);
@@ -100,7 +115,7 @@ static void check_type(const struct type_case * tc, int n) {
                 q += (double) xd[i] * yf[c * n + i];
                 e += fabs((double) xd[i]) * fabs((double) yf[c * n + i] - yd[i]);
             }
-            exact[r][c] = s;
+            exact[r][c] = tc->dot_type == GGML_TYPE_Q8_1 ? dot_with_stored_sums(tc->type, n, xd, yd, xq + r * xb, yq + c * yb) : s;
             scale[r][c] = a;
             bound[r][c] = e;
             /* the activation quantization's error, checked on the reference: it is what the kernels approach */

@@ -66,8 +66,10 @@ static void compute_twice(struct ggml_context * ctx, struct ggml_tensor * t, con
 
 /* b's values as the product sees them: F32, or rounded to a's vec_dot_type
  * (the CPU traits' from_float, then to_float) where mul_mat quantizes the
- * activations, as upstream does (block types; BF16 up to 8 columns) */
-static void activations_seen(enum ggml_type type, int n_cols, const double * bv, double * seen, int64_t n) {
+ * activations, as upstream does (block types; BF16 up to 8 columns); for
+ * Q8_1 also each block's stored sum s (fp16 of d sum q), which the products
+ * of Q4_1 and Q5_1 use for their min's term, as upstream's do (else NULL) */
+static void activations_seen(enum ggml_type type, int n_cols, const double * bv, double * seen, double * block_sums, int64_t n) {
     const struct ggml_type_traits_cpu * t = ggml_get_type_traits_cpu(type);
     const bool rounded = ggml_is_quantized(type) || (type == GGML_TYPE_BF16 && n_cols <= 8);
     float * f = malloc(K * sizeof *f), * back = malloc(K * sizeof *back);
@@ -77,10 +79,27 @@ static void activations_seen(enum ggml_type type, int n_cols, const double * bv,
         if (rounded) {
             ggml_get_type_traits_cpu(t->vec_dot_type)->from_float(f, q, K);
             ggmlr_type_traits_own(t->vec_dot_type)->to_float(q, back, K);
+            if (t->vec_dot_type == GGML_TYPE_Q8_1)
+                for (int b = 0; b < K / QK8_1; b++) block_sums[r * (K / QK8_1) + b] = ggml_fp16_to_fp32(((const block_q8_1 *) q)[b].s);
         } else memcpy(back, f, K * sizeof *f);
         for (int k = 0; k < K; k++) seen[r * K + k] = back[k];
     }
     free(f); free(back); free(q);
+}
+
+/* Q4_1 / Q5_1 rows x = d q + m against Q8_1 activations y: the min's term
+ * m sum y of each block is taken as m s (the stored sum), as upstream's dot
+ * takes it: the product's x . y is sum_e x_e y_e + m (s - sum_e y_e) per block.
+ * Both block types begin with the fp16 pair {d, m}. */
+static double stored_sum_correction(const struct ggml_tensor * a, int64_t row, const double * y, const double * sums) {
+    double c = 0;
+    for (int b = 0; b < K / QK8_1; b++) {
+        const char * block = (const char *) a->data + row * a->nb[1] + (size_t) b * ggml_type_size(a->type);
+        double ysum = 0;
+        for (int e = b * QK8_1; e < (b + 1) * QK8_1; e++) ysum += y[e];
+        c += ggml_fp16_to_fp32(((const ggml_fp16_t *) block)[1]) * (sums[b] - ysum);
+    }
+    return c;
 }
 
 /* mul_mat: a [K, M, 2, 1] stored, b [K, n, 4, 1] of type tb (F32 or F16, its stored values):
@@ -91,7 +110,9 @@ static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n,
     const char * name = ggml_type_name(type);
     struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, K, M, 2, 1), * b = ggml_new_tensor_4d(ctx, tb, K, n, 4, 1);
     double * av = fill_stored(a), * bv = fill_f32(b), * bs = malloc((size_t) (K * n * 4) * sizeof *bs);
-    activations_seen(type, n, bv, bs, K * n * 4);
+    double * sums = malloc((size_t) (n * 4 * (K / QK8_1)) * sizeof *sums);
+    const bool stored_sums = ggml_get_type_traits_cpu(type)->vec_dot_type == GGML_TYPE_Q8_1;
+    activations_seen(type, n, bv, bs, sums, K * n * 4);
     struct ggml_tensor * y = ggml_mul_mat(ctx, a, b);
     if (CHECK(y != NULL, "%s: mul_mat built: %s", name, ggml_last_error())) {
         double * ref = calloc((size_t) (M * n * 4), sizeof *ref), * ref_f32 = calloc((size_t) (M * n * 4), sizeof *ref_f32);
@@ -103,6 +124,7 @@ static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n,
                         s += av[((p / 2) * M + m) * K + k] * bs[(p * n + j) * K + k];
                         sf += av[((p / 2) * M + m) * K + k] * bv[(p * n + j) * K + k];
                     }
+                    if (stored_sums) s += stored_sum_correction(a, (p / 2) * M + m, bs + (p * n + j) * K, sums + (p * n + j) * (K / QK8_1));
                     ref[(p * n + j) * M + m] = s;
                     ref_f32[(p * n + j) * M + m] = sf;
                 }
@@ -116,7 +138,7 @@ static void check_mul_mat(struct ggml_context * ctx, enum ggml_type type, int n,
         free(ref);
         free(ref_f32);
     }
-    free(av); free(bv); free(bs);
+    free(av); free(bv); free(bs); free(sums);
 }
 
 enum { E = 3, NB = 2, U = 4, T = 4 };  /* mul_mat_id: experts, columns of b, experts used per token, tokens */

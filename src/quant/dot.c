@@ -12,7 +12,7 @@
 
 #define CHUNK 256  /* a multiple of every block size */
 
-static float dot_row(const struct ggml_type_traits * tx, const struct ggml_type_traits * ty, int n, const char * x, const char * y) {
+static double dot_row(const struct ggml_type_traits * tx, const struct ggml_type_traits * ty, int n, const char * x, const char * y) {
     float xs[CHUNK], ys[CHUNK];
     double sum = 0;
     for (int i = 0; i < n; i += CHUNK) {
@@ -21,15 +21,36 @@ static float dot_row(const struct ggml_type_traits * tx, const struct ggml_type_
         ty->to_float(y + (size_t) (i / ty->blck_size) * ty->type_size, ys, k);
         for (int e = 0; e < k; e++) sum += (double) xs[e] * ys[e];
     }
-    return (float) sum;
+    return sum;
+}
+
+/* Q4_1 and Q5_1 blocks hold x = d q + m; their activations are Q8_1 blocks,
+ * y = d_y q_y with s = d_y sum q_y stored as fp16. Upstream's dot takes the
+ * min's term m sum y as m s, from the stored (rounded) s: so does this one,
+ * by adding m (s - d_y sum q_y) per block to the exact sum, and the two
+ * libraries' products then carry the same rounding of s. Both block types
+ * begin with the fp16 pair {d, m}. */
+static double min_term_correction(const struct ggml_type_traits * tx, int n, const char * x, const char * y) {
+    double sum = 0;
+    for (int b = 0; b < n / QK8_1; b++) {
+        const ggml_fp16_t * dm = (const ggml_fp16_t *) (x + (size_t) b * tx->type_size);
+        const block_q8_1 * yb = (const block_q8_1 *) y + b;
+        int32_t qsum = 0;
+        for (int e = 0; e < QK8_1; e++) qsum += yb->qs[e];
+        sum += (double) ggml_fp16_to_fp32(dm[1]) * ((double) ggml_fp16_to_fp32(yb->s) - (double) ggml_fp16_to_fp32(yb->d) * qsum);
+    }
+    return sum;
 }
 
 void ggmlr_vec_dot_ref(enum ggml_type tx, enum ggml_type ty, int n, float * s, size_t bs, const void * x, size_t bx,
                        const void * y, size_t by, int nrc) {
     const struct ggml_type_traits * px = ggmlr_type_traits_own(tx), * py = ggmlr_type_traits_own(ty);
+    const bool min_term = ty == GGML_TYPE_Q8_1 && (tx == GGML_TYPE_Q4_1 || tx == GGML_TYPE_Q5_1);
     for (int c = 0; c < nrc; c++)
-        for (int r = 0; r < nrc; r++)
-            s[r + c * bs] = dot_row(px, py, n, (const char *) x + r * bx, (const char *) y + c * by);
+        for (int r = 0; r < nrc; r++) {
+            const char * xr = (const char *) x + r * bx, * yc = (const char *) y + c * by;
+            s[r + c * bs] = (float) (dot_row(px, py, n, xr, yc) + (min_term ? min_term_correction(px, n, xr, yc) : 0.0));
+        }
 }
 
 #define DOT_REF(name, TX, TY)                                                                                          \
