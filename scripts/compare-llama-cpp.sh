@@ -20,7 +20,8 @@
 #           ids (the tokenizer out of the way), ours against llama.cpp's;
 # lora      an adapter written by `ggmlr-llama finetune`, loaded by llama.cpp
 #           (llama_adapter_lora_init + llama_set_adapter_lora): the logits
-#           with it, ours against llama.cpp's (F32 and Q4_K bases);
+#           with it, ours against llama.cpp's (F32 and Q4_K bases), and the
+#           merged model that finetune --merge-out writes, read by both;
 # tokenize  llama.cpp's live tokenization of every VOCAB_DIR .inp (and of the
 #           same texts on our tiny model's vocabulary) written as .out files,
 #           compared with the shipped .out files and with ours
@@ -109,7 +110,8 @@ do_lora() {
         type=$1 tol=$2
         "$ours" tiny -o "$WORK/base-$type.gguf" --type "$type" > /dev/null
         "$ours" finetune -m "$WORK/base-$type.gguf" --data "$WORK/austen.txt" -o "$WORK/lora-$type.gguf" --targets all \
-            --iters 8 --lr 1e-2 --warmup 1 --ctx 32 --eval-every 8 --log-every 8 -t "$THREADS" 2> "$WORK/finetune.log"
+            --iters 8 --lr 1e-2 --warmup 1 --ctx 32 --eval-every 8 --log-every 8 -t "$THREADS" \
+            --merge-out "$WORK/merged-$type.gguf" 2> "$WORK/finetune.log"
         # the adapter must move the logits, or the check below proves nothing
         "$ours" logits -m "$WORK/base-$type.gguf" --tokens $IDS --all -t "$THREADS" > "$WORK/base.txt"
         "$ours" logits -m "$WORK/base-$type.gguf" --tokens $IDS --all -t "$THREADS" --lora "$WORK/lora-$type.gguf" > "$WORK/adapted.txt"
@@ -122,6 +124,8 @@ print(f"  (the adapter moves our logits by {d:.3e} of their scale)")
 sys.exit(0 if d > 1e-2 else 1)
 EOF
         logits_pair "llama $type + lora (all)" "$WORK/base-$type.gguf" "$tol" "$WORK/lora-$type.gguf"
+        # the merged model (W + (alpha/r) B A in W's type) read by llama.cpp as a plain model
+        logits_pair "llama $type merged" "$WORK/merged-$type.gguf" "$tol"
     done
 }
 
