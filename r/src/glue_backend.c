@@ -127,8 +127,19 @@ static const struct ggml_type_traits * converter(const struct ggml_tensor * t, i
 SEXP R_ggml_backend_tensor_set_data(SEXP tensor, SEXP data, SEXP offset) {
     static const char * fn = "ggml_backend_tensor_set_data";
     struct ggml_tensor * t = rg_tensor_get(tensor, "tensor", 0);
-    const R_xlen_t n = rg_numeric_len(data, "data");
     const int64_t off = rg_count(offset, "offset");
+    if (TYPEOF(data) == RAWSXP) {  /* the type's own bytes (whole blocks, as quantize_* give them): copied as they are */
+        const size_t block_bytes = ggml_type_size(t->type);
+        if ((size_t) XLENGTH(data) % block_bytes != 0)
+            Rf_error("%s: raw 'data' of %lld bytes is not a whole number of %s blocks (%zu bytes each)", fn,
+                     (long long) XLENGTH(data), ggml_type_name(t->type), block_bytes);
+        const int64_t n_raw = (int64_t) ((size_t) XLENGTH(data) / block_bytes) * ggml_blck_size(t->type);
+        check_range(t, off, n_raw, fn);
+        ggml_clear_error();
+        rg_check_status(ggml_backend_tensor_set_checked(t, RAW(data), ggml_row_size(t->type, off), (size_t) XLENGTH(data)), fn);
+        return tensor;
+    }
+    const R_xlen_t n = rg_numeric_len(data, "data");
     check_range(t, off, n, fn);
     const size_t boff = ggml_row_size(t->type, off), bn = ggml_row_size(t->type, n);  /* bytes (whole blocks) */
     /* can the tensor take them at all (memory, layout)? before converting anything */
