@@ -46,6 +46,15 @@ test_that("raw data that is not whole blocks inside the tensor is refused", {
   expect_error(ggml_backend_tensor_set_data(w, block, offset = NA), "offset")
 })
 
+test_that("raw data for a tensor without memory or of a freed context is refused", {
+  ctx <- ggml_init(1024^2, no_alloc = TRUE)
+  w <- ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32)
+  block <- q8_0_block(rep(1, 32))
+  expect_error(ggml_backend_tensor_set_data(w, block), "has no memory")
+  ggml_free(ctx)
+  expect_error(ggml_backend_tensor_set_data(w, block), "freed")
+})
+
 test_that("the Vulkan probes answer as a build without Vulkan", {
   expect_false(ggml_vulkan_available())
   expect_identical(ggml_vulkan_device_count(), 0L)
