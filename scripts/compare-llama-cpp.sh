@@ -12,8 +12,10 @@
 #   for `tokenize`), default build.
 # VOCAB_DIR: llama.cpp's test vocabularies (models/ggml-vocab-*.gguf with
 #   .inp/.out), default LLAMA_CPP/models.
-# THREADS (2), RUNS (5), GEN (128): for `speed`. WORK: kept outputs (default
-#   a temporary directory, removed at the end).
+# THREADS (2), RUNS (5), GEN ("128 400 1000": the generation lengths),
+#   LONG_PROMPT (600: bytes of data/austen.txt as a long prompt), LONG_GEN (400:
+#   tokens generated after it; 0: no long case): for `speed`. WORK: kept
+#   outputs (default a temporary directory, removed at the end).
 #
 # logits    F32, F16, Q8_0 and Q4_K llama models (4 layers, 256 wide, GQA 4/2)
 #           and a qwen2 one: every position's logits of a fixed list of token
@@ -27,8 +29,9 @@
 #           compared with the shipped .out files and with ours
 #           (test_llama_vocab_vectors on them);
 # speed     greedy generation tokens/s, RUNS interleaved runs each of ours and
-#           of llama.cpp's on the same loop (prompt in one batch, then GEN
-#           tokens one at a time), medians.
+#           of llama.cpp's on the same loop (prompt in one batch, then N
+#           tokens one at a time) for each N of GEN and for the long prompt,
+#           medians per case.
 # The error is max |ours - llama.cpp| over max |llama.cpp| (relative to the
 # logits' scale). Exit status 1 when a check fails.
 set -eu
@@ -39,7 +42,9 @@ BUILD=${BUILD:-build}
 VOCAB_DIR=${VOCAB_DIR:-$LLAMA_CPP/models}
 THREADS=${THREADS:-2}
 RUNS=${RUNS:-5}
-GEN=${GEN:-128}
+GEN=${GEN:-128 400 1000}
+LONG_PROMPT=${LONG_PROMPT:-600}
+LONG_GEN=${LONG_GEN:-400}
 root=$(cd "$(dirname "$0")/.." && pwd)
 ours=$root/$BUILD/ggmlr-llama
 [ -x "$ours" ] || { echo "error: $ours not built (cmake --build $BUILD --target ggmlr-llama)" >&2; exit 2; }
@@ -157,30 +162,40 @@ do_tokenize() {
     GGMLR_LLAMA_VOCAB_DIR=$vocabs "$root/$BUILD/tests/test_llama_vocab_vectors" || failed=1
 }
 
+# speed_case LABEL PROMPT N: one run of ours, then one of llama.cpp's, on the
+# same prompt; appends "LABEL ours llama.cpp" (tokens/s) to speed.txt
+speed_case() {
+    printf '%s\n__ggml_vocab_test__\n' "$2" > "$WORK/prompt.inp"
+    # the same prompt ids for llama.cpp: BOS + its tokenization of the text
+    ids=1$("$ref" tokenize "$model" "$WORK/prompt.inp" | tr ' ' ',')
+    o=$("$ours" generate -m "$model" -p "$2" -n "$3" --temp 0 -t "$THREADS" 2>&1 > /dev/null | sed -n 's/.*generation: \([0-9]*\) tokens in .* (\([0-9.]*\) tokens\/s).*/\1 \2/p')
+    l=$("$ref" speed "$model" "$ids" "$3" -t "$THREADS" | sed -n 's/.*(\([0-9.]*\) tokens\/s).*/\1/p')
+    set -- "$1" "$3" $o "$l"
+    [ "$3" = "$2" ] || echo "warning: ours stopped after $3 tokens (EOS)"
+    printf '%-5s %-22s %16s %16s\n' "$r" "$1" "$4" "$5"
+    echo "$1 $4 $5" >> "$WORK/speed.txt"
+}
+
 do_speed() {
     model=$WORK/speed.gguf
-    "$ours" tiny -o "$model" --type q4_k --embd 512 --ff 1536 --layers 8 --heads 8 --kv-heads 4 --ctx 512 --seed 3 > /dev/null
+    "$ours" tiny -o "$model" --type q4_k --embd 512 --ff 1536 --layers 8 --heads 8 --kv-heads 4 --ctx 2048 --seed 3 > /dev/null
     prompt="It is a truth universally acknowledged, that a single man"
-    echo "== speed: greedy generation of $GEN tokens, $THREADS threads, q4_k, 8 layers, 512 wide, GQA 8/4, $RUNS interleaved runs"
-    # the same prompt ids for llama.cpp: BOS + its tokenization of the text
-    printf '%s\n__ggml_vocab_test__\n' "$prompt" > "$WORK/prompt.inp"
-    ids=1$("$ref" tokenize "$model" "$WORK/prompt.inp" | tr ' ' ',')
-    printf '%-5s %18s %18s\n' run "ggmlr-llama t/s" "llama.cpp t/s"
+    # the long prompt: the first LONG_PROMPT bytes of Austen, lines joined
+    long=$(head -c "$LONG_PROMPT" "$root/data/austen.txt" | tr '\n' ' ')
+    echo "== speed: greedy generation, $THREADS threads, q4_k, 8 layers, 512 wide, GQA 8/4, $RUNS interleaved runs (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    printf '%-5s %-22s %16s %16s\n' run case "ggmlr-llama t/s" "llama.cpp t/s"
     : > "$WORK/speed.txt"
     for r in $(seq 1 "$RUNS"); do
-        o=$("$ours" generate -m "$model" -p "$prompt" -n "$GEN" --temp 0 -t "$THREADS" 2>&1 > /dev/null | sed -n 's/.*generation: \([0-9]*\) tokens in .* (\([0-9.]*\) tokens\/s).*/\1 \2/p')
-        l=$("$ref" speed "$model" "$ids" "$GEN" -t "$THREADS" | sed -n 's/.*(\([0-9.]*\) tokens\/s).*/\1/p')
-        set -- $o
-        [ "$1" = "$GEN" ] || echo "warning: ours stopped after $1 tokens (EOS)"
-        printf '%-5s %18s %18s\n' "$r" "$2" "$l"
-        echo "$2 $l" >> "$WORK/speed.txt"
+        for n in $GEN; do speed_case "gen$n" "$prompt" "$n"; done
+        [ "$LONG_GEN" = 0 ] || speed_case "long$LONG_PROMPT+gen$LONG_GEN" "$long" "$LONG_GEN"
     done
     python3 - "$WORK/speed.txt" <<'EOF'
 import sys, statistics
 rows = [l.split() for l in open(sys.argv[1])]
-o = statistics.median(float(r[0]) for r in rows)
-l = statistics.median(float(r[1]) for r in rows)
-print(f"{'median':<5} {o:18.1f} {l:18.1f}   ours / llama.cpp = {o / l:.2f}")
+for case in dict.fromkeys(r[0] for r in rows):
+    o = statistics.median(float(r[1]) for r in rows if r[0] == case)
+    l = statistics.median(float(r[2]) for r in rows if r[0] == case)
+    print(f"median {case:<22} {o:16.1f} {l:16.1f}   ours / llama.cpp = {o / l:.2f}")
 EOF
 }
 

@@ -3,6 +3,7 @@
  * (causal, random -Inf, fully masked rows, F16/F32, extra rows, broadcast
  * planes), GQA, batches, F16 K/V, non-contiguous inputs, ALiBi, softcap,
  * saturated softmax, a large case, and bitwise equality across thread counts;
+ * one and two query rows over long caches (the untiled decode path);
  * attention sinks (ggml_flash_attn_ext_add_sinks) on the same cases, and their
  * refusals. */
 #include "common/attn_ref.h"
@@ -147,6 +148,35 @@ static void test_all_masked(void) {
     }
 }
 
+/* Case c with 1, 2, 3 and 8 threads: bitwise identical, and within FWD_TOL of the reference. */
+static void check_threads(const char * what, const attn_case * c) {
+    struct ggml_context * ctx = tc_ctx(16);
+    attn_inputs in;
+    attn_inputs_make(ctx, c, &in);
+    struct ggml_tensor * out = attn_forward(ctx, c, &in);
+    if (!CHECK(out != NULL, "%s: flash_attn_ext refused a valid case: %s", what, ggml_last_error())) goto done;
+    const size_t nb = ggml_nbytes(out);
+    float * first = malloc(nb);
+    const int threads[4] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++) {
+        tc_poison(out);
+        attn_compute(ctx, out, threads[t]);
+        if (t == 0) memcpy(first, out->data, nb);
+        else CHECK(memcmp(first, out->data, nb) == 0, "%s: %d threads differ from 1 thread [%s]", what, threads[t], attn_case_str(c));
+    }
+    const int64_t n = attn_nout(&in.p.a);
+    double * ref = malloc((size_t) n * sizeof *ref);
+    attn_ref_forward(&in.p, ref);
+    const double err = tc_rel_err_f32(first, ref, n);
+    if (err > max_err_seen) max_err_seen = err;
+    CHECK(err < FWD_TOL, "%s: relative error %.3g >= %g [%s]", what, err, FWD_TOL, attn_case_str(c));
+    free(ref);
+    free(first);
+done:
+    attn_inputs_free(&in);
+    ggml_free(ctx);
+}
+
 /* The same forward with 1, 2, 3 and 8 threads: bitwise identical. */
 static void test_threads(void) {
     tc_seed(303);
@@ -154,6 +184,7 @@ static void test_threads(void) {
     c.mask = AM_VALUES | AM_RANDINF | AM_FULLROW;
     c.mh = 3;
     c.mN = 12;
+    char what[32];
     for (int variant = 0; variant < 6; variant++) {
         if (variant == 1) { c.kv_type = GGML_TYPE_F16; c.softcap = 10.0f; c.max_bias = 4.0f; c.layout = AL_PERMUTED; }
         if (variant == 2) {  /* several query blocks and key tiles */
@@ -174,27 +205,41 @@ static void test_threads(void) {
             c.mask = AM_VALUES | AM_FULLROW | AM_KEYSPAN | AM_RANDINF;
             c.sinks = AS_MIXED;
         }
-        struct ggml_context * ctx = tc_ctx(16);
-        attn_inputs in;
-        attn_inputs_make(ctx, &c, &in);
-        struct ggml_tensor * out = attn_forward(ctx, &c, &in);
-        const size_t nb = ggml_nbytes(out);
-        float * first = malloc(nb);
-        const int threads[4] = {1, 2, 3, 8};
-        for (int t = 0; t < 4; t++) {
-            tc_poison(out);
-            attn_compute(ctx, out, threads[t]);
-            if (t == 0) memcpy(first, out->data, nb);
-            else CHECK(memcmp(first, out->data, nb) == 0, "forward variant %d: %d threads differ from 1 thread", variant, threads[t]);
-        }
-        const int64_t n = attn_nout(&in.p.a);
-        double * ref = malloc((size_t) n * sizeof *ref);
-        attn_ref_forward(&in.p, ref);
-        CHECK_REL(tc_rel_err_f32(first, ref, n), FWD_TOL, "threads case vs reference");
-        free(ref);
-        free(first);
-        attn_inputs_free(&in);
-        ggml_free(ctx);
+        snprintf(what, sizeof what, "forward variant %d", variant);
+        check_threads(what, &c);
+    }
+}
+
+/* One or two query rows (generation from a KV cache; the kernel's untiled
+ * path, flash_attn_decode.c): long caches read in blocks of 64 values, more
+ * query heads per kv head than one task takes (8), keys hidden in whole
+ * blocks and at the end, F16 and strided K/V, ALiBi, softcap, sinks, fully
+ * masked rows; each with 1, 2, 3 and 8 threads against the reference. */
+static void test_decode(void) {
+    tc_seed(505);
+    attn_case c[5];
+    c[0] = attn_base_case(64, 64, 1, 1000, 16, 1, 1);  /* 16 heads on one kv head: two tasks of 8 */
+    c[0].mask = AM_VALUES | AM_KEYSPAN | AM_RANDINF;
+    c[1] = attn_base_case(40, 24, 2, 333, 8, 2, 2);
+    c[1].mask = AM_VALUES | AM_RANDINF;
+    c[1].mh = 2;
+    c[1].kv_type = GGML_TYPE_F16;
+    c[1].softcap = 10.0f;
+    c[1].max_bias = 4.0f;
+    c[1].layout = AL_PERMUTED;
+    c[2] = attn_base_case(64, 64, 1, 200, 8, 4, 1);  /* causal: key 0 alone is live, the rest skipped */
+    c[2].mask = AM_CAUSAL;
+    c[2].sinks = AS_MIXED;
+    c[3] = attn_base_case(16, 20, 2, 130, 6, 3, 1);  /* row 0 fully masked, a dominant sink */
+    c[3].mask = AM_FULLROW | AM_VALUES;
+    c[3].mask_type = GGML_TYPE_F32;
+    c[3].sinks = AS_DOMINANT;
+    c[3].layout = AL_TRANSPOSED;
+    c[4] = attn_base_case(64, 64, 1, 700, 8, 4, 1);  /* no mask */
+    char what[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(what, sizeof what, "decode case %d", i);
+        check_threads(what, &c[i]);
     }
 }
 
@@ -276,6 +321,7 @@ int main(void) {
     if (tc_part("random")) test_random_cases();
     if (tc_part("all_masked")) test_all_masked();
     if (tc_part("threads")) test_threads();
+    if (tc_part("decode")) test_decode();
     if (tc_part("sinks")) test_sinks();
     if (tc_part("sinks_refused")) test_sinks_refused();
     printf("SIMD path %s; largest forward relative error %.3g (tolerance %g)\n", ggml_cpu_simd_name(), max_err_seen, FWD_TOL);

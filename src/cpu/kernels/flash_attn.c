@@ -482,16 +482,20 @@ void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, co
 
 static size_t ggmlr_flash_attn_ext_work_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
-    return ggmlr_fa_fwd_floats(&a) * sizeof(float);
+    return (ggmlr_fa_decode_fits(&a) ? ggmlr_fa_decode_floats(&a) : ggmlr_fa_fwd_floats(&a)) * sizeof(float);
 }
 
 static size_t ggmlr_flash_attn_ext_shared_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
-    return ggmlr_fa_shared_bytes(&a, false, NULL, NULL);
+    return ggmlr_fa_decode_fits(&a) ? sizeof(struct fa_shared) : ggmlr_fa_shared_bytes(&a, false, NULL, NULL);
 }
 
 static void ggmlr_compute_flash_attn_ext(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
+    if (ggmlr_fa_decode_fits(&a)) {  /* one or two query rows: no tiles (flash_attn_decode.c) */
+        ggmlr_fa_decode(p, &a, dst);
+        return;
+    }
     struct fa_shared * sh = ggmlr_fa_shared_layout(p, &a, false);
     const struct fwd_scratch s = ggmlr_fa_fwd_layout(&a, p->wdata);
     ggmlr_fa_start_node(p, sh);

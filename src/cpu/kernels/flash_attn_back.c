@@ -54,7 +54,10 @@ static size_t ggmlr_flash_attn_back_shared_size(const struct ggml_tensor * dst) 
 static size_t ggmlr_flash_attn_back_work_size(const struct ggml_tensor * dst) {
     const struct fa a = ggmlr_fa_of(dst);
     const size_t f = ggmlr_fa_fwd_floats(&a), b = bwd_floats(&a);
-    return (f > b ? f : b) * sizeof(float);
+    /* phase 1 of few query rows: the decode path's scratch, then a row of dO */
+    const size_t d = ggmlr_fa_decode_fits(&a) ? ggmlr_fa_decode_floats(&a) + (size_t) ggmlr_fa_row_floats(&a) : 0;
+    const size_t fb = f > b ? f : b;
+    return (fb > d ? fb : d) * sizeof(float);
 }
 
 /* The query block: rows [n0, n0+nr) of q and dO for head h (q, dO), their
@@ -198,6 +201,18 @@ static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p,
             sh->lsum[r] = st[rows + r];
             const float * dO = ggmlr_row_f32(a.d, h, n, b, fs.tmp);
             sh->D[r] = a.vec->dot(a.DV, dO, ggmlr_row_f32(saved_out, h, n, b, fs.tmp + ggmlr_fa_row_floats(&a)));
+        }
+    } else if (ggmlr_fa_decode_fits(&a)) {  /* the forward node's own path for these shapes */
+        while (next_task(&sh->counter[1], ggmlr_fa_decode_n_tasks(&a), &task)) {
+            float mx[DECODE_HEADS], lsum[DECODE_HEADS];
+            const struct fa_decode_task t = ggmlr_fa_decode_run(&a, task, p->wdata, mx, lsum);
+            for (int64_t g = 0; g < t.G; g++) {
+                const int64_t row = (t.b * a.H + t.h0 + g) * a.N + t.n;
+                sh->mx[row] = mx[g];
+                sh->lsum[row] = lsum[g];
+                float * dO_buf = (float *) p->wdata + ggmlr_fa_decode_floats(&a);
+                sh->D[row] = a.vec->dot(a.DV, ggmlr_row_f32(a.d, t.h0 + g, t.n, t.b, dO_buf), t.o + g * a.DVp);
+            }
         }
     } else {
         while (next_task(&sh->counter[1], n_query_tasks(&a), &task)) {

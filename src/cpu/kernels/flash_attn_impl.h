@@ -164,4 +164,17 @@ int64_t ggmlr_fa_row_floats(const struct fa * a);
 void ggmlr_fa_forward_block(const struct fa * a, const struct fa_shared * sh, const struct fwd_scratch * s,
                             int64_t b, int64_t h, int64_t n0, int64_t nr, float * mx, float * lsum);
 
+/* the forward of few query rows (flash_attn_decode.c): no packing; per-thread
+ * scratch of decode_floats, shared: struct fa_shared only. A task is query row
+ * n of the G <= DECODE_HEADS query heads h0.. of kv head hk; run: its outputs
+ * at o (rows of DVp, in the scratch w), each head's max and log-sum. */
+#define DECODE_MAX_ROWS 2
+#define DECODE_HEADS 8
+struct fa_decode_task { int64_t b, hk, n, h0, G; float * o; };
+bool ggmlr_fa_decode_fits(const struct fa * a);
+size_t ggmlr_fa_decode_floats(const struct fa * a);
+int64_t ggmlr_fa_decode_n_tasks(const struct fa * a);
+struct fa_decode_task ggmlr_fa_decode_run(const struct fa * a, int64_t task, float * w, float * mx, float * lsum);
+void ggmlr_fa_decode(const struct ggmlr_compute_params * p, const struct fa * a, struct ggml_tensor * dst);
+
 #endif

@@ -33,6 +33,34 @@ VEC_TARGET static void VEC_FN(scal)(int64_t n, float a, float * y) {
     for (; i < n; i++) y[i] *= a;
 }
 
+/* y[f] += sum_{m < k} p[m] rows[m ld + f] for f < n: y stays in registers
+ * over the k rows (one row of a GEMM, no store between rows); each element
+ * sums in the order of m */
+VEC_TARGET static void VEC_FN(gemv_acc)(int64_t n, int64_t k, const float * p, const float * rows, int64_t ld, float * y) {
+    int64_t f = 0;
+    for (; f + 4 * VLEN <= n; f += 4 * VLEN) {
+        VF a0 = *(const VF *) (y + f), a1 = *(const VF *) (y + f + VLEN), a2 = *(const VF *) (y + f + 2 * VLEN), a3 = *(const VF *) (y + f + 3 * VLEN);
+        for (int64_t m = 0; m < k; m++) {
+            const float * r = rows + m * ld + f;
+            a0 += p[m] * *(const VF *) r;
+            a1 += p[m] * *(const VF *) (r + VLEN);
+            a2 += p[m] * *(const VF *) (r + 2 * VLEN);
+            a3 += p[m] * *(const VF *) (r + 3 * VLEN);
+        }
+        *(VF *) (y + f) = a0; *(VF *) (y + f + VLEN) = a1; *(VF *) (y + f + 2 * VLEN) = a2; *(VF *) (y + f + 3 * VLEN) = a3;
+    }
+    for (; f + VLEN <= n; f += VLEN) {
+        VF a = *(const VF *) (y + f);
+        for (int64_t m = 0; m < k; m++) a += p[m] * *(const VF *) (rows + m * ld + f);
+        *(VF *) (y + f) = a;
+    }
+    for (; f < n; f++) {
+        float a = y[f];
+        for (int64_t m = 0; m < k; m++) a += p[m] * rows[m * ld + f];
+        y[f] = a;
+    }
+}
+
 /* ---- row statistics of the norms, in double (rows of 1000 + noise keep
  * their digits): VLEN lanes of float widened to double, two accumulators,
  * lanes summed in a fixed order, so a row's result depends only on its data. ---- */
