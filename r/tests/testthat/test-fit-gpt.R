@@ -127,3 +127,18 @@ test_that("ggml_opt_epoch runs callback_interval batches a call, the rates of a 
   expect_error(ggml_opt_epoch(fc$opt_ctx, ds, callback_interval = 0), "callback_interval")
   ggml_opt_free(fc$opt_ctx)
 })
+
+test_that("an interrupt during fit stops it and leaves the model as it was, usable", {
+  skip_on_os("windows")  # SIGINT to itself
+  set.seed(3)
+  m <- tiny_gpt()
+  ids <- rep(0:6, 40)
+  before <- ggml_predict(m, matrix(0:3, 1))
+  interrupt_after_first <- list(on_epoch_end = function(epoch, logs, state) tools::pskill(Sys.getpid(), tools::SIGINT))
+  got <- tryCatch(fit(m, ids, epochs = 3, batch_size = 2, verbose = 0, callbacks = list(interrupt_after_first)),
+                  interrupt = function(e) "interrupted")
+  expect_identical(got, "interrupted")
+  expect_equal(ggml_predict(m, matrix(0:3, 1)), before)
+  m <- fit(m, ids, epochs = 1, batch_size = 2, verbose = 0)
+  expect_false(isTRUE(all.equal(ggml_predict(m, matrix(0:3, 1)), before)))
+})
