@@ -1,7 +1,7 @@
 # fit(), evaluate() and predict() of the sequential model. fit() builds the
 # training graph once and trains through ggml-opt (ggml_opt_fit: the batches
-# run in C; R is called between batches for dropout masks and progress, and
-# between epochs for the callbacks). Callbacks are CRAN ggmlR's: lists with
+# run in C, ten in one call; R is called between those runs for progress,
+# between batches only for dropout masks, and between epochs for the callbacks). Callbacks are CRAN ggmlR's: lists with
 # on_epoch_begin / on_epoch_end(epoch, logs, state) (callbacks.R).
 
 # Rows of x (or the first dimension of an array) are datapoints: x[N, d1, ..., dk]
@@ -271,6 +271,7 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   pctx <- ggml_init(sum(vapply(ws, ggml_nbytes, numeric(1))) + length(ws) * (ggml_tensor_overhead() + 64) + 1024)
   on.exit(ggml_free(pctx), add = TRUE)
   tm <- model
+  no_decay <- list()  # biases and norm gains: a parameter group without weight decay
   for (i in train) {
     for (k in .trained_weight_names(model$layers[[i]])) {
       w <- model$layers[[i]]$weights[[k]]
@@ -279,8 +280,11 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
       ggml_backend_tensor_set_data(p, ggml_backend_tensor_get_data(w))
       ggml_set_param(p)
       tm$layers[[i]]$weights[[k]] <- p
+      if (.is_bias_or_gain(k)) no_decay[[length(no_decay) + 1]] <- p
     }
   }
+  adamw <- model$compilation$adamw
+  param_groups <- if (length(no_decay) > 0 && !is.null(adamw) && adamw$wd > 0) list(ggml_opt_param_group(no_decay, wd_scale = 0))
   ce <- .is_ce(model)
   x_in <- if (.is_graph(model)) inputs else .reshape_batch(ctx, inputs, model$input_shape, batch_size)
   outputs <- .build_forward(tm, ctx, x_in, masks = if (length(sites) > 0) masks, logits = ce || seq_model, mem_ctx = io,
@@ -300,9 +304,12 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   state <- .callback_state(lr_ud, epochs)
   batch_cb <- function(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us) {
     if (length(sites) > 0) set_masks(train && ibatch < ibatch_max)
-    if (verbose > 0) ggml_opt_epoch_callback_progress_bar(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us)
+    if (verbose > 0) .progress_bar(train, result, ibatch, ibatch_max, t_start_us, if (seq_model) batch_size * t_len else 0)
     invisible(NULL)
   }
+  # R between batches only where dropout masks need redrawing; otherwise
+  # the batches run in C, .fit_log_interval at a time, R seeing their ends
+  callback_interval <- if (length(sites) > 0) 1L else .fit_log_interval
   logs_of <- function(row) list(loss = row$train_loss, accuracy = row$train_accuracy, val_loss = row$val_loss, val_accuracy = row$val_accuracy)
   epoch_cb <- .callbacks_epoch_hook(callbacks, state, logs_of, before_next = function() if (length(sites) > 0) set_masks(TRUE))
   .run_callbacks(callbacks, "on_epoch_begin", 1, list(), state)
@@ -310,10 +317,10 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
   loss_type <- if (seq_model) GGML_OPT_LOSS_TYPE_MEAN else if (ce) GGML_OPT_LOSS_TYPE_CROSS_ENTROPY else GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR
   h <- ggml_opt_fit(model$compilation$sched, ctx, inputs, outputs, ds, loss_type,
                     optimizer = if (sgd) GGML_OPT_OPTIMIZER_TYPE_SGD else GGML_OPT_OPTIMIZER_TYPE_ADAMW,
-                    get_opt_pars = function(epoch) .lr_opt_pars(state$lr_ud, clip_norm), nepoch = epochs,
+                    get_opt_pars = function(epoch) .lr_opt_pars(state$lr_ud, clip_norm, adamw), nepoch = epochs,
                     nbatch_logical = batch_size, val_split = fd$val_split,
                     silent = verbose <= 0, callback = batch_cb, epoch_callback = epoch_cb, loss = loss, labels = labels,
-                    lr_schedule = lr_schedule)
+                    lr_schedule = lr_schedule, param_groups = param_groups, callback_interval = callback_interval)
   for (i in train) {
     for (w in .trained_weight_names(model$layers[[i]])) {
       ggml_backend_tensor_set_data(model$layers[[i]]$weights[[w]], ggml_backend_tensor_get_data(tm$layers[[i]]$weights[[w]]))
@@ -324,6 +331,9 @@ ggml_fit.ggml_sequential_model <- function(model, x, y = NULL, epochs = 1, batch
                                   val_accuracy = h$val_accuracy, epochs = h$epoch), class = "ggml_history")
   invisible(model)
 }
+
+# Batches between fit()'s progress reports (the C main job logs every 10 steps).
+.fit_log_interval <- 10L
 
 # The moving statistics of each batch_norm layer, in order: the mean and
 # population variance per channel of the layer's inputs over x, computed by

@@ -41,7 +41,7 @@ generate.ggml_sequential_model <- function(model, prompt_ids, n = 100, temperatu
     att$cache[[l$name]] <- list(k = zeroed_cache(l), v = zeroed_cache(l))
   }
   x <- NULL
-  for (l in model$layers) {
+  for (l in .with_tied_head(model)$layers) {
     x <- switch(l$type,
       embedding = ggml_reshape_3d(ctx, ggml_get_rows(ctx, l$weights$weight, tok), l$config$dim, 1, 1),
       dropout = x,

@@ -60,8 +60,9 @@ ggml_layer_dropout <- function(model, rate, stochastic = FALSE, name = NULL, tra
 
 # Integer ids 0..vocab_size-1 (one datapoint: c(seq)) to rows of a learned
 # table: output c(seq, dim).
-ggml_layer_embedding <- function(model, vocab_size, dim, input_shape = NULL, name = NULL, trainable = TRUE) {
-  .add_layer(model, "embedding", list(vocab_size = .check_count(vocab_size, "vocab_size"), dim = .check_count(dim, "dim")),
+ggml_layer_embedding <- function(model, vocab_size, dim, input_shape = NULL, name = NULL, trainable = TRUE, init_std = NULL) {
+  .add_layer(model, "embedding", list(vocab_size = .check_count(vocab_size, "vocab_size"), dim = .check_count(dim, "dim"),
+                                      init_std = .check_init_std(init_std)),
              name, trainable, input_shape)
 }
 
@@ -265,8 +266,11 @@ nn_infer_shapes <- function(model) {
 # trains copies of the trainable ones) and initialise them from R's RNG (set.seed gives the same model): Glorot-uniform matrices
 # (limit sqrt(6 / (fan_in + fan_out))), He-uniform kernels (limit sqrt(6 / fan_in), fan_in = the kernel's size times
 # its input channels), zero biases and betas (names bias, beta, b_*, *_b<k>, *_beta), gammas (*gamma) of 1,
-# U(-0.05, 0.05) token and position embeddings; the transformer layers' matrices N(0, 0.02), their
+# U(-0.05, 0.05) token and position embeddings (N(0, init_std) given init_std); the transformer layers' matrices N(0, 0.02), their
 # residual projections N(0, 0.02 / sqrt(2 * blocks)) (GPT-2's initialisation, .transformer_init).
+# Biases, betas and gammas by their names (bias, beta, b_*, *_b<k>, *_beta, *gamma).
+.is_bias_or_gain <- function(w) w %in% c("bias", "beta") || startsWith(w, "b_") || grepl("_(b[0-9]+|beta)$", w) || endsWith(w, "gamma")
+
 .init_weights <- function(model) {
   shapes <- lapply(model$layers, .layer_weight_shapes)
   n <- sum(vapply(shapes, length, integer(1)))
@@ -278,10 +282,12 @@ nn_infer_shapes <- function(model) {
     l$weights <- list()
     for (w in names(shapes[[i]])) {
       s <- shapes[[i]][[w]]
-      v <- if (w %in% c("bias", "beta", "moving_mean") || startsWith(w, "b_") || grepl("_(b[0-9]+|beta)$", w)) numeric(prod(s))
+      v <- if (w == "moving_mean" || (.is_bias_or_gain(w) && !endsWith(w, "gamma"))) numeric(prod(s))
            else if (endsWith(w, "gamma") || w == "moving_var") rep(1, prod(s))
            else if (w == "kernel") { lim <- sqrt(6 / prod(s[-length(s)])); stats::runif(prod(s), -lim, lim) }
-           else if (l$type %in% c("embedding", "positional_embedding")) stats::runif(prod(s), -0.05, 0.05)
+           else if (l$type %in% c("embedding", "positional_embedding")) {
+             if (is.null(l$config$init_std)) stats::runif(prod(s), -0.05, 0.05) else stats::rnorm(prod(s), 0, l$config$init_std)
+           }
            else if (l$type %in% .transformer_types) .transformer_init(w, prod(s), n_blocks)
            else { lim <- sqrt(6 / sum(s)); stats::runif(prod(s), -lim, lim) }
       t <- ggml_new_tensor(ctx, GGML_TYPE_F32, length(s), s)
@@ -402,6 +408,7 @@ nn_infer_shapes <- function(model) {
 # A functional model's graph is built by .build_graph (x: its flat inputs).
 # training = TRUE: batch statistics in batch_norm layers (else their moving ones).
 .build_forward <- function(model, ctx, x, masks = NULL, logits = FALSE, mem_ctx = ctx, training = FALSE) {
+  model <- .with_tied_head(model)
   if (.is_graph(model)) return(.build_graph(model, ctx, x, masks, logits, training = training))
   nb <- ggml_tensor_shape(x)[length(model$input_shape) + 1]
   n <- length(model$layers)

@@ -21,8 +21,12 @@ evaluate <- function(x, ...) UseMethod("evaluate")
 
 ggml_compile <- function(model, ...) UseMethod("ggml_compile")
 
+# beta1, beta2 and weight_decay are AdamW's (ggml-opt's defaults); the
+# weight decay applies to the matrices and embeddings, not to the norms'
+# gains and betas or to biases (as GPT-2 and the C main job train).
 ggml_compile.ggml_sequential_model <- function(model, optimizer = "adam", loss = "categorical_crossentropy",
-                                               metrics = c("accuracy"), backend = "auto", learning_rate = NULL, ...) {
+                                               metrics = c("accuracy"), backend = "auto", learning_rate = NULL,
+                                               beta1 = 0.9, beta2 = 0.999, weight_decay = 0, ...) {
   if (length(model$layers) == 0) stop("the model has no layers: add layers before compiling", call. = FALSE)
   optimizer <- match.arg(optimizer, .optimizers)
   loss <- match.arg(loss, .losses)
@@ -31,8 +35,17 @@ ggml_compile.ggml_sequential_model <- function(model, optimizer = "adam", loss =
                                   learning_rate <= 0)) {
     stop("'learning_rate' must be NULL or a positive number", call. = FALSE)
   }
+  in_unit <- function(x, what, upper_open) {
+    if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || (upper_open && x >= 1)) {
+      stop(sprintf("'%s' must be a number %s", what, if (upper_open) "in [0, 1)" else ">= 0"), call. = FALSE)
+    }
+    as.double(x)
+  }
+  adamw <- list(beta1 = in_unit(beta1, "beta1", TRUE), beta2 = in_unit(beta2, "beta2", TRUE),
+                wd = in_unit(weight_decay, "weight_decay", FALSE))
   model <- nn_infer_shapes(model)
   model <- .init_weights(model)
+  .with_tied_head(model)  # a tied head that does not fit its embedding is an error now, not at fit()
   cpu <- ggml_backend_cpu_init()
   model$compilation$backend <- cpu
   model$compilation$backend_requested <- backend
@@ -41,6 +54,7 @@ ggml_compile.ggml_sequential_model <- function(model, optimizer = "adam", loss =
   model$compilation$loss <- loss
   model$compilation$metrics <- metrics
   model$compilation$learning_rate <- learning_rate
+  model$compilation$adamw <- adamw
   model$compiled <- TRUE
   invisible(model)
 }

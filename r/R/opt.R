@@ -229,6 +229,11 @@ ggml_opt_eval <- function(opt_ctx, result = NULL) {
 # arguments as the C callback: a utils::txtProgressBar followed by the loss,
 # the accuracy, the elapsed time and the ETA.
 ggml_opt_epoch_callback_progress_bar <- function(train, opt_ctx, dataset, result, ibatch, ibatch_max, t_start_us) {
+  .progress_bar(train, result, ibatch, ibatch_max, t_start_us)
+}
+
+# The progress bar; with tokens_per_batch > 0 also the tokens per second.
+.progress_bar <- function(train, result, ibatch, ibatch_max, t_start_us, tokens_per_batch = 0) {
   key <- if (train) "train" else "val"
   if (ibatch == 1 || is.null(.progress[[key]])) {
     .progress[[key]] <- utils::txtProgressBar(min = 0, max = max(1, ibatch_max), style = 3, width = 30)
@@ -238,8 +243,10 @@ ggml_opt_epoch_callback_progress_bar <- function(train, opt_ctx, dataset, result
   acc <- ggml_opt_result_accuracy(result)
   elapsed <- (.now_us() - t_start_us) / 1e6
   eta <- if (ibatch > 0) elapsed * (ibatch_max - ibatch) / ibatch else 0
-  cat(sprintf(" %s loss=%.5f+-%.5f%s t=%s ETA %s ", key, loss[[1]], loss[[2]],
-              if (is.na(acc[[1]])) "" else sprintf(" acc=%.2f%%", 100 * acc[[1]]), .hms(elapsed), .hms(eta)))
+  cat(sprintf(" %s loss=%.5f+-%.5f%s%s t=%s ETA %s ", key, loss[[1]], loss[[2]],
+              if (is.na(acc[[1]])) "" else sprintf(" acc=%.2f%%", 100 * acc[[1]]),
+              if (tokens_per_batch > 0 && elapsed > 0) sprintf(" %.0f tok/s", ibatch * tokens_per_batch / elapsed) else "",
+              .hms(elapsed), .hms(eta)))
   if (ibatch == ibatch_max) {
     close(.progress[[key]])
     .progress[[key]] <- NULL
@@ -248,8 +255,10 @@ ggml_opt_epoch_callback_progress_bar <- function(train, opt_ctx, dataset, result
 }
 .progress <- new.env(parent = emptyenv())
 
+# The batches run in C, callback_interval at a time (within the training
+# and the evaluation part); the callbacks see the last batch of each run.
 ggml_opt_epoch <- function(opt_ctx, dataset, result_train = NULL, result_eval = NULL, idata_split = -1,
-                           callback_train = NULL, callback_eval = NULL) {
+                           callback_train = NULL, callback_eval = NULL, callback_interval = 1L) {
   # CRAN ggmlR's TRUE / FALSE: the progress bar or none
   as_callback <- function(cb) if (isTRUE(cb)) ggml_opt_epoch_callback_progress_bar else if (isFALSE(cb)) NULL else cb
   callback_train <- as_callback(callback_train)
@@ -263,19 +272,21 @@ ggml_opt_epoch <- function(opt_ctx, dataset, result_train = NULL, result_eval = 
     stop(sprintf("ggml_opt_epoch: idata_split %g must be <= %g and a multiple of the batch size %g", idata_split, ndata, nb),
          call. = FALSE)
   }
+  callback_interval <- .check_count(callback_interval, "callback_interval")
   nbatches <- ndata %/% nb
   split <- idata_split %/% nb
   worst <- GGML_STATUS_SUCCESS
   t_start <- .now_us()
-  for (ib in seq_len(nbatches) - 1) {
-    .Call(C_ggml_check_interrupt)
+  ib <- 0
+  while (ib < nbatches) {
     train <- ib < split
     if (ib == split) t_start <- .now_us()
+    n_run <- min(callback_interval, (if (train) split else nbatches) - ib)
     result <- if (train) result_train else result_eval
-    st <- .Call(C_ggml_opt_epoch_batch, opt_ctx, dataset, result, ib, train)
-    worst <- max(worst, st)
+    worst <- max(worst, .Call(C_ggml_opt_epoch_batches, opt_ctx, dataset, result, ib, n_run, train))
+    ib <- ib + n_run
     cb <- if (train) callback_train else callback_eval
-    if (!is.null(cb) && identical(cb(train, opt_ctx, dataset, result, if (train) ib + 1 else ib + 1 - split,
+    if (!is.null(cb) && identical(cb(train, opt_ctx, dataset, result, if (train) ib else ib - split,
                                      if (train) split else nbatches - split, t_start), FALSE)) {
       return(invisible(structure(worst, stopped = TRUE)))
     }
@@ -290,7 +301,8 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
                          get_opt_pars = ggml_opt_get_default_optimizer_params,
                          nepoch = 1, nbatch_logical = ggml_tensor_shape(inputs)[2], val_split = 0, silent = FALSE,
                          callback = if (silent) NULL else ggml_opt_epoch_callback_progress_bar,
-                         epoch_callback = NULL, seed = 0, loss = NULL, labels = NULL, lr_schedule = NULL) {
+                         epoch_callback = NULL, seed = 0, loss = NULL, labels = NULL, lr_schedule = NULL, param_groups = NULL,
+                         callback_interval = 1L) {
   ndata <- ggml_opt_dataset_ndata(dataset)
   nb <- ggml_tensor_shape(inputs)[2]
   if (!is.numeric(nbatch_logical) || length(nbatch_logical) != 1 || is.na(nbatch_logical) || nbatch_logical <= 0 ||
@@ -313,7 +325,7 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
   params$optimizer <- optimizer
   params$get_opt_pars <- function(ud) get_opt_pars(epoch)  # receives the current epoch, from 1
   params$seed <- seed
-  params[c("loss", "labels", "lr_schedule")] <- list(loss, labels, lr_schedule)  # NULL entries kept (`$<-` would drop them)
+  params[c("loss", "labels", "lr_schedule", "param_groups")] <- list(loss, labels, lr_schedule, param_groups)  # NULL entries kept (`$<-` would drop them)
   opt_ctx <- .opt_init(params)
   on.exit(ggml_opt_free(opt_ctx))
   result_train <- ggml_opt_result_init()
@@ -329,7 +341,7 @@ ggml_opt_fit <- function(backend_sched, ctx_compute, inputs, outputs, dataset, l
     ggml_opt_result_reset(result_train)
     ggml_opt_result_reset(result_val)
     if (!silent) cat(sprintf("ggml_opt_fit: epoch %04d/%04d:\n", as.integer(epoch), as.integer(nepoch)))
-    st <- ggml_opt_epoch(opt_ctx, dataset, result_train, result_val, idata_split, callback, callback)
+    st <- ggml_opt_epoch(opt_ctx, dataset, result_train, result_val, idata_split, callback, callback, callback_interval)
     worst <- max(worst, st)
     row <- data.frame(epoch = epoch, train_loss = ggml_opt_result_loss(result_train)[[1]],
                       train_accuracy = ggml_opt_result_accuracy(result_train)[[1]],

@@ -23,9 +23,11 @@
   .lr_handle(defaults$adamw$alpha, defaults$sgd$alpha)
 }
 
-# ggml-opt's default optimizer parameters with the handle's rates.
-.lr_opt_pars <- function(lr_ud, clip_norm = 0) {
+# ggml-opt's default optimizer parameters with the handle's rates and
+# AdamW's betas and weight decay from `adamw` (list(beta1, beta2, wd)).
+.lr_opt_pars <- function(lr_ud, clip_norm = 0, adamw = NULL) {
   pars <- ggml_opt_get_default_optimizer_params()
+  pars$adamw[names(adamw)] <- adamw
   pars$adamw$alpha <- lr_ud$adamw
   pars$sgd$alpha <- lr_ud$sgd
   pars$clip_norm <- clip_norm

@@ -52,8 +52,17 @@
 .has_bias <- function(cfg) !identical(cfg$bias, FALSE)
 
 # Learned position vectors added to a sequence c(T, C): x[t, ] + P[t, ].
-ggml_layer_positional_embedding <- function(model, name = NULL, trainable = TRUE) {
-  .add_layer(model, "positional_embedding", list(), name, trainable)
+# init_std NULL: P starts U(-0.05, 0.05) as the embedding layer's; a number: N(0, init_std).
+ggml_layer_positional_embedding <- function(model, name = NULL, trainable = TRUE, init_std = NULL) {
+  .add_layer(model, "positional_embedding", list(init_std = .check_init_std(init_std)), name, trainable)
+}
+
+.check_init_std <- function(init_std) {
+  if (is.null(init_std)) return(NULL)
+  if (!is.numeric(init_std) || length(init_std) != 1 || is.na(init_std) || init_std <= 0) {
+    stop("'init_std' must be NULL or a positive number", call. = FALSE)
+  }
+  as.double(init_std)
 }
 
 # Multi-head self-attention of a sequence c(T, C), output c(T, C):
@@ -83,11 +92,36 @@ ggml_layer_transformer_block <- function(model, num_heads, ff_dim, activation = 
 
 # The output head of a language model: a final norm, then logits over the
 # vocabulary at every position: c(T, C) -> c(T, vocab_size). bias = FALSE: a
-# layer norm without beta.
-ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-5, bias = TRUE, name = NULL, trainable = TRUE) {
+# layer norm without beta. tie_embedding = TRUE: the logits' matrix is the
+# model's token embedding (GPT-2's tied head), not a weight of the head's own.
+ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-5, bias = TRUE, name = NULL, trainable = TRUE,
+                               tie_embedding = FALSE) {
   config <- list(vocab_size = .check_count(vocab_size, "vocab_size"), norm = .check_choice(norm, .norms, "norm"),
-                 eps = .check_eps(eps), bias = .check_flag(bias, "bias"))
+                 eps = .check_eps(eps), bias = .check_flag(bias, "bias"), tie_embedding = .check_flag(tie_embedding, "tie_embedding"))
   .add_layer(model, "lm_head", config, name, trainable)
+}
+
+.is_tied_head <- function(l) l$type == "lm_head" && isTRUE(l$config$tie_embedding)
+
+# The model with the token embedding's weight lent to a tied head as its
+# `weight`, for building a graph (the head's own weight list stays without
+# it, so the matrix is trained, counted and saved once, as the embedding's).
+.with_tied_head <- function(model) {
+  heads <- which(vapply(model$layers, .is_tied_head, logical(1)))
+  if (length(heads) == 0) return(model)
+  emb <- Filter(function(l) l$type == "embedding", model$layers)
+  if (length(emb) == 0) stop("an lm_head with tie_embedding = TRUE needs an embedding layer in the model", call. = FALSE)
+  e <- emb[[1]]
+  for (i in heads) {
+    l <- model$layers[[i]]
+    if (l$config$vocab_size != e$config$vocab_size || (!is.null(l$input_shape) && l$input_shape[2] != e$config$dim)) {
+      stop(sprintf("the tied lm_head '%s' (vocabulary %d, dim %s) must match the embedding '%s' (vocabulary %d, dim %d)",
+                   l$name, l$config$vocab_size, if (is.null(l$input_shape)) "?" else l$input_shape[2], e$name,
+                   e$config$vocab_size, e$config$dim), call. = FALSE)
+    }
+    model$layers[[i]]$weights$weight <- e$weights$weight
+  }
+  model
 }
 
 .transformer_types <- c("positional_embedding", "multihead_attention", "transformer_block", "lm_head")
@@ -137,7 +171,7 @@ ggml_layer_lm_head <- function(model, vocab_size, norm = "layer_norm", eps = 1e-
       c(.norm_weight_shapes("ln1_", l$config, c_dim), .attention_weight_shapes(l),
         .norm_weight_shapes("ln2_", l$config, c_dim), ff)
     },
-    lm_head = c(.norm_weight_shapes("", l$config, c_dim), list(weight = c(c_dim, l$config$vocab_size))))
+    lm_head = c(.norm_weight_shapes("", l$config, c_dim), if (!.is_tied_head(l)) list(weight = c(c_dim, l$config$vocab_size))))
 }
 
 # A matrix of n values of a transformer layer: N(0, 0.02), the projections

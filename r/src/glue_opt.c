@@ -220,6 +220,7 @@ typedef struct {
     SEXP get_opt_pars;  /* function(ud) returning N_OPT_PARS numbers; kept alive by the handle */
     SEXP ud;
     int pars_failed;    /* get_opt_pars failed during the last call */
+    int pars_held;      /* the steps of a run of batches reuse `last` (set by epoch_batches, reset by every entry) */
     char pars_error[512];
     struct ggml_opt_optimizer_params last;  /* what the last successful call gave */
 } rg_opt;
@@ -242,6 +243,7 @@ static void pars_to(const struct ggml_opt_optimizer_params * p, double * v) {
  * library has returned. */
 static struct ggml_opt_optimizer_params call_get_opt_pars(void * userdata) {
     rg_opt * o = userdata;
+    if (o->pars_held) return o->last;
     int err = 0;
     SEXP call = PROTECT(Rf_lang2(o->get_opt_pars, o->ud));
     SEXP v = PROTECT(R_tryEvalSilent(call, R_GlobalEnv, &err));
@@ -468,6 +470,7 @@ SEXP R_ggml_opt_alloc(SEXP opt_ctx, SEXP backward) {
  * returned, not an error: an epoch carries on after it. */
 static enum ggml_status eval(rg_opt * o, ggml_opt_result_t r) {
     o->pars_failed = 0;
+    o->pars_held = 0;
     ggml_clear_error();
     const enum ggml_status st = ggml_opt_eval(o->oc, r);
     if (o->pars_failed) Rf_error("ggml_opt_eval: get_opt_pars failed: %s", o->pars_error);
@@ -485,19 +488,34 @@ SEXP R_ggml_opt_eval(SEXP opt_ctx, SEXP result) {
     return Rf_ScalarInteger((int) eval(o, r));
 }
 
-/* One batch of an epoch in one call (so an interrupt between calls never
- * leaves a graph chosen but not run): copy batch ibatch of the dataset into
- * the inputs and labels, choose the graph, evaluate. */
-SEXP R_ggml_opt_epoch_batch(SEXP opt_ctx, SEXP dataset, SEXP result, SEXP ibatch, SEXP train) {
+/* n batches from ibatch on in one call, R called once: get_opt_pars is
+ * evaluated at the start and its parameters hold for the run (R code runs
+ * only between runs, so it could not have changed them), and an interrupt
+ * is taken between batches only. Returns the worst status. */
+SEXP R_ggml_opt_epoch_batches(SEXP opt_ctx, SEXP dataset, SEXP result, SEXP ibatch, SEXP n_batches, SEXP train) {
     rg_opt * o = opt_get(opt_ctx);
     ggml_opt_dataset_t ds = rg_object_get(dataset, CLS_DATASET, "dataset");
     ggml_opt_result_t r = result_or_null(result);
-    const int64_t ib = rg_count(ibatch, "ibatch");
+    const int64_t first = rg_count(ibatch, "ibatch"), n = rg_count(n_batches, "n_batches");
     const int backward = rg_bool(train, "train");
-    ggml_clear_error();
-    rg_check_status(ggml_opt_dataset_get_batch(ds, ggml_opt_inputs(o->oc), ggml_opt_labels(o->oc), ib), "ggml_opt_epoch");
-    rg_check_status(ggml_opt_alloc(o->oc, backward), "ggml_opt_epoch");
-    return Rf_ScalarInteger((int) eval(o, r));
+    if (first + n > ggml_opt_dataset_ndata(ds) / ggml_opt_inputs(o->oc)->ne[1]) Rf_error("ggml_opt_epoch: batches past the dataset's end");
+    o->pars_failed = 0;
+    o->pars_held = 0;
+    call_get_opt_pars(o);
+    if (o->pars_failed) Rf_error("ggml_opt_eval: get_opt_pars failed: %s", o->pars_error);
+    enum ggml_status worst = GGML_STATUS_SUCCESS;
+    for (int64_t ib = first; ib < first + n; ib++) {
+        R_CheckUserInterrupt();  /* between batches: no graph is chosen and left unrun */
+        ggml_clear_error();
+        rg_check_status(ggml_opt_dataset_get_batch(ds, ggml_opt_inputs(o->oc), ggml_opt_labels(o->oc), ib), "ggml_opt_epoch");
+        rg_check_status(ggml_opt_alloc(o->oc, backward), "ggml_opt_epoch");
+        o->pars_held = 1;
+        const enum ggml_status st = ggml_opt_eval(o->oc, r);
+        o->pars_held = 0;
+        if (st != GGML_STATUS_SUCCESS && st != GGML_STATUS_ABORTED) rg_check_status(st, "ggml_opt_eval");
+        if (st > worst) worst = st;
+    }
+    return Rf_ScalarInteger((int) worst);
 }
 
 SEXP R_ggml_opt_dataset_shuffle(SEXP opt_ctx, SEXP dataset, SEXP idata) {
@@ -516,9 +534,4 @@ SEXP R_ggml_opt_default_optimizer_params(void) {
     pars_to(&p, REAL(out));
     UNPROTECT(1);
     return out;
-}
-
-SEXP R_ggml_check_interrupt(void) {
-    R_CheckUserInterrupt();
-    return R_NilValue;
 }
