@@ -140,7 +140,7 @@ ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
 /* GLU results too large to stay in cache (the caller decides, glu.c) go out
  * with non-temporal stores: a plain store first reads the line it writes, so
  * streaming x and g in and y out costs 4 memory transfers per element where
- * non-temporal stores take 3 (measured 1.3-1.45x on 36-142 MB results,
+ * non-temporal stores take 3 (measured 1.2-1.6x on 36-142 MB results,
  * bench/README.md). They need an aligned address: the first vector is stored
  * plainly, and streaming starts at the first aligned element after it (the
  * elements between are written twice, with the same value). An sfence ends
@@ -178,10 +178,13 @@ VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(stream_fence
     do {                                                                                                 \
         const int64_t s0 = VEC_FN(stream_start)(stream, y, n);                                           \
         int64_t i = 0;                                                                                   \
-        while (i + AL <= n) {                                                                            \
-            const AF xv = *(const AF *) (x + i);                                                         \
-            VEC_FN(put)(y + i, (expr) * *(const AF *) (g + i), s0 >= 0 && i >= s0);                      \
-            i = i == 0 && s0 > 0 ? s0 : i + AL;                                                          \
+        for (int part = 0; part < 2; part++) {  /* plain stores, then streamed ones */                   \
+            const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;                           \
+            if (part == 1 && s0 > 0) i = s0;                                                             \
+            for (; i + AL <= end; i += AL) {                                                             \
+                const AF xv = *(const AF *) (x + i);                                                     \
+                VEC_FN(put)(y + i, (expr) * *(const AF *) (g + i), part == 1);                           \
+            }                                                                                            \
         }                                                                                                \
         if (s0 >= 0) VEC_FN(stream_fence)();                                                             \
         if (i < n) {                                                                                     \
@@ -215,9 +218,11 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF
 VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y, bool stream) {
     int64_t i = 0;
     const int64_t s0 = VEC_FN(stream_start)(stream, y, n);
-    while (i + AL <= n) {
-        VEC_FN(put)(y + i, VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit), s0 >= 0 && i >= s0);
-        i = i == 0 && s0 > 0 ? s0 : i + AL;
+    for (int part = 0; part < 2; part++) {  /* plain stores, then streamed ones (GLU_LOOP) */
+        const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;
+        if (part == 1 && s0 > 0) i = s0;
+        for (; i + AL <= end; i += AL)
+            VEC_FN(put)(y + i, VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit), part == 1);
     }
     if (s0 >= 0) VEC_FN(stream_fence)();
     if (i < n) {
