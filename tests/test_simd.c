@@ -19,7 +19,8 @@
  *    every position of the last live element;
  *  - the fp16 row converters for every length 0..70 (tails of the 8-wide
  *    F16C loop), bit for bit against the scalar one-value converters, and
- *    that GGMLR_SIMD=scalar turns F16C off.
+ *    that GGMLR_SIMD=scalar turns F16C off;
+ *  - GLU's non-temporal-store rows against its plain ones, bit for bit.
  *
  * Bound per sum of K products: |c - ref| <= K 2^-23 sum_k |a_k b_k|, twice the
  * classical float summation bound gamma_K = K u / (1 - K u), u = 2^-24. With
@@ -100,6 +101,38 @@ static void check_mul_mat(int64_t K, int64_t M, int64_t N, int shift, bool ta) {
 
 /* Row converters against the one-value converters, for every length 0..70,
  * on values that cover rounding, overflow, subnormals, Inf and NaN. */
+/* GLU's non-temporal stores (act_impl.h, for results larger than the cache)
+ * give the same bits as its plain stores, for every act and SWIGLU_OAI, every
+ * length 1..150 (tails of the 8-, 16- and 64-wide loops), on an aligned y
+ * and on y 1, 3 and 15 floats past alignment (its first vector stored
+ * plainly, then streamed from the next aligned element). Each result
+ * starts as a different poison, so an element a loop skips shows. */
+static void check_glu_stream(void) {
+    enum { N = 150 };
+    static const int acts[] = {GGML_UNARY_OP_RELU, GGML_UNARY_OP_GELU, GGML_UNARY_OP_GELU_QUICK, GGML_UNARY_OP_GELU_ERF,
+                               GGML_UNARY_OP_SILU, -1 /* SWIGLU_OAI */};
+    float x[N], g[N];
+    _Alignas(64) float plain[N + 16], streamed[N + 16];
+    for (int i = 0; i < N; i++) { x[i] = (float) tc_uniform(-12, 12); g[i] = (float) tc_uniform(-3, 3); }
+    int bad = 0;
+    for (int a = 0; a < (int) (sizeof acts / sizeof acts[0]); a++)
+        for (int64_t n = 1; n <= N; n++)
+            for (int k = 0; k < 4; k++) {
+                static const int shifts[4] = {0, 1, 3, 15};
+                for (int i = 0; i < N + 16; i++) { plain[i] = -1.0f; streamed[i] = -2.0f; }
+                float * yp = plain + shifts[k], * ys = streamed + shifts[k];
+                if (acts[a] < 0) {
+                    ggmlr_vec()->oai(n, x, g, 1.702f, 7.0f, yp, false);
+                    ggmlr_vec()->oai(n, x, g, 1.702f, 7.0f, ys, true);
+                } else {
+                    ggmlr_vec()->glu(acts[a], n, x, g, yp, false);
+                    ggmlr_vec()->glu(acts[a], n, x, g, ys, true);
+                }
+                if (memcmp(yp, ys, (size_t) n * sizeof(float)) != 0 || ys[n] != -2.0f) bad++;
+            }
+    CHECK(bad == 0, "GLU streamed rows: %d of %d differ from the plain stores", bad, 6 * N * 4);
+}
+
 static void check_fp16_rows(void) {
     static const float specials[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, -1e10f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f,
                                      0x1.ffcp-15f, 0x1.002p0f, INFINITY, -INFINITY, NAN, -NAN, 3.14159265f};
@@ -329,5 +362,6 @@ int main(void) {
     check_mul_mat(513, 300, 13, 1, false);
     check_mul_mat(513, 300, 13, 3, true);
     check_fp16_rows();
+    check_glu_stream();
     return tc_finish("simd");
 }

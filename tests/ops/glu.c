@@ -167,6 +167,13 @@ static const struct ops_row rows[] = {
      .in = {IN_((67, 5, 1, 1), -60, 60), IN_((67, 5, 1, 1), -2, 2)}, .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6},
     {.op = "GLU", .variant = "swiglu_oai, x over [-60, 0.9]", .build = b_glu, .params = &oai, .n_in = 2,
      .in = {IN_((67, 5, 1, 1), -60, 0.9), IN_((67, 5, 1, 1), -0.9, 0.9)}, .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6},
+    /* results of 16 MiB and more are written with non-temporal stores (cpu/kernels/glu.c) */
+    {.op = "GLU", .variant = "swiglu split [4096,1024]: a streamed result", .build = b_glu, .params = &swiglu_split, .n_in = 2,
+     .in = {{.ne = {4096, 1024, 1, 1}, .lo = -3, .hi = 3, .layout = OPS_CONTIG}, {.ne = {4096, 1024, 1, 1}, .lo = -2, .hi = 2, .layout = OPS_CONTIG}},
+     .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_FORWARD_ONLY},
+    {.op = "GLU", .variant = "swiglu_oai [4096,1024]: a streamed result", .build = b_glu, .params = &oai, .n_in = 2,
+     .in = {{.ne = {4096, 1024, 1, 1}, .lo = -3, .hi = 0.9, .layout = OPS_CONTIG}, {.ne = {4096, 1024, 1, 1}, .lo = -0.9, .hi = 0.9, .layout = OPS_CONTIG}},
+     .shape = s_glu, .ref = r_glu, .cmp = OPS_NORM2, .tol = 1e-6, .grad = OPS_FORWARD_ONLY},
     /* F16 a and result: relu(x) g of halves is exact in F32, rounded once */
     {.op = "GLU", .variant = "reglu F16", .build = b_glu, .params = &reglu, .n_in = 1,
      .in = {{.ne = {10, 3, 2, 1}, .lo = -3, .hi = 3, .type = GGML_TYPE_F16, .layout = OPS_CONTIG | OPS_TRANSPOSED}}, .shape = s_glu,

@@ -137,12 +137,56 @@ ACT_LOOP1(act_silu, VEC_FN(xsig1)(xv, 1.0f))
 ACT_LOOP1(act_gelu_quick, VEC_FN(xsig1)(xv, 1.702f))
 ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
 
+/* GLU results too large to stay in cache (the caller decides, glu.c) go out
+ * with non-temporal stores: a plain store first reads the line it writes, so
+ * streaming x and g in and y out costs 4 memory transfers per element where
+ * non-temporal stores take 3 (measured 1.2-1.6x on 36-142 MB results,
+ * bench/README.md). They need an aligned address: the first vector is stored
+ * plainly, and streaming starts at the first aligned element after it (the
+ * elements between are written twice, with the same value). An sfence ends
+ * the streamed stores, before the node's barrier lets other threads read y.
+ * The values are the same either way.
+ * Returns the index where streaming starts, or -1 for none (not asked, the
+ * scalar path, a row shorter than a vector, y not float-aligned). */
+VEC_TARGET static inline __attribute__((always_inline)) int64_t VEC_FN(stream_start)(bool stream, const float * y, int64_t n) {
+    if (TILE_VEC_BYTES == 16 || !stream || n < AL || (uintptr_t) y % sizeof(float) != 0) return -1;
+    return (int64_t) ((TILE_VEC_BYTES - (uintptr_t) y % TILE_VEC_BYTES) % TILE_VEC_BYTES / sizeof(float));
+}
+
+/* y[0..AL) = v, streamed or not; one expression of the value for both, so
+ * that the compiler's choices (FMA contraction) cannot differ between them */
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(put)(float * y, AF v, bool streamed) {
+#if TILE_VEC_BYTES == 64
+    if (streamed) { _mm512_stream_ps(y, (__m512) v); return; }
+#elif TILE_VEC_BYTES == 32
+    if (streamed) { _mm256_stream_ps(y, (__m256) v); return; }
+#else
+    (void) streamed;
+#endif
+    *(AF *) y = v;
+}
+
+VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(stream_fence)(void) {
+#if TILE_VEC_BYTES > 16
+    _mm_sfence();
+#endif
+}
+
 /* GLU: y = act(x) g in one pass, act one of ggml's RELU, GELU, SILU,
  * GELU_QUICK, GELU_ERF (the others: SILU). */
 #define GLU_LOOP(expr)                                                                                   \
     do {                                                                                                 \
+        const int64_t s0 = VEC_FN(stream_start)(stream, y, n);                                           \
         int64_t i = 0;                                                                                   \
-        for (; i + AL <= n; i += AL) { const AF xv = *(const AF *) (x + i); *(AF *) (y + i) = (expr) * *(const AF *) (g + i); } \
+        for (int part = 0; part < 2; part++) {  /* plain stores, then streamed ones */                   \
+            const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;                           \
+            if (part == 1 && s0 > 0) i = s0;                                                             \
+            for (; i + AL <= end; i += AL) {                                                             \
+                const AF xv = *(const AF *) (x + i);                                                     \
+                VEC_FN(put)(y + i, (expr) * *(const AF *) (g + i), part == 1);                           \
+            }                                                                                            \
+        }                                                                                                \
+        if (s0 >= 0) VEC_FN(stream_fence)();                                                             \
         if (i < n) {                                                                                     \
             float buf[AL] = {0};                                                                         \
             for (int64_t j = i; j < n; j++) buf[j - i] = x[j];                                           \
@@ -152,7 +196,7 @@ ACT_LOOP1(act_gelu_erf, VEC_FN(gelu_erf1)(xv))
         }                                                                                                \
     } while (0)
 
-VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y) {
+VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y, bool stream) {
     switch (act) {
         case GGML_UNARY_OP_RELU:       GLU_LOOP(SEL(xv > 0.0f, xv, (AF) {0})); break;
         case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(glu_gate)(xv, -VEC_FN(gelu_2u)(xv))); break;
@@ -171,9 +215,16 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF
     return VEC_FN(glu_gate)(xc, -alpha * xc) * (gc + 1.0f);
 }
 
-VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y) {
+VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y, bool stream) {
     int64_t i = 0;
-    for (; i + AL <= n; i += AL) *(AF *) (y + i) = VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit);
+    const int64_t s0 = VEC_FN(stream_start)(stream, y, n);
+    for (int part = 0; part < 2; part++) {  /* plain stores, then streamed ones (GLU_LOOP) */
+        const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;
+        if (part == 1 && s0 > 0) i = s0;
+        for (; i + AL <= end; i += AL)
+            VEC_FN(put)(y + i, VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit), part == 1);
+    }
+    if (s0 >= 0) VEC_FN(stream_fence)();
     if (i < n) {
         float xb[AL] = {0}, gb[AL] = {0};
         for (int64_t j = i; j < n; j++) { xb[j - i] = x[j]; gb[j - i] = g[j]; }

@@ -51,9 +51,11 @@ struct ggmlr_vec_ops {
     void  (*silu)(int64_t n, const float * x, float * y);
     void  (*gelu_quick)(int64_t n, const float * x, float * y);
     void  (*gelu_erf)(int64_t n, const float * x, float * y);
-    void  (*oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y);
-    /* GLU: y = act(x) g, act an enum ggml_unary_op: RELU, GELU, GELU_QUICK, GELU_ERF, else SILU */
-    void  (*glu)(int act, int64_t n, const float * x, const float * g, float * y);
+    void  (*oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y, bool stream);
+    /* GLU: y = act(x) g, act an enum ggml_unary_op: RELU, GELU, GELU_QUICK, GELU_ERF, else SILU.
+     * stream (glu and oai): y is written with non-temporal stores where y is
+     * aligned to the vector width (AVX2, AVX-512), for results larger than the cache; same values */
+    void  (*glu)(int act, int64_t n, const float * x, const float * g, float * y, bool stream);
     /* the norms' row sums and outputs, in double (vec_impl.h):
      * dot_dev = sum_i (x[i] - mu) (y[i] - nu), y = NULL: sum_i (x[i] - mu);
      * norm_apply: y = (x - mu) inv, or with g: y = (g - gmu - (x - mu) inv k) inv */
