@@ -59,7 +59,10 @@ cmake -S "$ROOT" -B "$W/ours" -DCMAKE_BUILD_TYPE=Release -DGGMLR_MPI=OFF -DGGMLR
 cmake --build "$W/ours" -j"$JOBS" >/dev/null
 cmake --install "$W/ours" --prefix "$W/prefix" >/dev/null
 LIB="$W/prefix/lib"; [ -d "$LIB" ] || LIB="$W/prefix/lib64"
-if [ ! -x "$W/tbo-ours" ] || [ "$UP/tests/test-backend-ops.cpp" -nt "$W/tbo-ours" ]; then
+# relinked when its source is newer or it was linked against another prefix
+# (its run path must be this WORK_DIR's, or it runs a stale library)
+if [ ! -x "$W/tbo-ours" ] || [ "$UP/tests/test-backend-ops.cpp" -nt "$W/tbo-ours" ] ||
+   ! readelf -d "$W/tbo-ours" 2>/dev/null | grep -q "path: \[$LIB\]"; then
   g++ -std=c++17 -O2 -I"$W/prefix/include" "$UP/tests/test-backend-ops.cpp" -o "$W/tbo-ours" \
       -L"$LIB" -lggmlr -Wl,-rpath,"$LIB" -lm -lpthread
 fi
