@@ -23,7 +23,9 @@
 
 /* ggml_flash_attn_back's phase 1 takes the same path for the same shapes, so
  * its statistics and outputs are those autodiff's backward reads (bit for bit) */
-bool ggmlr_fa_decode_fits(const struct fa * a) { return !a->bf16 && a->N <= DECODE_MAX_ROWS; }
+/* one or two query rows of at least one head (empty shapes stay with the
+ * tiled kernel, which writes nothing for them) */
+bool ggmlr_fa_decode_fits(const struct fa * a) { return !a->bf16 && a->N >= 1 && a->N <= DECODE_MAX_ROWS && a->group >= 1; }
 
 static int64_t heads_per_task(const struct fa * a) { return a->group < DECODE_HEADS ? a->group : DECODE_HEADS; }
 
