@@ -21,10 +21,10 @@
 #define DECODE_KEYS 64   /* values per P V block (converted here when not F32 rows) */
 #define DECODE_AHEAD 8   /* keys between a prefetch and its use */
 
-/* ggml_flash_attn_back's phase 1 takes the same path for the same shapes, so
- * its statistics and outputs are those autodiff's backward reads (bit for bit) */
-/* one or two query rows of at least one head (empty shapes stay with the
- * tiled kernel, which writes nothing for them) */
+/* At most DECODE_MAX_ROWS query rows of at least one head (empty shapes stay
+ * with the tiled kernel, which writes nothing for them). ggml_flash_attn_back's
+ * phase 1 takes the same path for the same shapes, so its statistics and
+ * outputs are those autodiff's backward reads (bit for bit). */
 bool ggmlr_fa_decode_fits(const struct fa * a) { return !a->bf16 && a->N >= 1 && a->N <= DECODE_MAX_ROWS && a->group >= 1; }
 
 static int64_t heads_per_task(const struct fa * a) { return a->group < DECODE_HEADS ? a->group : DECODE_HEADS; }
