@@ -3,6 +3,8 @@
  * GGMLR_SIMD=avx2):
  *  - the dot product (flash attention's backward) for every length 1..70,
  *    so every tail of its 16- and 64-wide loops, on aligned and unaligned rows;
+ *  - the scores of a query row against k keys (dot_rows) for k = 1..20 (every
+ *    tail of its 8-row blocks), lengths 1..20 and up to 64, packed and strided;
  *  - mul_mat's packed-panel tiles for every M 1..70 (every tail of the 8-,
  *    16- and 64-column panels), N 1..13 (tails of the 6-row groups) and K
  *    up to past the 256-long reduction block, with aligned, unaligned and
@@ -57,6 +59,27 @@ static void check_dot(int64_t n, int shift) {
     }
     const double got = ggmlr_vec()->dot(n, x + shift, y + shift);
     CHECK(fabs(got - ref) <= (double) n * 0x1p-23 * mag, "dot n=%lld shift %d: %.9g, want %.9g", (long long) n, shift, got, ref);
+}
+
+/* dot_rows: k rows of n values, row stride ld >= n, x and the rows starting
+ * `shift` floats in (unaligned for odd shifts); every y[m] against float64,
+ * and nothing written past y[k - 1]. */
+static void check_dot_rows(int64_t n, int64_t k, int64_t ld, int shift) {
+    float x[80], rows[20 * 80 + 1], y[21];
+    for (int i = 0; i < 80; i++) x[i] = rand_val();
+    for (int i = 0; i < 20 * 80 + 1; i++) rows[i] = rand_val();
+    for (int i = 0; i < 21; i++) y[i] = 12345.0f;
+    ggmlr_vec()->dot_rows(n, k, x + shift, rows + shift, ld, y);
+    for (int64_t m = 0; m < k; m++) {
+        double ref = 0, mag = 0;
+        for (int64_t f = 0; f < n; f++) {
+            ref += (double) x[shift + f] * rows[shift + m * ld + f];
+            mag += fabs((double) x[shift + f] * rows[shift + m * ld + f]);
+        }
+        CHECK(fabs(y[m] - ref) <= (double) n * 0x1p-23 * mag, "dot_rows n=%lld k=%lld ld=%lld shift %d: y[%lld] = %.9g, want %.9g",
+              (long long) n, (long long) k, (long long) ld, shift, (long long) m, y[m], ref);
+    }
+    for (int64_t m = k; m < 21; m++) CHECK(y[m] == 12345.0f, "dot_rows n=%lld k=%lld wrote y[%lld]", (long long) n, (long long) k, (long long) m);
 }
 
 /* c = a^T b for a [K, M], b [K, N], b's rows starting `shift` floats into a
@@ -347,6 +370,11 @@ int main(void) {
         check_dot(n, 0);
         check_dot(n, 1);
     }
+    for (int64_t n = 1; n <= 70; n += (n < 20 ? 1 : 7))  /* every tail of the 16-wide loop; rows 1..20: every tail of the 8-row blocks */
+        for (int64_t k = 1; k <= 20; k++) {
+            check_dot_rows(n, k, n, 0);
+            check_dot_rows(n, k, n + 9, 1);
+        }
     for (int64_t M = 1; M <= 70; M++) {
         const int64_t K = 1 + (M * 7) % 40, N = 1 + M % 13;
         check_mul_mat(K, M, N, 0, false);

@@ -11,15 +11,17 @@
  *   mx = max(max_m s_m, sink_h),  p_m = e^(s_m - mx),  l = sum_m p_m (+ e^(sink_h - mx))
  *   out = (sum_m p_m v_m) / l        (l = 0, every key masked and no sink: out = 0)
  * an exact two-pass softmax over the row's M scores (M floats of scratch per
- * head); a key whose mask is -Inf is not read, and P V runs over blocks of
- * DECODE_KEYS values up to the block's last live key. One thread computes a
+ * head). Keys and values go in blocks of DECODE_KEYS rows: the scores of a
+ * block are one dot_rows per head (the dot products of 8 keys folded
+ * together, not summed one key at a time), a block that every head masks is
+ * not read, and P V runs up to the last live key. One thread computes a
  * whole row, so the result does not depend on the thread count. */
 #include "cpu/kernels/flash_attn_impl.h"
 
 #include <math.h>
 
-#define DECODE_KEYS 64   /* values per P V block (converted here when not F32 rows) */
-#define DECODE_AHEAD 8   /* keys between a prefetch and its use */
+#define DECODE_KEYS 64   /* keys and values per block (converted here when not F32 rows) */
+#define SCORE_ALIGN 16   /* a head's scores: a multiple of this many floats (the exponential's vector width divides it) */
 
 /* At most DECODE_MAX_ROWS query rows of at least one head (empty shapes stay
  * with the tiled kernel, which writes nothing for them). ggml_flash_attn_back's
@@ -29,18 +31,17 @@ bool ggmlr_fa_decode_fits(const struct fa * a) { return !a->bf16 && a->N >= 1 &&
 
 static int64_t heads_per_task(const struct fa * a) { return a->group < DECODE_HEADS ? a->group : DECODE_HEADS; }
 
-/* per thread, per head of a task: the scores [M], the output row [DVp], the
- * query row [row floats]; then one converted key row and a block of values */
+/* floats of one head's scores: M, padded with -Inf up to a multiple of SCORE_ALIGN */
+static int64_t score_floats(const struct fa * a) { return (a->M + SCORE_ALIGN - 1) / SCORE_ALIGN * SCORE_ALIGN; }
+
+/* one block of cache rows converted to F32: DECODE_KEYS rows of DK or DV */
+static int64_t block_floats(const struct fa * a) { return DECODE_KEYS * (a->DK > a->DV ? a->DK : a->DV); }
+
+/* per thread, per head of a task: the scores, the output row [DVp], the
+ * query row [row floats]; then a block of converted cache rows and its dot products */
 size_t ggmlr_fa_decode_floats(const struct fa * a) {
     const int64_t wide = ggmlr_fa_row_floats(a);
-    return (size_t) (heads_per_task(a) * (a->M + a->DVp + wide) + wide + DECODE_KEYS * a->DVp + 64);
-}
-
-/* Starts loading the cache lines of [p, p + bytes), those only (a row of one
- * kv head lies between other heads' rows). */
-static inline void prefetch_row(const void * p, int64_t bytes) {
-    const uintptr_t first = (uintptr_t) p & ~(uintptr_t) 63, last = ((uintptr_t) p + (uintptr_t) bytes - 1) & ~(uintptr_t) 63;
-    for (uintptr_t line = first; line <= last; line += 64) __builtin_prefetch((const void *) line);
+    return (size_t) (heads_per_task(a) * (score_floats(a) + a->DVp + wide) + block_floats(a) + DECODE_KEYS + 64);
 }
 
 /* slope * mask[m] of a mask row, -Inf kept (0 * -Inf would be NaN) */
@@ -49,9 +50,31 @@ static float mask_at(const struct ggml_tensor * mk, const char * row, int64_t m,
     return x == -INFINITY ? x : slope * x;
 }
 
-/* s[g][m] for every key: the scores of the task's heads, -Inf where masked;
- * returns each head's max into smax[g] */
-static void scores(const struct fa * a, const struct fa_decode_task * t, const float * const * q, float * s, float * tmp, float * smax) {
+/* Rows [m0, m0 + nk) of kv head hk of the cache x (K or V, rows of `width`)
+ * as F32 rows and their stride: where they lie when they are F32 rows, else
+ * converted into buf. (Prefetching the next block's rows, a cache row
+ * apart, measured no faster: the hardware's stride prefetcher follows them.) */
+static const float * cache_rows(const struct ggml_tensor * x, int64_t width, const struct fa_decode_task * t, int64_t m0, int64_t nk,
+                                float * buf, int64_t * ld) {
+    if (x->type == GGML_TYPE_F32 && x->nb[0] == sizeof(float) && x->nb[1] % sizeof(float) == 0) {
+        *ld = (int64_t) (x->nb[1] / sizeof(float));
+        return (const float *) ggmlr_elem_ptr(x, 0, m0, t->hk, t->b);
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        const float * row = ggmlr_row_f32(x, m0 + j, t->hk, t->b, buf + j * width);
+        if (row != buf + j * width) memcpy(buf + j * width, row, (size_t) width * sizeof(float));
+    }
+    *ld = width;
+    return buf;
+}
+
+/* s[g][m] for every key: the scores of the task's heads (rows of
+ * score_floats), -Inf where masked and in the padding; returns each head's
+ * max into smax[g]. Keys in blocks of DECODE_KEYS: a block that every head
+ * masks is not read, the others are read once for all the heads. */
+static void scores(const struct fa * a, const struct fa_decode_task * t, const float * const * q, float * s, float * kbuf, float * dots,
+                   float * smax) {
+    const int64_t Ms = score_floats(a);
     const char * mrow[DECODE_HEADS];
     float slope[DECODE_HEADS];
     for (int64_t g = 0; g < t->G; g++) {
@@ -59,63 +82,53 @@ static void scores(const struct fa * a, const struct fa_decode_task * t, const f
         slope[g] = ggmlr_alibi_slope(a->max_bias, h, a->H);
         mrow[g] = a->mask ? ggmlr_elem_ptr(a->mask, 0, t->n, h % a->mask->ne[2], t->b % a->mask->ne[3]) : NULL;
         smax[g] = -INFINITY;
+        for (int64_t m = a->M; m < Ms; m++) s[g * Ms + m] = -INFINITY;
     }
-    const bool k_rows = a->k->type == GGML_TYPE_F32 && a->k->nb[0] == sizeof(float);
-    for (int64_t m = 0; m < a->M; m++) {
-        /* the keys lie a cache row apart and miss the caches: ask for one
-         * DECODE_AHEAD rows on while this one is computed */
-        if (k_rows && m + DECODE_AHEAD < a->M) prefetch_row(ggmlr_elem_ptr(a->k, 0, m + DECODE_AHEAD, t->hk, t->b), a->DK * (int64_t) sizeof(float));
-        const float * k = NULL;  /* read (or converted) once, for the first head that needs it */
+    for (int64_t m0 = 0; m0 < a->M; m0 += DECODE_KEYS) {
+        const int64_t nk = a->M - m0 < DECODE_KEYS ? a->M - m0 : DECODE_KEYS;
+        bool live = false;  /* the mask's terms first: slope mask (0 without one), -Inf kept */
+        for (int64_t g = 0; g < t->G; g++)
+            for (int64_t j = 0; j < nk; j++) {
+                const float add = mrow[g] ? mask_at(a->mask, mrow[g], m0 + j, slope[g]) : 0.0f;
+                s[g * Ms + m0 + j] = add;
+                live |= add != -INFINITY;
+            }
+        if (!live) continue;
+        int64_t ld;
+        const float * k = cache_rows(a->k, a->DK, t, m0, nk, kbuf, &ld);
         for (int64_t g = 0; g < t->G; g++) {
-            float * sg = s + g * a->M;
-            const float add = mrow[g] ? mask_at(a->mask, mrow[g], m, slope[g]) : 0.0f;
-            if (add == -INFINITY) { sg[m] = -INFINITY; continue; }
-            if (!k) k = ggmlr_row_f32(a->k, m, t->hk, t->b, tmp);
-            float x = a->scale * a->vec->dot(a->DK, q[g], k);
-            if (a->softcap > 0.0f) x = a->softcap * tanhf(x / a->softcap);
-            sg[m] = x + add;
-            if (sg[m] > smax[g]) smax[g] = sg[m];
+            float * sg = s + g * Ms + m0;
+            a->vec->dot_rows(a->DK, nk, q[g], k, ld, dots);
+            for (int64_t j = 0; j < nk; j++) {
+                if (sg[j] == -INFINITY) continue;
+                float x = a->scale * dots[j];
+                if (a->softcap > 0.0f) x = a->softcap * tanhf(x / a->softcap);
+                sg[j] = x + sg[j];
+                if (sg[j] > smax[g]) smax[g] = sg[j];
+            }
         }
     }
 }
 
-/* Rows of values [m0, m0 + nk) as F32 rows and their stride: where they lie
- * when they are F32 rows, else converted into buf (rows of DV). */
-static const float * value_rows(const struct fa * a, const struct fa_decode_task * t, int64_t m0, int64_t nk, float * buf, int64_t * ld) {
-    const struct ggml_tensor * v = a->v;
-    if (v->type == GGML_TYPE_F32 && v->nb[0] == sizeof(float) && v->nb[1] % sizeof(float) == 0) {
-        *ld = (int64_t) (v->nb[1] / sizeof(float));
-        return (const float *) ggmlr_elem_ptr(v, 0, m0, t->hk, t->b);
-    }
-    for (int64_t j = 0; j < nk; j++) {
-        const float * row = ggmlr_row_f32(v, m0 + j, t->hk, t->b, buf + j * a->DV);
-        if (row != buf + j * a->DV) memcpy(buf + j * a->DV, row, (size_t) a->DV * sizeof(float));
-    }
-    *ld = a->DV;
-    return buf;
-}
-
 /* The task's rows: outputs into o[g] (rows of DVp), each head's max and log-sum into mx[g], lsum[g]. */
 static void decode_task(const struct fa * a, const struct fa_decode_task * t, float * w, float * mx, float * lsum) {
-    const int64_t wide = ggmlr_fa_row_floats(a), G = t->G;
-    float * s = w, * o = s + G * a->M, * qbuf = o + G * a->DVp, * tmp = qbuf + G * wide, * vbuf = tmp + wide;
+    const int64_t wide = ggmlr_fa_row_floats(a), G = t->G, Ms = score_floats(a);
+    float * s = w, * o = s + G * Ms, * qbuf = o + G * a->DVp, * buf = qbuf + G * wide, * dots = buf + block_floats(a);
     const float * q[DECODE_HEADS];
     for (int64_t g = 0; g < G; g++) q[g] = ggmlr_row_f32(a->q, t->n, t->h0 + g, t->b, qbuf + g * wide);
     float smax[DECODE_HEADS], l[DECODE_HEADS];
-    scores(a, t, q, s, tmp, smax);
+    scores(a, t, q, s, buf, dots, smax);
     int64_t live_end = 0;  /* 1 + the last key some head attends */
     for (int64_t g = 0; g < G; g++) {
-        float * sg = s + g * a->M;
+        float * sg = s + g * Ms;
         const float sink = a->sinks ? *(const float *) ggmlr_elem_ptr(a->sinks, t->h0 + g, 0, 0, 0) : -INFINITY;
         const float ref = smax[g] > sink ? smax[g] : sink;
         memset(o + g * a->DVp, 0, (size_t) a->DVp * sizeof(float));
         mx[g] = ref;
         l[g] = 0.0f;
         if (ref == -INFINITY) continue;  /* nothing attended: out = 0 */
-        for (int64_t m = 0; m < a->M; m++) sg[m] -= ref;
-        a->vec->exp(a->M, sg, sg);
-        l[g] = sink != -INFINITY ? expf(sink - ref) : 0.0f;
-        for (int64_t m = 0; m < a->M; m++) l[g] += sg[m];
+        a->vec->tile_exp_rows(1, Ms, Ms, sg, &ref, &l[g]);  /* p = e^(s - ref), l = sum p; the padding gives 0 */
+        if (sink != -INFINITY) l[g] += expf(sink - ref);
         int64_t end = a->M;
         while (end > live_end && sg[end - 1] == 0.0f) end--;
         if (end > live_end) live_end = end;
@@ -123,12 +136,9 @@ static void decode_task(const struct fa * a, const struct fa_decode_task * t, fl
     for (int64_t m0 = 0; m0 < live_end; m0 += DECODE_KEYS) {
         const int64_t nk = live_end - m0 < DECODE_KEYS ? live_end - m0 : DECODE_KEYS;
         int64_t ld;
-        const float * vr = value_rows(a, t, m0, nk, vbuf, &ld);
-        if (vr != vbuf && m0 + DECODE_KEYS < live_end)  /* the next block's rows, while this one is summed */
-            for (int64_t j = 0; j < DECODE_KEYS && m0 + DECODE_KEYS + j < live_end; j++)
-                prefetch_row(vr + (DECODE_KEYS + j) * ld, a->DV * (int64_t) sizeof(float));
+        const float * vr = cache_rows(a->v, a->DV, t, m0, nk, buf, &ld);
         for (int64_t g = 0; g < G; g++)
-            if (l[g] > 0.0f) a->vec->gemv_acc(a->DV, nk, s + g * a->M + m0, vr, ld, o + g * a->DVp);
+            if (l[g] > 0.0f) a->vec->gemv_acc(a->DV, nk, s + g * Ms + m0, vr, ld, o + g * a->DVp);
     }
     for (int64_t g = 0; g < G; g++) {
         if (l[g] > 0.0f) a->vec->scal(a->DV, 1.0f / l[g], o + g * a->DVp);
@@ -150,7 +160,7 @@ struct fa_decode_task ggmlr_fa_decode_run(const struct fa * a, int64_t task, flo
     t.b = task / (chunks * a->N * a->Hkv);
     t.h0 = t.hk * a->group + c * GH;
     t.G = a->group - c * GH < GH ? a->group - c * GH : GH;
-    t.o = w + t.G * a->M;
+    t.o = w + t.G * score_floats(a);
     decode_task(a, &t, w, mx, lsum);
     return t;
 }

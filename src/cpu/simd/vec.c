@@ -70,7 +70,7 @@ static __attribute__((target("avx,f16c"))) void ggmlr_fp32_to_fp16_row_f16c(cons
 }
 #endif
 
-#define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, gemv_acc_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xh_store_##isa, gemm_6xc_acc_##isa, \
+#define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, gemv_acc_##isa, dot_rows_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xh_store_##isa, gemm_6xc_acc_##isa, \
                                gemm_6xh_acc_##isa, tile_exp_rows_##isa, tile_add_max_##isa, gemm_6xc_p_##isa, gemm_6xc_ds_##isa, \
                                transpose8_##isa, scan_f16_mask_##isa, act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa, \
                                act_silu_##isa, act_gelu_quick_##isa, act_gelu_erf_##isa, act_oai_##isa, act_glu_##isa, \

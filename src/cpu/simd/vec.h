@@ -15,6 +15,8 @@ struct ggmlr_vec_ops {
     void  (*scal)(int64_t n, float a, float * y);
     /* y[f] += sum_{m<k} p[m] rows[m * ld + f], f < n (one row of P V, y in registers) */
     void  (*gemv_acc)(int64_t n, int64_t k, const float * p, const float * rows, int64_t ld, float * y);
+    /* y[m] = sum_{f<n} x[f] rows[m * ld + f], m < k (one query row's scores against k keys) */
+    void  (*dot_rows)(int64_t n, int64_t k, const float * x, const float * rows, int64_t ld, float * y);
     /* GEMM micro-kernels (tile_impl.h), a 6 x tile_c block of C in registers for
      * the whole reduction; used by mul_mat and fused attention.
      * store: c[r][j]  = sum_{k<K} a[r][k] * b[k * ldb + j] (+ add[r * ldc + j]),

@@ -61,6 +61,44 @@ VEC_TARGET static void VEC_FN(gemv_acc)(int64_t n, int64_t k, const float * p, c
     }
 }
 
+/* y[m] = sum_{f < n} x[f] rows[m ld + f] for m < k: one query row's scores
+ * against k keys (the transpose of gemv_acc). Eight rows at a time, each
+ * summed over f in a vector of its own, then the eight vectors folded into
+ * one in three halving steps (2 rows x 8 lanes, 4 x 4, 8 x 2) instead of a
+ * horizontal sum per row; the rows past the last eight go through dot. Each
+ * y[m] sums in a fixed order given n, k and m, whatever thread computes it. */
+VEC_TARGET static void VEC_FN(dot_rows)(int64_t n, int64_t k, const float * x, const float * rows, int64_t ld, float * y) {
+    const int64_t nv = n / VLEN * VLEN;
+    int64_t m = 0;
+    for (; m + 8 <= k; m += 8) {
+        const float * r = rows + m * ld;
+        VF a[8] = {{0}};
+        for (int64_t f = 0; f < nv; f += VLEN) {
+            const VF xv = *(const VF *) (x + f);
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++) a[j] += xv * *(const VF *) (r + j * ld + f);
+        }
+        VF b[4], c[2];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)  /* rows 2j, 2j+1 in lanes 0-7, 8-15 */
+            b[j] = __builtin_shufflevector(a[2 * j], a[2 * j + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+                   __builtin_shufflevector(a[2 * j], a[2 * j + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+#pragma GCC unroll 2
+        for (int j = 0; j < 2; j++)  /* rows 4j .. 4j+3 in lanes of 4 */
+            c[j] = __builtin_shufflevector(b[2 * j], b[2 * j + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+                   __builtin_shufflevector(b[2 * j], b[2 * j + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+        /* row j in lanes 2j, 2j+1 */
+        const VF d = __builtin_shufflevector(c[0], c[1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+                     __builtin_shufflevector(c[0], c[1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+        for (int j = 0; j < 8; j++) {
+            float sum = d[2 * j] + d[2 * j + 1];
+            for (int64_t f = nv; f < n; f++) sum += x[f] * r[j * ld + f];
+            y[m + j] = sum;
+        }
+    }
+    for (; m < k; m++) y[m] = VEC_FN(dot)(n, x, rows + m * ld);
+}
+
 /* ---- row statistics of the norms, in double (rows of 1000 + noise keep
  * their digits): VLEN lanes of float widened to double, two accumulators,
  * lanes summed in a fixed order, so a row's result depends only on its data. ---- */
