@@ -172,9 +172,10 @@ VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(stream_fence
 #endif
 }
 
-/* GLU: y = act(x) g in one pass, act one of ggml's RELU, GELU, SILU,
- * GELU_QUICK, GELU_ERF (the others: SILU). */
-#define GLU_LOOP(expr)                                                                                   \
+/* y[i] = expr for i < n, expr a vector expression of xv = x[i..] and gv =
+ * g[i..]: whole vectors with plain stores, then (from stream_start) streamed
+ * ones, then the tail through buffers padded with 0. */
+#define STREAM_LOOP(expr)                                                                                \
     do {                                                                                                 \
         const int64_t s0 = VEC_FN(stream_start)(stream, y, n);                                           \
         int64_t i = 0;                                                                                   \
@@ -182,27 +183,29 @@ VEC_TARGET static inline __attribute__((always_inline)) void VEC_FN(stream_fence
             const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;                           \
             if (part == 1 && s0 > 0) i = s0;                                                             \
             for (; i + AL <= end; i += AL) {                                                             \
-                const AF xv = *(const AF *) (x + i);                                                     \
-                VEC_FN(put)(y + i, (expr) * *(const AF *) (g + i), part == 1);                           \
+                const AF xv = *(const AF *) (x + i), gv = *(const AF *) (g + i);                         \
+                VEC_FN(put)(y + i, (expr), part == 1);                                                   \
             }                                                                                            \
         }                                                                                                \
         if (s0 >= 0) VEC_FN(stream_fence)();                                                             \
         if (i < n) {                                                                                     \
-            float buf[AL] = {0};                                                                         \
-            for (int64_t j = i; j < n; j++) buf[j - i] = x[j];                                           \
-            const AF xv = *(const AF *) buf;                                                             \
-            *(AF *) buf = (expr);                                                                        \
-            for (int64_t j = i; j < n; j++) y[j] = buf[j - i] * g[j];                                    \
+            float xb[AL] = {0}, gb[AL] = {0};                                                            \
+            for (int64_t j = i; j < n; j++) { xb[j - i] = x[j]; gb[j - i] = g[j]; }                      \
+            const AF xv = *(const AF *) xb, gv = *(const AF *) gb;                                       \
+            *(AF *) xb = (expr);                                                                         \
+            for (int64_t j = i; j < n; j++) y[j] = xb[j - i];                                            \
         }                                                                                                \
     } while (0)
 
+/* GLU: y = act(x) g in one pass, act one of ggml's RELU, GELU, SILU,
+ * GELU_QUICK, GELU_ERF (the others: SILU). */
 VEC_TARGET static void VEC_FN(act_glu)(int act, int64_t n, const float * x, const float * g, float * y, bool stream) {
     switch (act) {
-        case GGML_UNARY_OP_RELU:       GLU_LOOP(SEL(xv > 0.0f, xv, (AF) {0})); break;
-        case GGML_UNARY_OP_GELU:       GLU_LOOP(VEC_FN(glu_gate)(xv, -VEC_FN(gelu_2u)(xv))); break;
-        case GGML_UNARY_OP_GELU_QUICK: GLU_LOOP(VEC_FN(glu_gate)(xv, -1.702f * xv)); break;
-        case GGML_UNARY_OP_GELU_ERF:   GLU_LOOP(VEC_FN(gelu_erf1)(xv)); break;
-        default:                       GLU_LOOP(VEC_FN(glu_gate)(xv, -xv)); break;
+        case GGML_UNARY_OP_RELU:       STREAM_LOOP(SEL(xv > 0.0f, xv, (AF) {0}) * gv); break;
+        case GGML_UNARY_OP_GELU:       STREAM_LOOP(VEC_FN(glu_gate)(xv, -VEC_FN(gelu_2u)(xv)) * gv); break;
+        case GGML_UNARY_OP_GELU_QUICK: STREAM_LOOP(VEC_FN(glu_gate)(xv, -1.702f * xv) * gv); break;
+        case GGML_UNARY_OP_GELU_ERF:   STREAM_LOOP(VEC_FN(gelu_erf1)(xv) * gv); break;
+        default:                       STREAM_LOOP(VEC_FN(glu_gate)(xv, -xv) * gv); break;
     }
 }
 
@@ -216,21 +219,7 @@ VEC_TARGET static inline __attribute__((always_inline)) AF VEC_FN(oai1)(AF x, AF
 }
 
 VEC_TARGET static void VEC_FN(act_oai)(int64_t n, const float * x, const float * g, float alpha, float limit, float * y, bool stream) {
-    int64_t i = 0;
-    const int64_t s0 = VEC_FN(stream_start)(stream, y, n);
-    for (int part = 0; part < 2; part++) {  /* plain stores, then streamed ones (GLU_LOOP) */
-        const int64_t end = part == 1 ? n : s0 > 0 ? AL : s0 == 0 ? 0 : n;
-        if (part == 1 && s0 > 0) i = s0;
-        for (; i + AL <= end; i += AL)
-            VEC_FN(put)(y + i, VEC_FN(oai1)(*(const AF *) (x + i), *(const AF *) (g + i), alpha, limit), part == 1);
-    }
-    if (s0 >= 0) VEC_FN(stream_fence)();
-    if (i < n) {
-        float xb[AL] = {0}, gb[AL] = {0};
-        for (int64_t j = i; j < n; j++) { xb[j - i] = x[j]; gb[j - i] = g[j]; }
-        *(AF *) xb = VEC_FN(oai1)(*(const AF *) xb, *(const AF *) gb, alpha, limit);
-        for (int64_t j = i; j < n; j++) y[j] = xb[j - i];
-    }
+    STREAM_LOOP(VEC_FN(oai1)(xv, gv, alpha, limit));
 }
 
 /* dx[i] = g[i] gelu'(x[i]) */
@@ -246,7 +235,7 @@ VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const f
 }
 
 #undef ACT_LOOP1
-#undef GLU_LOOP
+#undef STREAM_LOOP
 #undef SEL
 #undef AF
 #undef AI
