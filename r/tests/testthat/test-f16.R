@@ -82,12 +82,7 @@ test_that("F16 tensors in an ordinary context read and write through ggml_set_f3
 })
 
 test_that("I32 tensors hold exact 32-bit integers", {
-  ctx <- ggml_init(1024^2, no_alloc = TRUE)
-  on.exit(ggml_free(ctx))
-  t <- ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 6)
-  be <- ggml_backend_cpu_init()
-  on.exit(ggml_backend_free(be), add = TRUE)
-  ggml_backend_alloc_ctx_tensors(ctx, be)
+  t <- backend_tensor_1d(GGML_TYPE_I32, 6)
   x <- c(0, -1, 2147483647, -2147483648, 16777217, 42L)
   ggml_backend_tensor_set_data(t, x)
   expect_identical(ggml_backend_tensor_get_data(t), as.numeric(x))

@@ -7,12 +7,7 @@ q8_0_block <- function(q) {
 }
 
 test_that("raw Q8_0 blocks are stored as given and read back as d * q", {
-  ctx <- ggml_init(1024^2, no_alloc = TRUE)
-  on.exit(ggml_free(ctx))
-  w <- ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 64)
-  be <- ggml_backend_cpu_init()
-  on.exit(ggml_backend_free(be), add = TRUE)
-  ggml_backend_alloc_ctx_tensors(ctx, be)
+  w <- backend_tensor_1d(GGML_TYPE_Q8_0, 64)
   ggml_backend_tensor_set_data(w, rep(0, 64))
   q <- -16:15
   ggml_backend_tensor_set_data(w, q8_0_block(q), offset = 32)
@@ -21,24 +16,14 @@ test_that("raw Q8_0 blocks are stored as given and read back as d * q", {
 })
 
 test_that("raw bytes fill an F32 tensor as its floats", {
-  ctx <- ggml_init(1024^2, no_alloc = TRUE)
-  on.exit(ggml_free(ctx))
-  a <- ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3)
-  be <- ggml_backend_cpu_init()
-  on.exit(ggml_backend_free(be), add = TRUE)
-  ggml_backend_alloc_ctx_tensors(ctx, be)
+  a <- backend_tensor_1d(GGML_TYPE_F32, 3)
   ggml_backend_tensor_set_data(a, c(9, 9, 9))
   ggml_backend_tensor_set_data(a, writeBin(c(1.5, -2), raw(), size = 4), offset = 1)
   expect_equal(ggml_backend_tensor_get_data(a), c(9, 1.5, -2))
 })
 
 test_that("raw data that is not whole blocks inside the tensor is refused", {
-  ctx <- ggml_init(1024^2, no_alloc = TRUE)
-  on.exit(ggml_free(ctx))
-  w <- ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 64)
-  be <- ggml_backend_cpu_init()
-  on.exit(ggml_backend_free(be), add = TRUE)
-  ggml_backend_alloc_ctx_tensors(ctx, be)
+  w <- backend_tensor_1d(GGML_TYPE_Q8_0, 64)
   block <- q8_0_block(rep(1, 32))
   expect_error(ggml_backend_tensor_set_data(w, block[-1]), "not a whole number of q8_0 blocks")
   expect_error(ggml_backend_tensor_set_data(w, c(block, block, block)), "do not fit")
