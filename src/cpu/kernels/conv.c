@@ -36,32 +36,72 @@ static inline float load(enum ggml_type type, const char * ptr) {
     return type == GGML_TYPE_F32 ? *(const float *) ptr : ggml_fp16_to_fp32(*(const ggml_fp16_t *) ptr);
 }
 
-/* an F16 result's row is built in F32 in the scratch, then narrowed */
-static size_t im2col_work_size(const struct ggml_tensor * dst) {
-    return dst->type == GGML_TYPE_F32 ? 0 : (size_t) dst->ne[0] * sizeof(float);
+/* An F32 result of at least this many bytes is written with non-temporal
+ * stores (cpu/simd/act_impl.h copy_stream): it cannot stay in cache for its
+ * reader anyway (the patches are KH*KW times the image), and streaming skips
+ * reading each line before writing it. Each row is built in the scratch (in
+ * cache), then streamed out. */
+#define IM2COL_STREAM_BYTES ((size_t) 16 << 20)
+
+static bool im2col_streams(const struct ggml_tensor * dst) {
+    return dst->type == GGML_TYPE_F32 && ggml_nbytes(dst) >= IM2COL_STREAM_BYTES;
 }
 
-/* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D, (0, i2) in 1-D */
+/* an F16 result's row is built in F32 in the scratch, then narrowed; a
+ * streamed one is built there, then copied out */
+static size_t im2col_work_size(const struct ggml_tensor * dst) {
+    return dst->type == GGML_TYPE_F32 && !im2col_streams(dst) ? 0 : (size_t) dst->ne[0] * sizeof(float);
+}
+
+/* The first tap k (0..n) of a row of n taps x0 + k d with x0 + k d >= lo. */
+static int64_t first_tap_from(int64_t x0, int64_t d, int64_t n, int64_t lo) {
+    if (x0 >= lo) return 0;
+    const int64_t k = (lo - x0 + d - 1) / d;
+    return k < n ? k : n;
+}
+
+/* The patch row of output position (ow, oh, n) into out (IC*KH*KW floats).
+ * The taps kw in [kw_lo, kw_hi) read inside the image row, the others are 0,
+ * the same for every (c, kh): found once, so the copy loop has no bounds test. */
+static void im2col_row(const struct ggml_tensor * b, const struct conv_geom * g, const struct ggmlr_im2col_params * cp,
+                       int64_t ow, int64_t oh, int64_t n, float * out) {
+    const int64_t x0 = ow * cp->s0 - cp->p0;
+    const int64_t kw_lo = first_tap_from(x0, cp->d0, g->kw, 0);
+    const int64_t kw_hi = first_tap_from(x0, cp->d0, g->kw, g->iw);  /* >= kw_lo: iw >= 0 */
+    const bool packed = b->type == GGML_TYPE_F32 && g->nbw == sizeof(float) && cp->d0 == 1;
+    const char * img = (const char *) b->data + (size_t) n * g->nbn;
+    for (int64_t c = 0; c < g->ic; c++)
+        for (int64_t kh = 0; kh < g->kh; kh++, out += g->kw) {
+            const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
+            if (y < 0 || y >= g->ih) { memset(out, 0, (size_t) g->kw * sizeof(float)); continue; }
+            const char * row = img + (size_t) y * g->nbh + (size_t) c * g->nbc;
+            for (int64_t kw = 0; kw < kw_lo; kw++) out[kw] = 0.0f;
+            if (packed) {
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) out[kw] = ((const float *) row)[x0 + kw];
+            } else {
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) out[kw] = load(b->type, row + (size_t) (x0 + kw * cp->d0) * g->nbw);
+            }
+            for (int64_t kw = kw_hi; kw < g->kw; kw++) out[kw] = 0.0f;
+        }
+}
+
+/* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D,
+ * (0, i2) in 1-D; each thread a contiguous range of rows */
 static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
     const struct ggml_tensor * b = dst->src[1];
     const struct conv_geom g = conv_geom(b, dst->src[0], dst, cp.is_2d);
+    const bool f32 = dst->type == GGML_TYPE_F32, stream = im2col_streams(dst);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
-        const int64_t oh = cp.is_2d ? i2 : 0, n = cp.is_2d ? i3 : i2;
-        float * const row0 = dst->type == GGML_TYPE_F32 ? ggmlr_elem_ptr(dst, 0, i1, i2, i3) : p->wdata, * out = row0;
-        const int64_t x0 = i1 * cp.s0 - cp.p0;
-        for (int64_t c = 0; c < g.ic; c++)
-            for (int64_t kh = 0; kh < g.kh; kh++, out += g.kw) {
-                const int64_t y = cp.is_2d ? oh * cp.s1 + kh * cp.d1 - cp.p1 : 0;
-                if (y < 0 || y >= g.ih) { memset(out, 0, (size_t) g.kw * sizeof(float)); continue; }
-                const char * row = (const char *) b->data + (size_t) y * g.nbh + (size_t) c * g.nbc + (size_t) n * g.nbn;
-                for (int64_t kw = 0, x = x0; kw < g.kw; kw++, x += cp.d0)
-                    out[kw] = x >= 0 && x < g.iw ? load(b->type, row + (size_t) x * g.nbw) : 0.0f;
-            }
-        if (row0 == p->wdata) ggml_fp32_to_fp16_row(row0, ggmlr_elem_ptr(dst, 0, i1, i2, i3), dst->ne[0]);
+        void * const row = ggmlr_elem_ptr(dst, 0, i1, i2, i3);
+        float * const out = f32 && !stream ? row : p->wdata;
+        im2col_row(b, &g, &cp, i1, cp.is_2d ? i2 : 0, cp.is_2d ? i3 : i2, out);
+        if (stream) ggmlr_vec()->copy_stream(dst->ne[0], out, row);
+        else if (!f32) ggml_fp32_to_fp16_row(out, row, dst->ne[0]);
     }
+    if (stream) ggmlr_vec()->stream_fence();
 }
 
 /* The output position o reading input position i at kernel tap k, or -1. */
