@@ -61,6 +61,7 @@ static int64_t im2col_area(const struct ggml_tensor * dst) {
  * multiple of 16 / gcd(area, 16) channels, so that the pieces of a row that
  * starts on a 64-byte line end on lines too (no line half plain, half streamed). */
 static int64_t im2col_piece_channels(int64_t area) {
+    if (area < 1) return 1;  /* an empty kernel: rows of no entries */
     int64_t whole = 16;
     for (int64_t a = area; whole > 1 && a % 2 == 0; a /= 2) whole /= 2;
     const int64_t cb = IM2COL_PIECE_FLOATS / area / whole * whole;
