@@ -156,6 +156,29 @@ static void check_glu_stream(void) {
     CHECK(bad == 0, "GLU streamed rows: %d of %d differ from the plain stores", bad, 6 * N * 4);
 }
 
+/* copy_stream (IM2COL's streamed rows) gives x's bits, for every length
+ * 0..150 and y 0, 1, 3 and 15 floats past alignment (head, streamed
+ * vectors, tail); y starts as a poison, so an element it skips or writes
+ * past the end shows. */
+static void check_copy_stream(void) {
+    enum { N = 150 };
+    float x[N];
+    _Alignas(64) float y[N + 16];
+    for (int i = 0; i < N; i++) x[i] = (float) tc_uniform(-3, 3);
+    x[7] = __builtin_nanf("0x123");  /* a NaN's payload is copied too */
+    int bad = 0;
+    for (int64_t n = 0; n <= N; n++)
+        for (int k = 0; k < 4; k++) {
+            static const int shifts[4] = {0, 1, 3, 15};
+            for (int i = 0; i < N + 16; i++) y[i] = -2.0f;
+            float * ys = y + shifts[k];
+            ggmlr_vec()->copy_stream(n, x, ys);
+            ggmlr_vec()->stream_fence();
+            if (memcmp(x, ys, (size_t) n * sizeof(float)) != 0 || ys[n] != -2.0f || (shifts[k] > 0 && y[shifts[k] - 1] != -2.0f)) bad++;
+        }
+    CHECK(bad == 0, "copy_stream: %d of %d rows differ from x or write outside y", bad, (N + 1) * 4);
+}
+
 static void check_fp16_rows(void) {
     static const float specials[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, -1e10f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f,
                                      0x1.ffcp-15f, 0x1.002p0f, INFINITY, -INFINITY, NAN, -NAN, 3.14159265f};
@@ -391,5 +414,6 @@ int main(void) {
     check_mul_mat(513, 300, 13, 3, true);
     check_fp16_rows();
     check_glu_stream();
+    check_copy_stream();
     return tc_finish("simd");
 }

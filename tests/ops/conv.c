@@ -95,11 +95,18 @@ static const struct im2col_case c2_basic = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0,
                                 c2_sk = {{2, 2, 3, 1}, {8, 6, 3, 1}, 2, 2, 0, 0, 1, 1, true},
                                 c1_basic = {{3, 2, 4, 1}, {10, 2, 1, 1}, 1, 0, 1, 0, 1, 0, false},
                                 c1_odd = {{4, 3, 5, 1}, {11, 3, 2, 1}, 2, 0, 3, 0, 2, 0, false},
-                                c1_full = {{5, 1, 1, 1}, {5, 1, 3, 1}, 3, 0, 2, 0, 1, 0, false};
+                                c1_full = {{5, 1, 1, 1}, {5, 1, 3, 1}, 3, 0, 2, 0, 1, 0, false},
+                                /* kernel widths 5 and 7: the kernel's copies of a constant width (src/cpu/kernels/conv.c) */
+                                c2_k5 = {{5, 3, 2, 1}, {9, 6, 2, 1}, 1, 1, 2, 1, 1, 1, true},
+                                c1_k7 = {{7, 2, 3, 1}, {12, 2, 1, 1}, 1, 0, 2, 0, 1, 0, false};
 
 static const struct im2col_typed t2_f16 = {.c = {{3, 2, 2, 1}, {9, 7, 2, 1}, 2, 3, 1, 2, 2, 1, true}, .dst = GGML_TYPE_F16},
                                  t1_f16 = {.c = {{4, 3, 5, 1}, {11, 3, 2, 1}, 2, 0, 3, 0, 2, 0, false}, .dst = GGML_TYPE_F16},
-                                 t2_f32 = {.c = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0, 0, 1, 1, true}, .dst = GGML_TYPE_F32};
+                                 t2_f32 = {.c = {{3, 3, 3, 4}, {7, 6, 3, 2}, 1, 1, 0, 0, 1, 1, true}, .dst = GGML_TYPE_F32},
+                                 /* rows built in pieces of channels (src/cpu/kernels/conv.c, im2col_piece_channels):
+                                    224 channels of a 3x3 kernel, then 6; one channel of a 2049-wide kernel */
+                                 t2_pieces = {.c = {{3, 3, 230, 1}, {4, 3, 230, 1}, 1, 1, 0, 0, 1, 1, true}, .dst = GGML_TYPE_F16},
+                                 t1_pieces = {.c = {{2049, 3, 1, 1}, {2050, 3, 1, 1}, 1, 0, 0, 0, 1, 0, false}, .dst = GGML_TYPE_F16};
 
 /* ---- transposed convolutions: every input entry scattered through the kernel ---- */
 
@@ -401,6 +408,8 @@ enum { CD_kernel, CD_data };  /* the source input 0 or 1 whose gradient a row's 
 static const struct ops_row rows[] = {
     TYPED_("2-D F16 patches, s 2,3 p 1,2 d 2,1", t2_f16, (9, 7, 2, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     TYPED_("1-D F16 patches, s 2 p 3 d 2", t1_f16, (11, 3, 2, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
+    TYPED_("2-D F16 patches, 230 channels: 2 pieces", t2_pieces, (4, 3, 230, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
+    TYPED_("1-D F16 patches, K 2049: 3 pieces", t1_pieces, (2050, 3, 1, 1), GGML_TYPE_F32, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     TYPED_("2-D F16 image and patches", t2_f16, (9, 7, 2, 1), GGML_TYPE_F16, GGML_TYPE_F16, OPS_FORWARD_ONLY),
     TYPED_("2-D F16 image, F32 patches", t2_f32, (7, 6, 3, 2), GGML_TYPE_F16, GGML_TYPE_F32, OPS_REFUSED),
     CT16_("CONV_TRANSPOSE_1D", "K 2 s 3", ct1_s3, (2, 3, 2, 1), (5, 2, 1, 1), OPS_REFUSED),
@@ -411,6 +420,8 @@ static const struct ops_row rows[] = {
     ROW_("IM2COL", "2-D 1x1", b_im2col, c2_1x1, s_im2col, r_im2col, 1, IN_((5, 3, 4, 1), -2, 2)),
     ROW_("IM2COL", "2-D stride = kernel (sk_p0)", b_im2col, c2_sk, s_im2col, r_im2col, 1, IN_((8, 6, 3, 1), -2, 2)),
     ROW_("IM2COL", "1-D K 3 p 1", b_im2col, c1_basic, s_im2col, r_im2col, 1, IN_((10, 2, 1, 1), -2, 2)),
+    ROW_("IM2COL", "2-D 5x3 p 2,1 [9,6,2,1]", b_im2col, c2_k5, s_im2col, r_im2col, 1, IN_((9, 6, 2, 1), -2, 2)),
+    ROW_("IM2COL", "1-D K 7 p 2", b_im2col, c1_k7, s_im2col, r_im2col, 1, IN_((12, 2, 1, 1), -2, 2)),
     ROW_("IM2COL", "1-D s 2 p 3 d 2, batch 2", b_im2col, c1_odd, s_im2col, r_im2col, 1, IN_((11, 3, 2, 1), -2, 2)),
     ROW_("IM2COL", "1-D kernel = data, s 3", b_im2col, c1_full, s_im2col, r_im2col, 1, IN_((5, 1, 3, 1), -2, 2)),
     ROW_("IM2COL_BACK", "2-D 3x3", b_im2col_back, c2_basic, s_im2col_back, r_im2col_back, 1, IN_((27, 5, 4, 2), -2, 2)),

@@ -36,32 +36,127 @@ static inline float load(enum ggml_type type, const char * ptr) {
     return type == GGML_TYPE_F32 ? *(const float *) ptr : ggml_fp16_to_fp32(*(const ggml_fp16_t *) ptr);
 }
 
-/* an F16 result's row is built in F32 in the scratch, then narrowed */
-static size_t im2col_work_size(const struct ggml_tensor * dst) {
-    return dst->type == GGML_TYPE_F32 ? 0 : (size_t) dst->ne[0] * sizeof(float);
+/* An F32 result of at least this many bytes is written with non-temporal
+ * stores (cpu/simd/act_impl.h copy_stream): it cannot stay in cache for its
+ * reader anyway (the patches are KH*KW times the image), and streaming skips
+ * reading each line before writing it. Each row is built in the scratch (in
+ * cache) a piece of channels at a time, each piece streamed out. */
+#define IM2COL_STREAM_BYTES ((size_t) 16 << 20)
+
+/* A streamed piece holds about this many patch entries (8 KiB: it stays in
+ * L1 beside the image lines it reads; a whole row of IC*KH*KW reaches 256 KiB
+ * in upstream's perf cases, and as the scratch it pushed those lines out of L2). */
+#define IM2COL_PIECE_FLOATS 2048
+
+static bool im2col_streams(const struct ggml_tensor * dst) {
+    return dst->type == GGML_TYPE_F32 && ggml_nbytes(dst) >= IM2COL_STREAM_BYTES;
 }
 
-/* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D, (0, i2) in 1-D */
+/* KH*KW, the patch entries of one channel */
+static int64_t im2col_area(const struct ggml_tensor * dst) {
+    return dst->src[0]->ne[0] * (ggmlr_im2col_params_decode(dst).is_2d ? dst->src[0]->ne[1] : 1);
+}
+
+/* Channels per streamed piece: about IM2COL_PIECE_FLOATS entries, in a
+ * multiple of 16 / gcd(area, 16) channels, so that the pieces of a row that
+ * starts on a 64-byte line end on lines too (no line half plain, half streamed). */
+static int64_t im2col_piece_channels(int64_t area) {
+    if (area < 1) return 1;  /* an empty kernel: rows of no entries */
+    int64_t whole = 16;
+    for (int64_t a = area; whole > 1 && a % 2 == 0; a /= 2) whole /= 2;
+    const int64_t cb = IM2COL_PIECE_FLOATS / area / whole * whole;
+    return cb > 0 ? cb : 1;
+}
+
+/* An F16 result's row is built in F32 in the scratch a piece at a time, each
+ * piece narrowed; a streamed one the same way, each piece copied out. */
+static size_t im2col_work_size(const struct ggml_tensor * dst) {
+    if (dst->type == GGML_TYPE_F32 && !im2col_streams(dst)) return 0;
+    const int64_t piece = im2col_piece_channels(im2col_area(dst)) * im2col_area(dst);
+    return (size_t) (piece < dst->ne[0] ? piece : dst->ne[0]) * sizeof(float);
+}
+
+/* The first tap k (0..n) of a row of n taps x0 + k d with x0 + k d >= lo. */
+static int64_t first_tap_from(int64_t x0, int64_t d, int64_t n, int64_t lo) {
+    if (x0 >= lo) return 0;
+    const int64_t k = (lo - x0 + d - 1) / d;
+    return k < n ? k : n;
+}
+
+/* Channels [c0, c1) of a patch row all of whose taps read inside the image
+ * rows (packed F32, d0 = 1): entry (c, kh) is the K floats at `at` (the image at x0, its batch
+ * n) in image row y = oh s1 + kh d1 - p1, or K zeros where y is outside. The
+ * callers give K as a constant for the usual kernel widths, so each copy
+ * compiles to a few moves instead of a loop. */
+static inline __attribute__((always_inline)) void im2col_row_inside(const char * at, const struct conv_geom * g,
+                                                                    const struct ggmlr_im2col_params * cp, int64_t oh,
+                                                                    int64_t c0, int64_t c1, int64_t K, float * out) {
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t kh = 0; kh < g->kh; kh++, out += K) {
+            const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
+            if (y < 0 || y >= g->ih) memset(out, 0, (size_t) K * sizeof(float));
+            else memcpy(out, at + (size_t) y * g->nbh + (size_t) c * g->nbc, (size_t) K * sizeof(float));
+        }
+}
+
+/* Channels [c0, c1) of the patch row of output position (ow, oh, n) into
+ * out ((c1 - c0)*KH*KW floats).
+ * The taps kw in [kw_lo, kw_hi) read inside the image row, the others are 0,
+ * the same for every (c, kh): found once, so the copy loop has no bounds test. */
+static void im2col_row(const struct ggml_tensor * b, const struct conv_geom * g, const struct ggmlr_im2col_params * cp,
+                       int64_t ow, int64_t oh, int64_t n, int64_t c0, int64_t c1, float * out) {
+    const int64_t x0 = ow * cp->s0 - cp->p0;
+    const int64_t kw_lo = first_tap_from(x0, cp->d0, g->kw, 0);
+    const int64_t kw_hi = first_tap_from(x0, cp->d0, g->kw, g->iw);  /* >= kw_lo: iw >= 0 */
+    const bool packed = b->type == GGML_TYPE_F32 && g->nbw == sizeof(float) && cp->d0 == 1;
+    const char * img = (const char *) b->data + (size_t) n * g->nbn;
+    if (packed && kw_lo == 0 && kw_hi == g->kw) {  /* x0 >= 0 */
+        const char * at = img + (size_t) x0 * sizeof(float);
+        switch (g->kw) {
+            case 1:  im2col_row_inside(at, g, cp, oh, c0, c1, 1, out); return;
+            case 3:  im2col_row_inside(at, g, cp, oh, c0, c1, 3, out); return;
+            case 5:  im2col_row_inside(at, g, cp, oh, c0, c1, 5, out); return;
+            case 7:  im2col_row_inside(at, g, cp, oh, c0, c1, 7, out); return;
+            default: im2col_row_inside(at, g, cp, oh, c0, c1, g->kw, out); return;
+        }
+    }
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t kh = 0; kh < g->kh; kh++, out += g->kw) {
+            const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
+            if (y < 0 || y >= g->ih) { memset(out, 0, (size_t) g->kw * sizeof(float)); continue; }
+            const char * row = img + (size_t) y * g->nbh + (size_t) c * g->nbc;
+            for (int64_t kw = 0; kw < kw_lo; kw++) out[kw] = 0.0f;
+            if (packed) {
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) out[kw] = ((const float *) row)[x0 + kw];
+            } else {
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) out[kw] = load(b->type, row + (size_t) (x0 + kw * cp->d0) * g->nbw);
+            }
+            for (int64_t kw = kw_hi; kw < g->kw; kw++) out[kw] = 0.0f;
+        }
+}
+
+/* dst row (i1, i2, i3) = output position ow = i1, (oh, n) = (i2, i3) in 2-D,
+ * (0, i2) in 1-D; each thread a contiguous range of rows */
 static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
     const struct ggml_tensor * b = dst->src[1];
     const struct conv_geom g = conv_geom(b, dst->src[0], dst, cp.is_2d);
+    const bool f32 = dst->type == GGML_TYPE_F32, stream = im2col_streams(dst);
+    const int64_t area = im2col_area(dst), piece = im2col_piece_channels(area);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {
+        float * const row = ggmlr_elem_ptr(dst, 0, i1, i2, i3);  /* F16 elements where !f32 */
         const int64_t oh = cp.is_2d ? i2 : 0, n = cp.is_2d ? i3 : i2;
-        float * const row0 = dst->type == GGML_TYPE_F32 ? ggmlr_elem_ptr(dst, 0, i1, i2, i3) : p->wdata, * out = row0;
-        const int64_t x0 = i1 * cp.s0 - cp.p0;
-        for (int64_t c = 0; c < g.ic; c++)
-            for (int64_t kh = 0; kh < g.kh; kh++, out += g.kw) {
-                const int64_t y = cp.is_2d ? oh * cp.s1 + kh * cp.d1 - cp.p1 : 0;
-                if (y < 0 || y >= g.ih) { memset(out, 0, (size_t) g.kw * sizeof(float)); continue; }
-                const char * row = (const char *) b->data + (size_t) y * g.nbh + (size_t) c * g.nbc + (size_t) n * g.nbn;
-                for (int64_t kw = 0, x = x0; kw < g.kw; kw++, x += cp.d0)
-                    out[kw] = x >= 0 && x < g.iw ? load(b->type, row + (size_t) x * g.nbw) : 0.0f;
-            }
-        if (row0 == p->wdata) ggml_fp32_to_fp16_row(row0, ggmlr_elem_ptr(dst, 0, i1, i2, i3), dst->ne[0]);
+        if (f32 && !stream) { im2col_row(b, &g, &cp, i1, oh, n, 0, g.ic, row); continue; }
+        for (int64_t c0 = 0; c0 < g.ic; c0 += piece) {
+            const int64_t c1 = c0 + piece < g.ic ? c0 + piece : g.ic;
+            im2col_row(b, &g, &cp, i1, oh, n, c0, c1, p->wdata);
+            if (stream) ggmlr_vec()->copy_stream((c1 - c0) * area, p->wdata, row + c0 * area);
+            else ggml_fp32_to_fp16_row(p->wdata, (ggml_fp16_t *) row + c0 * area, (c1 - c0) * area);
+        }
     }
+    if (stream) ggmlr_vec()->stream_fence();
 }
 
 /* The output position o reading input position i at kernel tap k, or -1. */

@@ -234,6 +234,19 @@ VEC_TARGET static void VEC_FN(act_gelu_back)(int64_t n, const float * g, const f
     }
 }
 
+/* y = x, n floats, with non-temporal stores from y's first aligned vector
+ * on (the head and the tail stored plainly; stream_start): for rows built in
+ * cache and written to a result too large to stay there (IM2COL). No fence:
+ * the caller ends its run of copies with stream_fence. */
+VEC_TARGET static void VEC_FN(copy_stream)(int64_t n, const float * x, float * y) {
+    const int64_t s0 = VEC_FN(stream_start)(true, y, n);
+    if (s0 < 0) { memcpy(y, x, (size_t) n * sizeof(float)); return; }
+    memcpy(y, x, (size_t) s0 * sizeof(float));
+    int64_t i = s0;
+    for (; i + AL <= n; i += AL) VEC_FN(put)(y + i, *(const AF *) (x + i), true);
+    memcpy(y + i, x + i, (size_t) (n - i) * sizeof(float));
+}
+
 #undef ACT_LOOP1
 #undef STREAM_LOOP
 #undef SEL

@@ -73,7 +73,7 @@ static __attribute__((target("avx,f16c"))) void ggmlr_fp32_to_fp16_row_f16c(cons
 #define OPS(isa, tile_c, fp16) {#isa, dot_##isa, scal_##isa, gemv_acc_##isa, dot_rows_##isa, tile_c, gemm_6xc_store_##isa, gemm_6xh_store_##isa, gemm_6xc_acc_##isa, \
                                gemm_6xh_acc_##isa, tile_exp_rows_##isa, tile_add_max_##isa, gemm_6xc_p_##isa, gemm_6xc_ds_##isa, \
                                transpose8_##isa, scan_f16_mask_##isa, act_exp_##isa, act_gelu_##isa, act_gelu_back_##isa, \
-                               act_silu_##isa, act_gelu_quick_##isa, act_gelu_erf_##isa, act_oai_##isa, act_glu_##isa, \
+                               act_silu_##isa, act_gelu_quick_##isa, act_gelu_erf_##isa, act_oai_##isa, act_glu_##isa, copy_stream_##isa, stream_fence_##isa, \
                                dot_dev_##isa, norm_apply_##isa, acc_f64_##isa, pool_rows_##isa, ggmlr_fp16_to_fp32_row_##fp16, ggmlr_fp32_to_fp16_row_##fp16}
 static const struct ggmlr_vec_ops ops_scalar = OPS(scalar, 8, scalar);
 #ifdef GGMLR_X86_DISPATCH

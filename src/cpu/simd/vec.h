@@ -58,6 +58,11 @@ struct ggmlr_vec_ops {
      * stream (glu and oai): y is written with non-temporal stores where y is
      * aligned to the vector width (AVX2, AVX-512), for results larger than the cache; same values */
     void  (*glu)(int act, int64_t n, const float * x, const float * g, float * y, bool stream);
+    /* y = x (n floats), written with non-temporal stores like glu's stream (plain
+     * on the scalar path); stream_fence orders them before other threads' reads:
+     * call it once after the last copy_stream of a run */
+    void  (*copy_stream)(int64_t n, const float * x, float * y);
+    void  (*stream_fence)(void);
     /* the norms' row sums and outputs, in double (vec_impl.h):
      * dot_dev = sum_i (x[i] - mu) (y[i] - nu), y = NULL: sum_i (x[i] - mu);
      * norm_apply: y = (x - mu) inv, or with g: y = (g - gmu - (x - mu) inv k) inv */
