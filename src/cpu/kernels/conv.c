@@ -36,21 +36,14 @@ static inline float load(enum ggml_type type, const char * ptr) {
     return type == GGML_TYPE_F32 ? *(const float *) ptr : ggml_fp16_to_fp32(*(const ggml_fp16_t *) ptr);
 }
 
-/* An F32 result of at least this many bytes is written with non-temporal
- * stores (cpu/simd/act_impl.h copy_stream): it cannot stay in cache for its
- * reader anyway (the patches are KH*KW times the image), and streaming skips
- * reading each line before writing it. Each row is built in the scratch (in
- * cache) a piece of channels at a time, each piece streamed out. */
-#define IM2COL_STREAM_BYTES ((size_t) 16 << 20)
-
+/* A large F32 result (ggmlr_result_streams: the patches are KH*KW times the
+ * image) is written with non-temporal stores (copy_stream): each row is built
+ * in the scratch (in cache) a piece of channels at a time, each piece
+ * streamed out. */
 /* A streamed piece holds about this many patch entries (8 KiB: it stays in
  * L1 beside the image lines it reads; a whole row of IC*KH*KW reaches 256 KiB
  * in upstream's perf cases, and as the scratch it pushed those lines out of L2). */
 #define IM2COL_PIECE_FLOATS 2048
-
-static bool im2col_streams(const struct ggml_tensor * dst) {
-    return dst->type == GGML_TYPE_F32 && ggml_nbytes(dst) >= IM2COL_STREAM_BYTES;
-}
 
 /* KH*KW, the patch entries of one channel */
 static int64_t im2col_area(const struct ggml_tensor * dst) {
@@ -71,7 +64,7 @@ static int64_t im2col_piece_channels(int64_t area) {
 /* An F16 result's row is built in F32 in the scratch a piece at a time, each
  * piece narrowed; a streamed one the same way, each piece copied out. */
 static size_t im2col_work_size(const struct ggml_tensor * dst) {
-    if (dst->type == GGML_TYPE_F32 && !im2col_streams(dst)) return 0;
+    if (dst->type == GGML_TYPE_F32 && !ggmlr_result_streams(dst)) return 0;
     const int64_t piece = im2col_piece_channels(im2col_area(dst)) * im2col_area(dst);
     return (size_t) (piece < dst->ne[0] ? piece : dst->ne[0]) * sizeof(float);
 }
@@ -81,6 +74,14 @@ static int64_t first_tap_from(int64_t x0, int64_t d, int64_t n, int64_t lo) {
     if (x0 >= lo) return 0;
     const int64_t k = (lo - x0 + d - 1) / d;
     return k < n ? k : n;
+}
+
+/* Image row y = oh s1 + kh d1 - p1 (2-D; 1-D: row 0) of channel c, from the
+ * batch's start img: NULL where y is outside the image (its entries are 0). */
+static inline const char * im2col_image_row(const char * img, const struct conv_geom * g, const struct ggmlr_im2col_params * cp,
+                                            int64_t oh, int64_t c, int64_t kh) {
+    const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
+    return y < 0 || y >= g->ih ? NULL : img + (size_t) y * g->nbh + (size_t) c * g->nbc;
 }
 
 /* Channels [c0, c1) of a patch row all of whose taps read inside the image
@@ -93,9 +94,9 @@ static inline __attribute__((always_inline)) void im2col_row_inside(const char *
                                                                     int64_t c0, int64_t c1, int64_t K, float * out) {
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < g->kh; kh++, out += K) {
-            const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
-            if (y < 0 || y >= g->ih) memset(out, 0, (size_t) K * sizeof(float));
-            else memcpy(out, at + (size_t) y * g->nbh + (size_t) c * g->nbc, (size_t) K * sizeof(float));
+            const char * row = im2col_image_row(at, g, cp, oh, c, kh);
+            if (!row) memset(out, 0, (size_t) K * sizeof(float));
+            else memcpy(out, row, (size_t) K * sizeof(float));
         }
 }
 
@@ -122,9 +123,8 @@ static void im2col_row(const struct ggml_tensor * b, const struct conv_geom * g,
     }
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < g->kh; kh++, out += g->kw) {
-            const int64_t y = cp->is_2d ? oh * cp->s1 + kh * cp->d1 - cp->p1 : 0;
-            if (y < 0 || y >= g->ih) { memset(out, 0, (size_t) g->kw * sizeof(float)); continue; }
-            const char * row = img + (size_t) y * g->nbh + (size_t) c * g->nbc;
+            const char * row = im2col_image_row(img, g, cp, oh, c, kh);
+            if (!row) { memset(out, 0, (size_t) g->kw * sizeof(float)); continue; }
             for (int64_t kw = 0; kw < kw_lo; kw++) out[kw] = 0.0f;
             if (packed) {
                 for (int64_t kw = kw_lo; kw < kw_hi; kw++) out[kw] = ((const float *) row)[x0 + kw];
@@ -141,7 +141,7 @@ static void im2col_forward(const struct ggmlr_compute_params * p, struct ggml_te
     const struct ggmlr_im2col_params cp = ggmlr_im2col_params_decode(dst);
     const struct ggml_tensor * b = dst->src[1];
     const struct conv_geom g = conv_geom(b, dst->src[0], dst, cp.is_2d);
-    const bool f32 = dst->type == GGML_TYPE_F32, stream = im2col_streams(dst);
+    const bool f32 = dst->type == GGML_TYPE_F32, stream = ggmlr_result_streams(dst);
     const int64_t area = im2col_area(dst), piece = im2col_piece_channels(area);
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;

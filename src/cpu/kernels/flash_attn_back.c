@@ -203,6 +203,7 @@ static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p,
             sh->D[r] = a.vec->dot(a.DV, dO, ggmlr_row_f32(saved_out, h, n, b, fs.tmp + ggmlr_fa_row_floats(&a)));
         }
     } else if (ggmlr_fa_decode_fits(&a)) {  /* the forward node's own path for these shapes */
+        float * dO_buf = (float *) p->wdata + ggmlr_fa_decode_floats(&a);  /* after the decode path's scratch */
         while (next_task(&sh->counter[1], ggmlr_fa_decode_n_tasks(&a), &task)) {
             float mx[DECODE_HEADS], lsum[DECODE_HEADS];
             const struct fa_decode_task t = ggmlr_fa_decode_run(&a, task, p->wdata, mx, lsum);
@@ -210,7 +211,6 @@ static void ggmlr_compute_flash_attn_back(const struct ggmlr_compute_params * p,
                 const int64_t row = (t.b * a.H + t.h0 + g) * a.N + t.n;
                 sh->mx[row] = mx[g];
                 sh->lsum[row] = lsum[g];
-                float * dO_buf = (float *) p->wdata + ggmlr_fa_decode_floats(&a);
                 sh->D[row] = a.vec->dot(a.DV, ggmlr_row_f32(a.d, t.h0 + g, t.n, t.b, dO_buf), t.o + g * a.DVp);
             }
         }

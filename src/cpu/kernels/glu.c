@@ -52,12 +52,6 @@ static size_t glu_work_size(const struct ggml_tensor * dst) {
     return (2 * (size_t) a->ne[0] + 4 * (size_t) dst->ne[0]) * sizeof(float);
 }
 
-/* An F32 result of at least this many bytes is written with non-temporal
- * stores (cpu/simd/act_impl.h): it cannot stay in cache for the next node
- * anyway, and streaming it skips reading each line before writing it. Below
- * it the result is left in cache for its reader. */
-#define GLU_STREAM_BYTES ((size_t) 16 << 20)
-
 static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tensor * dst) {
     const struct ggmlr_glu_params gp = ggmlr_glu_params_decode(dst);
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
@@ -65,7 +59,7 @@ static void glu_forward(const struct ggmlr_compute_params * p, struct ggml_tenso
     if (n == 0) return;
     float * abuf = p->wdata, * bbuf = abuf + a->ne[0], * ybuf = bbuf + n;
     const bool f32 = dst->type == GGML_TYPE_F32;  /* else F16: computed in F32, then rounded */
-    const bool stream = f32 && ggml_nbytes(dst) >= GLU_STREAM_BYTES;
+    const bool stream = ggmlr_result_streams(dst);  /* large F32 results: non-temporal stores */
     struct ggmlr_rows rows = ggmlr_my_rows(p, dst);
     int64_t r, i1, i2, i3;
     while (ggmlr_next_row(&rows, &r, &i1, &i2, &i3)) {

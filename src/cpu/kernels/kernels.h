@@ -79,6 +79,15 @@ struct ggmlr_rows ggmlr_my_dst_rows(const struct ggmlr_compute_params * p, const
  * F32, else converted (dequantized) into `scratch` (t->ne[0] floats). */
 const float * ggmlr_row_f32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * scratch);
 
+/* Does a kernel write dst with non-temporal stores (the vec ops' `stream`,
+ * copy_stream)? For an F32 result of at least 16 MiB: it cannot stay in cache
+ * for its reader anyway, and streaming skips reading each line before writing
+ * it. Below that the result is left in cache for the next node. */
+#define GGMLR_STREAM_BYTES ((size_t) 16 << 20)
+static inline bool ggmlr_result_streams(const struct ggml_tensor * dst) {
+    return dst->type == GGML_TYPE_F32 && ggml_nbytes(dst) >= GGMLR_STREAM_BYTES;
+}
+
 /* A kernel: compute == NULL marks an op whose result is a view of its source
  * (nothing to compute). work_size: bytes of scratch each thread needs;
  * shared_size: bytes shared by the node's threads (NULL: none). Each family
